@@ -1,0 +1,42 @@
+# Two commands on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+export PASTURE_HOME ?= $(CURDIR)/.pasture
+
+.PHONY: run test lint typecheck pytest bench system-deps clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev,postgres]'
+	touch $@
+
+venv: $(VENV)/.installed
+
+# The server with the example apps on an embedded SQLite, on 127.0.0.1:8000.
+run: $(VENV)/.installed
+	$(PY) -m pasture demo --examples examples
+
+system-deps:
+	bash scripts/system-deps.sh
+
+test: $(VENV)/.installed system-deps lint typecheck pytest
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
+
+typecheck: $(VENV)/.installed
+	$(VENV)/bin/mypy
+
+pytest: $(VENV)/.installed
+	$(VENV)/bin/pytest
+
+bench: $(VENV)/.installed
+	$(PY) benchmarks/store.py
+	@for b in benchmarks/mcp.py benchmarks/startup.py; do \
+	  if [ -f $$b ]; then $(PY) $$b; fi; done
+
+clean:
+	rm -rf $(VENV) .pasture .pytest_cache .mypy_cache .ruff_cache

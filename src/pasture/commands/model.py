@@ -1,0 +1,90 @@
+"""The command model every kind of command shares, declared or written as code.
+
+A `Command` is a name, a sentence, an input schema, whether it only reads, and
+a `run` that takes checked arguments and a `Context` and returns a `Result`.
+Doors list commands with `listing()` and never look inside `run`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from pasture.caller import Caller
+
+if TYPE_CHECKING:
+    from pasture.store.base import Store
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a command (or any Service call) answers: a line for people, data for agents."""
+
+    text: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a running command may use: who called, the app's store, and the app's name."""
+
+    caller: Caller
+    store: Store
+    at: str  # the app as `space/app`, e.g. "ada/runs"
+
+
+Family = Literal["declared", "code"]
+Run = Callable[[Mapping[str, Any], Context], Result]
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command of one app."""
+
+    name: str
+    description: str
+    input: dict[str, Any]  # JSON Schema of an object
+    read_only: bool
+    run: Run
+    family: Family = "declared"
+    view: str | None = None
+    positional: tuple[str, ...] = ()
+    action: dict[str, Any] | None = None  # the declared template, {"apply": …} or {"query": …}
+
+    @property
+    def arguments(self) -> list[str]:
+        """Argument names in declared order."""
+        return list(self.input.get("properties", {}))
+
+    @property
+    def required(self) -> set[str]:
+        return set(self.input.get("required", []))
+
+    def signature(self) -> str:
+        """`log_run(who, miles)`, with `?` on an optional argument."""
+        required = self.required
+        parts = [a if a in required else f"{a}?" for a in self.arguments]
+        return f"{self.agent_name}({', '.join(parts)})"
+
+    @property
+    def agent_name(self) -> str:
+        """The name agents see: words joined by `_` (`cart add` → `cart_add`)."""
+        return self.name.replace(" ", "_")
+
+    def listing(self, at: str, app_title: str) -> dict[str, Any]:
+        """The entry `commands` carries: `{at, name, title, description, readOnly, input, view?}`.
+
+        `title` is the app's title, because a slug is not what the person called it.
+        """
+        entry: dict[str, Any] = {
+            "at": at,
+            "name": self.agent_name,
+            "title": app_title,
+            "description": self.description,
+            "readOnly": self.read_only,
+            "input": self.input,
+        }
+        if self.view:
+            entry["view"] = self.view
+        return entry

@@ -1,0 +1,75 @@
+"""Every error pasture raises on purpose has one root, `PastureError`.
+
+    PastureError
+     └── Refused           a sentence for the caller, shown as it is by every door
+          ├── DeployRefused  every problem with an app in one message (.problems)
+          ├── UsageError     arguments a person or code got wrong (exit code 2)
+          ├── Forbidden      the caller may not do this (HTTP 403)
+          ├── NotFound       no such app, page, command or entity (HTTP 404)
+          └── Conflict       a compare-and-set guard saw a value move (HTTP 409)
+
+A door turns a `Refused` into its own form once, in its own module: an
+`isError` tool result over MCP, a status code and `{"error": sentence}` over
+HTTP, the sentence and a non-zero exit on the command line. Anything that is
+not a `Refused` is a bug, and a door reports it without a traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class PastureError(Exception):
+    """The root of every error pasture raises on purpose."""
+
+
+class Refused(PastureError):
+    """A request that cannot be served; the message is the caller's sentence."""
+
+    status = 400
+    exit_code = 1
+
+    def __init__(self, sentence: str) -> None:
+        super().__init__(sentence)
+        self.sentence = sentence
+
+    def __str__(self) -> str:
+        return self.sentence
+
+
+class DeployRefused(Refused):
+    """Every problem found in an app, reported together in one message.
+
+    `prefix` names the file the problems are in (`tools.json: …`); the problems
+    are joined with `; ` so an agent can fix them all in one go.
+    """
+
+    def __init__(self, problems: Iterable[str], prefix: str = "") -> None:
+        self.problems = list(problems)
+        self.prefix = prefix
+        text = "; ".join(self.problems)
+        super().__init__(f"{prefix}: {text}" if prefix else text)
+
+
+class UsageError(Refused):
+    """Arguments that do not fit what the command declares."""
+
+    exit_code = 2
+
+
+class Forbidden(Refused):
+    """The caller may not do this here."""
+
+    status = 403
+
+
+class NotFound(Refused):
+    """Nothing of that name is here."""
+
+    status = 404
+
+
+class Conflict(Refused):
+    """A `$was` guard found the value had moved since it was read."""
+
+    status = 409

@@ -1,0 +1,143 @@
+"""The filter grammar's syntax tree: what `grammar.parse` returns, what a backend compiles.
+
+A filter line is predicates joined by `&`, every one of which must hold. Values
+are kept as the text that was written (quotes removed, percent-escapes decoded):
+only a backend that knows the vocabulary can say whether `many` is a number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# A path names a column: ("jog", "miles"). Walking a reference makes it longer:
+# ("comment", "target", "doc", "title") reads comment.target, then that entity's doc.title.
+Path = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Has:
+    """`.comp!` — the entity has the component (and the row carries it)."""
+
+    component: str
+
+
+@dataclass(frozen=True)
+class Lacks:
+    """`.comp=` — the entity has no such component."""
+
+    component: str
+
+
+@dataclass(frozen=True)
+class Maybe:
+    """`.comp?` — bring the component along where the entity has it."""
+
+    component: str
+
+
+@dataclass(frozen=True)
+class Every:
+    """`*` — bring every component the entity has."""
+
+
+@dataclass(frozen=True)
+class Compare:
+    """`.comp.col OP value`; several `values` (`a,b`) mean any of them (only with `=`/`!=`)."""
+
+    path: Path
+    op: str  # one of = != ~= < <= > >=
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Range:
+    """`.comp.col=20..35` (both ends) or `=20...35` (without the high end)."""
+
+    path: Path
+    low: str
+    high: str
+    include_high: bool
+
+
+@dataclass(frozen=True)
+class Empty:
+    """`.comp.col=` — the column is empty or absent."""
+
+    path: Path
+
+
+@dataclass(frozen=True)
+class Present:
+    """`.comp.col~=` — the column has a value."""
+
+    path: Path
+
+
+@dataclass(frozen=True)
+class Words:
+    """A bare word or quoted phrase: full-text search over doc title and body, ranked."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Limit:
+    """`limit=N` — the newest N rows, listed oldest first."""
+
+    count: int
+
+
+@dataclass(frozen=True)
+class Id:
+    """`id=<eid>` — that one entity."""
+
+    eid: str
+
+
+@dataclass(frozen=True)
+class Count:
+    """`.count!` — answer with the number of matching rows instead of the rows."""
+
+
+@dataclass(frozen=True)
+class Tally:
+    """`.tally=comp.col` — count matching rows by each value of a column."""
+
+    path: Path
+
+
+@dataclass(frozen=True)
+class Plural:
+    """`.comments>=2` — how many entities point at this one through comp's reference column.
+
+    `component` is the singular (`comment`); `op` and `number` compare the count.
+    """
+
+    component: str
+    op: str
+    number: int
+
+
+Predicate = (
+    Has
+    | Lacks
+    | Maybe
+    | Every
+    | Compare
+    | Range
+    | Empty
+    | Present
+    | Words
+    | Limit
+    | Id
+    | Count
+    | Tally
+    | Plural
+)
+
+
+@dataclass(frozen=True)
+class Filter:
+    """A whole filter line: its predicates in the order written."""
+
+    predicates: tuple[Predicate, ...]

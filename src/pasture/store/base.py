@@ -1,0 +1,47 @@
+"""The store's interface: what every backend (SQLite, PostgreSQL) provides.
+
+An app's store is an entity–component graph. `declare` installs a vocabulary,
+`apply` writes bundles in one transaction, `query` reads with the filter
+grammar, `schema` describes every component. Callers never see SQL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pasture.caller import Caller
+
+Bundle = Mapping[str, Any]
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What a write did: the eids it touched, in order, and each alias's eid."""
+
+    entities: list[str] = field(default_factory=list)
+    aliases: dict[str, str] = field(default_factory=dict)
+
+
+class Store(Protocol):
+    """One app's graph."""
+
+    def declare(self, vocab: Mapping[str, Any]) -> None:
+        """Install a vocabulary (vocab.json's document); refuses every problem at once."""
+        ...
+
+    def apply(self, bundles: Bundle | Sequence[Bundle], caller: Caller) -> Applied:
+        """Write one bundle or a list of them, all or nothing."""
+        ...
+
+    def query(self, filter: str, caller: Caller) -> list[Row]:
+        """The rows a filter line selects, oldest first."""
+        ...
+
+    def schema(self) -> dict[str, Any]:
+        """Every component with its columns and their types."""
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,176 @@
+"""The five declared types a component's columns and a command's arguments use.
+
+`text`, `number`, `bool`, `time` and `url`. A vocabulary's JSON Schema property
+maps onto one of them (`type_of_property`); a declared command's argument is
+converted to one of them from whatever a model sent (`convert`), refused in the
+spec's own words when it cannot be.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import UTC, datetime
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+ValueType = Literal["text", "number", "bool", "time", "url"]
+TYPES: tuple[ValueType, ...] = ("text", "number", "bool", "time", "url")
+
+TIME_FORMAT = "2026-09-01 or 2026-09-01T10:00:00Z"
+URL_FORMAT = "https://example.com/page"
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+class BadValue(ValueError):
+    """A value that is not of its declared type; the message is the refusal."""
+
+
+def is_type(name: object) -> bool:
+    return isinstance(name, str) and name in TYPES
+
+
+def json_schema(kind: ValueType) -> dict[str, Any]:
+    """The JSON Schema an argument of this type is listed with."""
+    if kind == "number":
+        return {"type": "number"}
+    if kind == "bool":
+        return {"type": "boolean"}
+    if kind == "time":
+        return {"type": "string", "format": "date-time", "description": f"a time: {TIME_FORMAT}"}
+    if kind == "url":
+        return {"type": "string", "format": "uri", "description": f"a web address: {URL_FORMAT}"}
+    return {"type": "string"}
+
+
+def type_of_property(prop: object) -> ValueType | None:
+    """The declared type of a vocabulary property, or None if it has none of the five."""
+    if not isinstance(prop, dict):
+        return None
+    kind = prop.get("type")
+    if kind == "string":
+        fmt = prop.get("format")
+        if fmt == "date-time":
+            return "time"
+        if fmt == "uri":
+            return "url"
+        return "text" if fmt is None else None
+    if kind in ("number", "integer"):
+        return "number"
+    if kind == "boolean":
+        return "bool"
+    return None
+
+
+def normalize_time(text: str) -> str:
+    """A time as the store keeps it: a date stays a date, a moment becomes UTC `…Z`.
+
+    Raises ValueError when the text is neither.
+    """
+    text = text.strip()
+    if _DATE.match(text):
+        datetime.strptime(text, "%Y-%m-%d")
+        return text
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace(" ", "T", 1))
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    moment = moment.astimezone(UTC)
+    spec = "seconds" if moment.microsecond == 0 else "microseconds"
+    return moment.replace(tzinfo=None).isoformat(timespec=spec) + "Z"
+
+
+def now() -> str:
+    """This moment as the store stamps it."""
+    moment = datetime.now(UTC).replace(tzinfo=None)
+    return moment.isoformat(timespec="microseconds") + "Z"
+
+
+def is_url(text: str) -> bool:
+    parts = urlsplit(text)
+    return bool(parts.scheme) and bool(parts.netloc or parts.scheme in ("mailto", "tel"))
+
+
+def convert(name: str, kind: ValueType, value: Any) -> Any:
+    """`value` as `kind`, converting text a model sent (`"5"` → 5, `"true"` → True).
+
+    Raises `BadValue` with the sentence the caller sees: `miles is a number`.
+    """
+    if kind == "number":
+        if isinstance(value, bool):
+            raise BadValue(f"{name} is a number")
+        if isinstance(value, int | float):
+            if isinstance(value, float) and not math.isfinite(value):
+                raise BadValue(f"{name} is a number")
+            return value
+        if isinstance(value, str):
+            return _number(name, value)
+        raise BadValue(f"{name} is a number")
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        raise BadValue(f"{name} is true or false")
+    if not isinstance(value, str):
+        if kind == "text" and isinstance(value, int | float) and not isinstance(value, bool):
+            return str(value)
+        raise BadValue(_wanted(name, kind))
+    if kind == "time":
+        try:
+            return normalize_time(value)
+        except ValueError:
+            raise BadValue(_wanted(name, kind)) from None
+    if kind == "url":
+        if not is_url(value.strip()):
+            raise BadValue(_wanted(name, kind))
+        return value.strip()
+    return value
+
+
+def _wanted(name: str, kind: ValueType) -> str:
+    if kind == "time":
+        return f"{name} is a time, like {TIME_FORMAT}"
+    if kind == "url":
+        return f"{name} is a web address, like {URL_FORMAT}"
+    return f"{name} is text"
+
+
+def _number(name: str, text: str) -> int | float:
+    stripped = text.strip()
+    try:
+        number = int(stripped)
+    except ValueError:
+        try:
+            real = float(stripped)
+        except ValueError:
+            raise BadValue(f"{name} is a number") from None
+        if not math.isfinite(real):
+            raise BadValue(f"{name} is a number") from None
+        return int(real) if real.is_integer() and "e" not in stripped.lower() else real
+    return number
+
+
+def same_type(kind: ValueType, value: object) -> bool:
+    """Whether a stored value already has the declared type (no conversion)."""
+    if kind == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind == "bool":
+        return isinstance(value, bool)
+    return isinstance(value, str)
+
+
+__all__ = [
+    "TIME_FORMAT",
+    "TYPES",
+    "URL_FORMAT",
+    "BadValue",
+    "ValueType",
+    "convert",
+    "is_type",
+    "json_schema",
+    "normalize_time",
+    "now",
+    "same_type",
+    "type_of_property",
+]
