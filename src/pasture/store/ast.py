@@ -108,12 +108,13 @@ class Tally:
 
 @dataclass(frozen=True)
 class Plural:
-    """`.comments>=2` — how many entities point at this one through comp's reference column.
+    """`.comments>=2` — how many entities point at this one through a reference column.
 
-    `component` is the singular (`comment`); `op` and `number` compare the count.
+    `word` is the plural as written (`comments`); the store resolves it against the
+    vocabulary (`comment`, whose `target` points here). `op` and `number` compare the count.
     """
 
-    component: str
+    word: str
     op: str
     number: int
 

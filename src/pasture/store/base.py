@@ -7,6 +7,7 @@ grammar, `schema` describes every component. Callers never see SQL.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -14,6 +15,13 @@ from typing import Any, Protocol
 from pasture.caller import Caller
 
 Bundle = Mapping[str, Any]
+
+
+def new_eid() -> str:
+    """A fresh entity id: 16 lowercase hex digits. People's eids are made the same way."""
+    return secrets.token_hex(8)
+
+
 Row = dict[str, Any]
 
 
