@@ -191,22 +191,27 @@ class Service:
         if conn.execute("SELECT 1 FROM users WHERE name = ?", (name,)).fetchone():
             raise Conflict(f"there is already a user named {name} — pick another name")
         space = _id.space_name_for(name)
-        if space in _id.RESERVED or conn.execute(
-            "SELECT 1 FROM spaces WHERE name = ?", (space,)
-        ).fetchone():
+        if (
+            space in _id.RESERVED
+            or conn.execute("SELECT 1 FROM spaces WHERE name = ?", (space,)).fetchone()
+        ):
             raise Conflict(
                 f"there is already a space named {space} — pick another name for the user"
             )
         eid = new_eid()
         conn.execute(
             "INSERT INTO users (eid, name, space, password, admin, created) VALUES (?,?,?,?,?,?)",
-            (eid, name, space, _id.hash_password(password) if password else None, int(admin),
-             _now()),
+            (
+                eid,
+                name,
+                space,
+                _id.hash_password(password) if password else None,
+                int(admin),
+                _now(),
+            ),
         )
         conn.execute("INSERT INTO spaces (name, created) VALUES (?, ?)", (space, _now()))
-        conn.execute(
-            "INSERT INTO members (space, user, role) VALUES (?, ?, 'owner')", (space, eid)
-        )
+        conn.execute("INSERT INTO members (space, user, role) VALUES (?, ?, 'owner')", (space, eid))
         return Caller(eid, name)
 
     def caller_for_token(self, token: str | None) -> Caller:
@@ -255,6 +260,13 @@ class Service:
                 (_id.secret_hash(session), caller.eid, _now()),
             )
         return session
+
+    def session_for_token(self, token: str) -> str:
+        """A new session id for the person a token belongs to (the web's `/signin?token=…`)."""
+        caller = self.caller_for_token(token)
+        if not caller.signed_in:
+            raise _id.Unauthorized("give a token to sign in with — make one with pasture token new")
+        return self.new_session(caller)
 
     def sign_out(self, session: str | None) -> None:
         """Forget a session id; nothing happens for one this server never gave out."""
@@ -341,7 +353,6 @@ class Service:
                 (space, row["eid"], role),
             )
         article = "an" if role in ("owner", "editor") else "a"
-        article = "an" if role == "owner" or role == "editor" else "a"
         return Result(
             f"{row['name']} is now {article} {role} of {space}",
             {"space": space, "user": row["name"], "role": role},
@@ -480,9 +491,7 @@ class Service:
             )
             self._switch_version(caller, space, slug, version, app_title, chosen)
         with self._lock:
-            self._loaded[(space, slug)] = _Loaded(
-                version, app_title, chosen, commands, vocabulary
-            )
+            self._loaded[(space, slug)] = _Loaded(version, app_title, chosen, commands, vocabulary)
         names = [c.agent_name for c in commands]
         url = self._url(space, slug)
         return Result(
@@ -522,7 +531,7 @@ class Service:
         )
 
     def _store(self, space: str, slug: str) -> Store:
-        from pasture.store import open_store
+        from pasture.store import open_store  # type: ignore[attr-defined]
 
         key = (space, slug)
         with self._lock:
@@ -604,9 +613,7 @@ class Service:
         app = app.strip().strip("/")
         if "/" in app:
             space, _, slug = app.partition("/")
-            row = self.db.one(
-                "SELECT access FROM apps WHERE space = ? AND slug = ?", space, slug
-            )
+            row = self.db.one("SELECT access FROM apps WHERE space = ? AND slug = ?", space, slug)
             role = self._role(caller, space)
             if row is not None:
                 if role is not None:
@@ -665,8 +672,9 @@ class Service:
         if target is None or not target.is_file():
             raise NotFound(f"no file {path} in {reached.at} — app_files lists them")
         text = target.read_bytes().decode("utf-8", "replace")
-        return Result(text, {"at": reached.at, "version": loaded.version, "path": clean,
-                             "text": text})
+        return Result(
+            text, {"at": reached.at, "version": loaded.version, "path": clean, "text": text}
+        )
 
     def rollback(self, caller: Caller, app: str, version: int) -> Result:
         from pasture.store.vocab import Vocabulary
@@ -677,13 +685,19 @@ class Service:
         space, slug = reached.space, reached.slug
         row = self.db.one(
             "SELECT title FROM versions WHERE space = ? AND slug = ? AND version = ?",
-            space, slug, version,
+            space,
+            slug,
+            version,
         )
         if row is None or not (self._app_dir(space, slug) / f"v{version}").is_dir():
-            kept = [str(r["version"]) for r in self.db.all(
-                "SELECT version FROM versions WHERE space = ? AND slug = ? ORDER BY version",
-                space, slug,
-            )]
+            kept = [
+                str(r["version"])
+                for r in self.db.all(
+                    "SELECT version FROM versions WHERE space = ? AND slug = ? ORDER BY version",
+                    space,
+                    slug,
+                )
+            ]
             raise NotFound(f"{reached.at} has no v{version} — it has v{', v'.join(kept)}")
         current = self._load(space, slug)
         loaded = self._read_version(space, slug, version, row["title"], current.access)
@@ -782,11 +796,14 @@ class Service:
             if names:
                 offers.append(f"{space}/{slug}: {', '.join(names)}")
         if not apps:
-            return NotFound(f"no command {name} — you have no apps yet; deploy one with "
-                            "pasture deploy DIR")
+            return NotFound(
+                f"no command {name} — you have no apps yet; deploy one with pasture deploy DIR"
+            )
         if not offers:
-            return NotFound(f"no command {name} — your apps have no commands yet; give one a "
-                            "tools.json or a vocab.json and deploy it again")
+            return NotFound(
+                f"no command {name} — your apps have no commands yet; give one a "
+                "tools.json or a vocab.json and deploy it again"
+            )
         return NotFound(
             f"no command {name} — your apps offer {'; '.join(offers)}. "
             "commands lists them with their arguments."
@@ -823,13 +840,18 @@ class Service:
                 f"{_plural(len(info.commands), 'command', 'commands')}, {info.access}"
             )
             apps.append(
-                {"at": info.at, "version": info.version, "title": info.title,
-                 "entities": entities, "commands": info.commands, "access": info.access,
-                 "url": info.url}
+                {
+                    "at": info.at,
+                    "version": info.version,
+                    "title": info.title,
+                    "entities": entities,
+                    "commands": info.commands,
+                    "access": info.access,
+                    "url": info.url,
+                }
             )
         if not lines:
-            return Result("you have no apps yet — deploy one with pasture deploy DIR",
-                          {"apps": []})
+            return Result("you have no apps yet — deploy one with pasture deploy DIR", {"apps": []})
         return Result("\n".join(lines), {"apps": apps})
 
     def _count(self, space: str, slug: str) -> int:
@@ -909,7 +931,7 @@ class Service:
         missing = NotFound(f"no resource {uri}")
         if not uri.startswith("ui://"):
             raise missing
-        parts = uri[len("ui://"):].split("/", 2)
+        parts = uri[len("ui://") :].split("/", 2)
         if len(parts) != 3:
             raise missing
         space, slug, file = parts

@@ -1,0 +1,90 @@
+"""Secrets and names: password hashes, token and session hashes, what a name may be.
+
+Passwords are kept as scrypt hashes with a random salt; tokens and session ids
+are random and kept only as their sha256, so a copy of `platform.db` signs
+nobody in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+
+from pasture.errors import Refused, UsageError
+
+# scrypt's cost: 16 MiB of memory per check, the usual interactive setting.
+_N, _R, _P = 2**14, 8, 1
+
+NAME = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
+USER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,39}$")
+
+# Space names sit at the root of the web's addresses, beside the platform's own.
+RESERVED = frozenset({"api", "mcp", "signin", "signout", "static", "docs", "docs.md", "me"})
+
+
+class Unauthorized(Refused):
+    """A token or password that signs nobody in."""
+
+    status = 401
+
+
+def hash_password(password: str) -> str:
+    salt = secrets.token_bytes(16)
+    digest = hashlib.scrypt(password.encode(), salt=salt, n=_N, r=_R, p=_P, dklen=32)
+    return f"scrypt${_N}${_R}${_P}${salt.hex()}${digest.hex()}"
+
+
+def check_password(password: str, stored: str | None) -> bool:
+    if not stored:
+        return False
+    try:
+        scheme, n, r, p, salt, digest = stored.split("$")
+    except ValueError:
+        return False
+    if scheme != "scrypt":
+        return False
+    got = hashlib.scrypt(
+        password.encode(), salt=bytes.fromhex(salt), n=int(n), r=int(r), p=int(p), dklen=32
+    )
+    return hmac.compare_digest(got.hex(), digest)
+
+
+def new_secret(prefix: str) -> str:
+    return f"{prefix}_{secrets.token_urlsafe(32)}"
+
+
+def secret_hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def space_name_for(user: str) -> str:
+    """A personal space's name: the user's name, lowercased, safe in an address."""
+    name = re.sub(r"[^a-z0-9-]+", "-", user.lower()).strip("-") or "me"
+    if not name[0].isalpha():
+        name = f"u-{name}"
+    return name[:40]
+
+
+def check_space_name(name: str) -> None:
+    if not NAME.match(name) or name in RESERVED:
+        raise UsageError(
+            f"{name!r} is not a space name — use lowercase letters, digits and -, "
+            "starting with a letter (not api, mcp, signin or static)"
+        )
+
+
+def check_slug(slug: str) -> None:
+    if not NAME.match(slug):
+        raise UsageError(
+            f"{slug!r} is not an app name — use lowercase letters, digits and -, "
+            "starting with a letter; name it with --app"
+        )
+
+
+def check_user_name(name: str) -> None:
+    if not USER_NAME.match(name):
+        raise UsageError(
+            f"{name!r} is not a user name — use letters, digits, _ . and -, starting with a letter"
+        )
