@@ -1,0 +1,467 @@
+"""The web door: a Starlette app that parses a request, calls `Service`, renders the answer.
+
+Routes (the app's address is `{base_url}/{space}/{app}/`):
+
+    GET  /                              the dashboard (signed out: a link to sign in)
+    GET  /signin                        the sign-in form; `?token=…` signs in with a token
+    POST /signin                        name + password → session cookie → redirect to /
+    POST /signout                       forgets the cookie → redirect to /
+    GET  /docs.md                       the guide (docs/guide.md), when it is there
+    *    /mcp                           the MCP connector (streamable HTTP), when installed
+    GET  /{space}/{app}                 redirect to /{space}/{app}/
+    GET  /{space}/{app}/{path}          a file of the app; a folder serves its index.html;
+                                        HTML gets `<base href="{app address}">` after <head>
+    POST /{space}/{app}/api/apply       body: bundles (an object or a list)
+    GET  /{space}/{app}/api/query?F     F is the filter, passed on exactly as written
+    POST /{space}/{app}/api/command     body: {"name": …, "args": {…}}
+    GET  /{space}/{app}/api/me          {"eid": …, "name": …}, or {"eid": null}
+    GET  /{space}/{app}/api/client.js   the ES module pages import (text/javascript)
+
+Who is asking: `Authorization: Bearer <token>`, else the `pasture_session` cookie,
+else nobody. A token the platform does not know is a 401.
+
+Answers of `apply`, `query` and `command` are the Service's `Result` as it is:
+
+    200  {"text": "log_run: wrote 1 entity in ada/runs: $run=4f3c…",
+          "data": {"entities": ["4f3c…"], "aliases": {"$run": "4f3c…"}}}
+
+and `client.js` resolves each call to its `data`. A refusal is its sentence
+with the status its kind carries (see `pasture.errors`):
+
+    400 Refused · 401 a bad token · 403 Forbidden · 404 NotFound · 409 Conflict
+         {"error": "you can read this app but not change it — its owner can make you an editor"}
+
+Anything else is a bug: it is logged here with its traceback, and the caller
+gets a 500 `{"error": "something went wrong on the server — …"}` and nothing more.
+Pages answer a refusal with a short HTML page carrying the same sentence.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import re
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar, cast
+from urllib.parse import parse_qs
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from pasture.caller import NOBODY, Caller
+from pasture.commands.model import Result
+from pasture.errors import Refused
+from pasture.platform.service import Service
+from pasture.web import pages
+from pasture.web.client import CLIENT_JS
+
+log = logging.getLogger("pasture.web")
+
+SESSION_COOKIE = "pasture_session"
+SERVER_FAULT = (
+    "something went wrong on the server — it has been logged; "
+    "try again, and if it keeps happening tell whoever runs this pasture"
+)
+MAX_BODY = 8 * 1024 * 1024  # bundles for one transaction, generously
+_GUIDE = Path(__file__).resolve().parents[3] / "docs" / "guide.md"
+
+P = ParamSpec("P")
+T = TypeVar("T")
+McpLifespan = Callable[[], AbstractAsyncContextManager[None]]
+
+
+class BadToken(Refused):
+    """A bearer token the platform does not know: HTTP's 401."""
+
+    status = 401
+
+
+def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
+    """The whole web door for `service`, served at `service.base_url`."""
+    web = _Web(service)
+    routes: list[BaseRoute] = []
+    mcp = _load_mcp(service, bind_host)
+    mcp_lifespan: McpLifespan | None = None
+    if mcp is not None:
+        mcp_app, mcp_lifespan = mcp
+        # `/mcp` itself is where clients post; a Mount alone would redirect it.
+        routes += [Route("/mcp", _McpAt(mcp_app)), Mount("/mcp", app=_McpAt(mcp_app))]
+    routes += [
+        Route("/", web.home, methods=["GET", "HEAD"]),
+        Route("/signin", web.signin_form, methods=["GET", "HEAD"]),
+        Route("/signin", web.signin, methods=["POST"], max_body_size=64 * 1024),
+        Route("/signout", web.signout, methods=["POST"]),
+        Route("/docs.md", web.guide, methods=["GET", "HEAD"]),
+        Route("/{space}/{app}", web.to_app, methods=["GET", "HEAD"]),
+        Route("/{space}/{app}/api/apply", web.apply, methods=["POST"], max_body_size=MAX_BODY),
+        Route("/{space}/{app}/api/query", web.query, methods=["GET"]),
+        Route("/{space}/{app}/api/command", web.command, methods=["POST"], max_body_size=MAX_BODY),
+        Route("/{space}/{app}/api/me", web.me, methods=["GET"]),
+        Route("/{space}/{app}/api/client.js", web.client_js, methods=["GET", "HEAD"]),
+        Route("/{space}/{app}/{path:path}", web.page, methods=["GET", "HEAD"]),
+    ]
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            if mcp_lifespan is not None:
+                await stack.enter_async_context(mcp_lifespan())
+            yield
+
+    return Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: _http_error, Exception: _server_fault},
+    )
+
+
+def _load_mcp(service: Service, bind_host: str) -> tuple[ASGIApp, McpLifespan] | None:
+    """The MCP connector's HTTP app, or None while `pasture.mcp.http` is not there."""
+    try:
+        module = importlib.import_module("pasture.mcp.http")
+    except ModuleNotFoundError as e:
+        if e.name not in ("pasture.mcp.http", "pasture.mcp"):
+            raise
+        return None
+    factory = cast(Callable[..., tuple[ASGIApp, McpLifespan]], module.mcp_http)
+    return factory(service, public_url=_public(service), bind_host=bind_host)
+
+
+class _McpAt:
+    """Hands `/mcp` and everything under it to the connector, seen from its own root."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == "/mcp":
+            scope = {**scope, "path": "/mcp/", "raw_path": b"/mcp/", "root_path": "/mcp"}
+        elif scope["type"] == "http":
+            scope = {**scope, "root_path": "/mcp"}
+        await self.app(scope, receive, send)
+
+
+def _public(service: Service) -> str:
+    return str(getattr(service, "base_url", "http://127.0.0.1:8000")).rstrip("/")
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    sentences = {
+        404: f"nothing is at {request.url.path} — the dashboard at / lists your apps",
+        405: f"{request.method} is not how {request.url.path} is used",
+        413: "that request is too large — send fewer bundles at a time",
+    }
+    sentence = sentences.get(exc.status_code, str(exc.detail))
+    if _wants_json(request):
+        return JSONResponse({"error": sentence}, status_code=exc.status_code, headers=exc.headers)
+    page = pages.message_page("Not here" if exc.status_code == 404 else "Refused", sentence)
+    return HTMLResponse(page, status_code=exc.status_code, headers=exc.headers)
+
+
+async def _server_fault(request: Request, exc: Exception) -> Response:
+    log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+    return JSONResponse({"error": SERVER_FAULT}, status_code=500)
+
+
+def _wants_json(request: Request) -> bool:
+    return "/api/" in request.url.path or request.url.path.startswith("/mcp")
+
+
+def _json_refusal(e: Refused) -> Response:
+    return JSONResponse({"error": e.sentence}, status_code=e.status)
+
+
+def _result(result: Result) -> Response:
+    return JSONResponse({"text": result.text, "data": result.data})
+
+
+_HEAD = re.compile(rb"<head(?=[\s>/])[^>]*>", re.IGNORECASE)
+_HTML = re.compile(rb"<html(?=[\s>])[^>]*>", re.IGNORECASE)
+_DOCTYPE = re.compile(rb"\A\s*(?:<!--.*?-->\s*)*<!doctype[^>]*>", re.IGNORECASE | re.DOTALL)
+_OWN_BASE = re.compile(rb"<base(?=[\s>/])", re.IGNORECASE)
+
+
+def inject_base(body: bytes, href: str) -> bytes:
+    """The page with `<base href>` right after `<head>`; a page with its own `<base>` keeps it.
+
+    With no `<head>`, the tag goes after `<html>` or the doctype, else at the very top
+    (before a doctype it would put the browser in quirks mode).
+    """
+    if _OWN_BASE.search(body):
+        return body
+    tag = f'<base href="{_attr(href)}">'.encode()
+    for pattern in (_HEAD, _HTML, _DOCTYPE):
+        found = pattern.search(body)
+        if found:
+            return body[: found.end()] + tag + body[found.end() :]
+    return tag + body
+
+
+def _attr(text: str) -> str:
+    return (
+        text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
+    )
+
+
+class _Web:
+    """The endpoints; each one parses, calls the Service in a worker thread, and renders."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.base = _public(service)
+        self.secure = self.base.startswith("https://")
+
+    async def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        # The Service is synchronous (SQLite, files): keep it off the event loop.
+        return await run_in_threadpool(fn, *args, **kwargs)
+
+    # -- who is asking ------------------------------------------------------
+    async def caller(self, request: Request) -> Caller:
+        header = request.headers.get("authorization")
+        if header is not None:
+            scheme, _, token = header.strip().partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                raise BadToken(
+                    "the Authorization header is `Bearer <token>` — "
+                    "make a token with `pasture token new`"
+                )
+            try:
+                return await self.call(self.service.caller_for_token, token.strip())
+            except Refused as e:
+                raise BadToken(e.sentence) from e
+        session = request.cookies.get(SESSION_COOKIE)
+        if session:
+            return await self.call(self.service.caller_for_session, session)
+        return NOBODY
+
+    async def api(
+        self, request: Request, work: Callable[[Caller], Awaitable[Response]]
+    ) -> Response:
+        """Runs one API call: a refusal becomes its status and sentence, a bug a bare 500."""
+        try:
+            return await work(await self.caller(request))
+        except Refused as e:
+            return _json_refusal(e)
+        except Exception:
+            log.exception("unexpected error on %s %s", request.method, request.url.path)
+            return JSONResponse({"error": SERVER_FAULT}, status_code=500)
+
+    async def html(
+        self, request: Request, work: Callable[[Caller], Awaitable[Response]]
+    ) -> Response:
+        """Runs one page: a refusal becomes a short page with its sentence."""
+        try:
+            return await work(await self.caller(request))
+        except BadToken as e:
+            return _json_refusal(e)
+        except Refused as e:
+            title = "Not here" if e.status == 404 else "Refused"
+            return HTMLResponse(pages.message_page(title, e.sentence), status_code=e.status)
+        except Exception:
+            log.exception("unexpected error on %s %s", request.method, request.url.path)
+            return HTMLResponse(
+                pages.message_page("Something went wrong", SERVER_FAULT), status_code=500
+            )
+
+    # -- the platform's own pages --------------------------------------------
+    async def home(self, request: Request) -> Response:
+        async def work(caller: Caller) -> Response:
+            if not caller.signed_in:
+                return _own_page(pages.signed_out_dashboard())
+            apps = await self.call(self.service.list_apps, caller)
+            commands: dict[str, list[dict[str, Any]]] = {}
+            for app in apps:
+                listing = await self.call(self.service.list_commands, caller, app=app.at)
+                commands[app.at] = [
+                    e for e in listing.data.get("commands", []) if e.get("at", app.at) == app.at
+                ]
+            nonce = secrets.token_urlsafe(16)
+            return _own_page(pages.dashboard(caller, apps, commands, nonce), nonce)
+
+        return await self.html(request, work)
+
+    async def signin_form(self, request: Request) -> Response:
+        token = request.query_params.get("token")
+        if token is None:
+            return _own_page(pages.signin_page())
+        try:
+            caller = await self.call(self.service.caller_for_token, token)
+            session = await self.call(self.service.new_session, caller)
+        except Refused as e:
+            return _own_page(pages.signin_page(e.sentence), status=401)
+        return self.signed_in(session)
+
+    async def signin(self, request: Request) -> Response:
+        fields = parse_qs((await request.body()).decode("utf-8", "replace"))
+        name = fields.get("name", [""])[0].strip()
+        password = fields.get("password", [""])[0]
+        if not name or not password:
+            page = pages.signin_page("give your name and your password to sign in", name)
+            return _own_page(page, status=400)
+        try:
+            session = await self.call(self.service.sign_in, name, password)
+        except Refused as e:
+            return _own_page(pages.signin_page(e.sentence, name), status=401)
+        except Exception:
+            log.exception("unexpected error signing in")
+            return _own_page(pages.signin_page(SERVER_FAULT, name), status=500)
+        return self.signed_in(session)
+
+    def signed_in(self, session: str) -> Response:
+        response = RedirectResponse("/", status_code=303)
+        response.set_cookie(
+            SESSION_COOKIE,
+            session,
+            path="/",
+            httponly=True,
+            samesite="lax",
+            secure=self.secure,
+        )
+        return response
+
+    async def signout(self, request: Request) -> Response:
+        try:
+            await self.call(self.service.sign_out, request.cookies.get(SESSION_COOKIE))
+        except Exception:
+            log.exception("unexpected error signing out")
+        response = RedirectResponse("/", status_code=303)
+        response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax")
+        return response
+
+    async def guide(self, request: Request) -> Response:
+        if not _GUIDE.is_file():
+            raise HTTPException(404)
+        return Response(_GUIDE.read_bytes(), media_type="text/markdown; charset=utf-8")
+
+    # -- an app's pages ------------------------------------------------------
+    async def to_app(self, request: Request) -> Response:
+        target = request.url.path + "/"
+        if request.url.query:
+            target += "?" + request.url.query
+        return RedirectResponse(target, status_code=307)
+
+    async def page(self, request: Request) -> Response:
+        space, slug = request.path_params["space"], request.path_params["app"]
+        path = str(request.path_params["path"])
+        if path == "" or path.endswith("/"):
+            path += "index.html"
+
+        async def work(caller: Caller) -> Response:
+            page = await self.call(self.service.page, caller, space, slug, path)
+            body = page.body
+            if page.media_type.split(";")[0].strip().lower() == "text/html":
+                body = inject_base(body, f"{self.base}/{space}/{slug}/")
+            return Response(
+                body,
+                media_type=page.media_type,
+                headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache"},
+            )
+
+        return await self.html(request, work)
+
+    # -- an app's API ----------------------------------------------------------
+    async def apply(self, request: Request) -> Response:
+        at = _at(request)
+
+        async def work(caller: Caller) -> Response:
+            bundles = await _json_body(request, "the bundles, a JSON object or a list of them")
+            return _result(await self.call(self.service.apply, caller, at, bundles, via_web=True))
+
+        return await self.api(request, work)
+
+    async def query(self, request: Request) -> Response:
+        at = _at(request)
+        # The raw query string is the filter: the grammar decodes its own values.
+        text = request.url.query
+
+        async def work(caller: Caller) -> Response:
+            return _result(await self.call(self.service.query, caller, at, text, via_web=True))
+
+        return await self.api(request, work)
+
+    async def command(self, request: Request) -> Response:
+        at = _at(request)
+
+        async def work(caller: Caller) -> Response:
+            body = await _json_body(request, '{"name": "log_run", "args": {…}}')
+            if not isinstance(body, dict) or not isinstance(body.get("name"), str):
+                raise Refused('send the command as {"name": "log_run", "args": {…}}')
+            args = body.get("args", {})
+            if args is None:
+                args = {}
+            if not isinstance(args, dict):
+                raise Refused('args is an object of the command\'s arguments, like {"who": "Ada"}')
+            result = await self.call(
+                self.service.run_command, caller, body["name"], args, app=at, via_web=True
+            )
+            return _result(result)
+
+        return await self.api(request, work)
+
+    async def me(self, request: Request) -> Response:
+        space, slug = request.path_params["space"], request.path_params["app"]
+
+        async def work(caller: Caller) -> Response:
+            await self.call(self.service.web_app, caller, space, slug)
+            if not caller.signed_in:
+                return JSONResponse({"eid": None})
+            return JSONResponse({"eid": caller.eid, "name": caller.name})
+
+        return await self.api(request, work)
+
+    async def client_js(self, request: Request) -> Response:
+        space, slug = request.path_params["space"], request.path_params["app"]
+
+        async def work(caller: Caller) -> Response:
+            await self.call(self.service.web_app, caller, space, slug)
+            return Response(
+                CLIENT_JS,
+                media_type="text/javascript; charset=utf-8",
+                headers={"Cache-Control": "no-cache"},
+            )
+
+        return await self.api(request, work)
+
+
+def _at(request: Request) -> str:
+    return f"{request.path_params['space']}/{request.path_params['app']}"
+
+
+async def _json_body(request: Request, what: str) -> Any:
+    raw = await request.body()
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise Refused(f"the body is not JSON — send {what}") from None
+
+
+def _own_page(html: str, nonce: str | None = None, status: int = 200) -> Response:
+    """A page of the platform's own: no frames, and no script but the one it carries."""
+    script = f"'nonce-{nonce}'" if nonce else "'none'"
+    csp = (
+        f"default-src 'self'; script-src {script}; style-src 'unsafe-inline'; "
+        "frame-ancestors 'none'; form-action 'self'"
+    )
+    return HTMLResponse(
+        html,
+        status_code=status,
+        headers={
+            "Content-Security-Policy": csp,
+            "X-Frame-Options": "DENY",
+            "Referrer-Policy": "same-origin",
+            "Cache-Control": "no-store",
+        },
+    )
+
+
+__all__ = ["SESSION_COOKIE", "BadToken", "create_app", "inject_base"]

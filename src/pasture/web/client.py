@@ -1,0 +1,70 @@
+"""`./api/client.js`: the ES module an app's pages import to reach their own API.
+
+    import { apply, query, command, me } from "./api/client.js";
+
+Each function fetches the app's own `./api/` (found from the module's own
+address, so it works whatever `<base>` the page has), as whoever has the page
+open, and resolves to the answer's `data`; a refusal throws an `Error` whose
+message is the sentence the server gave and whose `status` is the HTTP status.
+"""
+
+from __future__ import annotations
+
+CLIENT_JS = """\
+// The app's own API, as whoever has this page open.
+//   apply(bundles)       -> {entities, aliases}
+//   query(filter)        -> {rows}
+//   command(name, args)  -> the command's data
+//   me()                 -> {eid, name}, or {eid: null} when signed out
+// A refusal throws an Error whose message is the server's sentence.
+
+const api = new URL("./", import.meta.url);
+
+async function call(path, init) {
+  const response = await fetch(new URL(path, api), {
+    credentials: "same-origin",
+    headers: init.body
+      ? { Accept: "application/json", "Content-Type": "application/json" }
+      : { Accept: "application/json" },
+    ...init,
+  });
+  let body = null;
+  try {
+    body = await response.json();
+  } catch {
+    body = null;
+  }
+  if (!response.ok) {
+    const sentence = body && typeof body.error === "string"
+      ? body.error
+      : `the server answered ${response.status} — try again in a moment`;
+    const error = new Error(sentence);
+    error.status = response.status;
+    throw error;
+  }
+  return body;
+}
+
+// Filter characters a URL would otherwise swallow; the server reads the rest as written.
+function encodeFilter(filter) {
+  return String(filter ?? "").replace(/[%#+]/g, (c) => encodeURIComponent(c));
+}
+
+export async function apply(bundles) {
+  return (await call("apply", { method: "POST", body: JSON.stringify(bundles) })).data;
+}
+
+export async function query(filter) {
+  return (await call("query?" + encodeFilter(filter), { method: "GET" })).data;
+}
+
+export async function command(name, args = {}) {
+  return (await call("command", { method: "POST", body: JSON.stringify({ name, args }) })).data;
+}
+
+export async function me() {
+  return await call("me", { method: "GET" });
+}
+"""
+
+__all__ = ["CLIENT_JS"]

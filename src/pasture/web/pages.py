@@ -1,0 +1,241 @@
+"""The platform's own pages: sign-in, the dashboard, and the page for a refusal.
+
+Plain server-rendered HTML. Everything that came from a person or an app is
+passed through `html.escape`; the one inline script carries a nonce that the
+page's Content-Security-Policy names, so no other script runs on these pages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from pasture.caller import Caller
+from pasture.platform.service import AppInfo
+from pasture.values import TIME_FORMAT
+
+_STYLE = """
+:root { color-scheme: light dark; --line: #d6d3cc; --muted: #6b675f; --accent: #3d6b35; }
+* { box-sizing: border-box; }
+body { font: 16px/1.5 system-ui, sans-serif; margin: 0 auto; max-width: 60rem; padding: 1.5rem; }
+header { display: flex; align-items: baseline; justify-content: space-between; gap: 1rem;
+  border-bottom: 1px solid var(--line); margin-bottom: 1.5rem; }
+header h1 { font-size: 1.4rem; margin: .5rem 0; }
+header form { margin: 0; }
+a { color: var(--accent); }
+h2 { font-size: 1.15rem; margin: 2rem 0 .5rem; }
+.app { border: 1px solid var(--line); border-radius: 8px; padding: 1rem; margin: 1rem 0; }
+.app h3 { margin: 0 0 .25rem; font-size: 1.05rem; }
+.meta, .hint { color: var(--muted); font-size: .875rem; }
+.tag { border: 1px solid var(--line); border-radius: 999px; padding: 0 .5rem;
+  font-size: .75rem; color: var(--muted); margin-left: .25rem; }
+details.command { border-top: 1px solid var(--line); padding: .5rem 0; }
+details.command summary { cursor: pointer; }
+details.command code { font-weight: 600; }
+label { display: block; margin: .5rem 0; }
+label.check { display: flex; gap: .5rem; align-items: center; }
+input[type=text], input[type=number], input[type=url], input[type=password] {
+  display: block; width: 100%; max-width: 24rem; padding: .35rem .5rem; font: inherit;
+  border: 1px solid var(--line); border-radius: 4px; }
+button { font: inherit; padding: .3rem .9rem; border-radius: 4px; border: 1px solid var(--accent);
+  background: var(--accent); color: white; cursor: pointer; }
+button.quiet { background: none; color: var(--accent); }
+.answer { margin-top: .5rem; }
+.answer p { margin: .25rem 0; font-weight: 600; }
+.answer p.refused { color: #a33; }
+pre { background: rgba(127,127,127,.12); padding: .5rem; border-radius: 4px; overflow: auto;
+  font-size: .8rem; max-height: 20rem; }
+.error { color: #a33; font-weight: 600; }
+"""
+
+# Runs each dashboard form through the app's own ./api/command and shows the answer.
+_SCRIPT = """
+for (const form of document.querySelectorAll("form.run")) {
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const args = {};
+    for (const input of form.querySelectorAll("input[data-arg]")) {
+      const name = input.dataset.arg;
+      if (input.type === "checkbox") { args[name] = input.checked; continue; }
+      if (input.value === "") continue;
+      args[name] = input.type === "number" ? Number(input.value) : input.value;
+    }
+    const out = form.querySelector(".answer");
+    const line = document.createElement("p");
+    const data = document.createElement("pre");
+    out.replaceChildren(line);
+    line.textContent = "running…";
+    try {
+      const response = await fetch(form.dataset.api, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", Accept: "application/json" },
+        body: JSON.stringify({ name: form.dataset.command, args }),
+      });
+      const body = await response.json();
+      if (!response.ok) {
+        line.className = "refused";
+        line.textContent = body.error;
+        return;
+      }
+      line.className = "";
+      line.textContent = body.text;
+      data.textContent = JSON.stringify(body.data, null, 2);
+      out.append(data);
+    } catch (error) {
+      line.className = "refused";
+      line.textContent = "the server could not be reached — check that pasture is running";
+    }
+  });
+}
+"""
+
+
+def _page(title: str, body: str, nonce: str | None = None) -> str:
+    script = f'<script nonce="{escape(nonce)}">{_SCRIPT}</script>' if nonce else ""
+    return (
+        "<!doctype html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{_STYLE}</style></head>"
+        f"<body>{body}{script}</body></html>\n"
+    )
+
+
+def signin_page(error: str | None = None, name: str = "") -> str:
+    problem = f'<p class="error" role="alert">{escape(error)}</p>' if error else ""
+    body = (
+        "<header><h1>pasture</h1></header>"
+        "<h2>Sign in</h2>"
+        f"{problem}"
+        '<form method="post" action="/signin">'
+        '<label>Name <input type="text" name="name" autocomplete="username" required '
+        f'value="{escape(name)}" autofocus></label>'
+        '<label>Password <input type="password" name="password" '
+        'autocomplete="current-password" required></label>'
+        '<button type="submit">Sign in</button>'
+        "</form>"
+        '<p class="hint">An agent or script signs in with a token instead: '
+        "<code>pasture token new</code>, then <code>Authorization: Bearer …</code>.</p>"
+    )
+    return _page("Sign in · pasture", body)
+
+
+def message_page(title: str, sentence: str) -> str:
+    body = (
+        f'<header><h1><a href="/">pasture</a></h1></header><h2>{escape(title)}</h2>'
+        f"<p>{escape(sentence)}</p>"
+    )
+    return _page(f"{title} · pasture", body)
+
+
+def signed_out_dashboard() -> str:
+    body = (
+        "<header><h1>pasture</h1></header>"
+        "<p>Your spaces, apps and their commands are here once you sign in.</p>"
+        '<p><a href="/signin">Sign in</a></p>'
+    )
+    return _page("pasture", body)
+
+
+def dashboard(
+    caller: Caller,
+    apps: Sequence[AppInfo],
+    commands: Mapping[str, Sequence[Mapping[str, Any]]],
+    nonce: str,
+) -> str:
+    """The signed-in person's spaces, apps and commands, each command with a form to try it."""
+    head = (
+        "<header><h1>pasture</h1>"
+        '<form method="post" action="/signout">'
+        f'<span class="meta">signed in as {escape(caller.name or "")}</span> '
+        '<button class="quiet" type="submit">Sign out</button></form></header>'
+    )
+    if not apps:
+        body = head + (
+            "<p>No apps yet. Deploy one with <code>pasture deploy DIR</code>; it shows up here.</p>"
+        )
+        return _page("pasture", body, nonce)
+    spaces: dict[str, list[AppInfo]] = {}
+    for app in apps:
+        spaces.setdefault(app.space, []).append(app)
+    parts = [head]
+    for space in sorted(spaces):
+        parts.append(f"<h2>{escape(space)}</h2>")
+        for app in sorted(spaces[space], key=lambda a: a.slug):
+            parts.append(_app(app, commands.get(app.at, ())))
+    return _page("pasture", "".join(parts), nonce)
+
+
+def _app(app: AppInfo, commands: Sequence[Mapping[str, Any]]) -> str:
+    path = f"/{app.space}/{app.slug}/"
+    title = app.title or app.slug
+    parts = [
+        f'<section class="app" data-app="{escape(app.at)}">',
+        f'<h3><a href="{escape(path)}">{escape(title)}</a>'
+        f'<span class="tag">{escape(app.access)}</span>'
+        f'<span class="tag">v{app.version}</span></h3>',
+        f'<div class="meta">{escape(app.at)}</div>',
+    ]
+    if not commands:
+        parts.append('<p class="hint">This app has no commands.</p>')
+    for entry in commands:
+        parts.append(_command_form(path + "api/command", entry))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _command_form(api: str, entry: Mapping[str, Any]) -> str:
+    name = str(entry.get("name", ""))
+    schema = entry.get("input")
+    props: Mapping[str, Any] = {}
+    required: set[str] = set()
+    if isinstance(schema, Mapping):
+        found = schema.get("properties")
+        props = found if isinstance(found, Mapping) else {}
+        required = {str(r) for r in schema.get("required", []) if isinstance(r, str)}
+    kind = "reads" if entry.get("readOnly") else "writes"
+    fields = "".join(_field(arg, prop, arg in required) for arg, prop in props.items())
+    return (
+        f'<details class="command" data-command="{escape(name)}">'
+        f"<summary><code>{escape(name)}</code> — {escape(str(entry.get('description', '')))}"
+        f'<span class="tag">{kind}</span></summary>'
+        f'<form class="run" data-api="{escape(api)}" data-command="{escape(name)}">'
+        f"{fields}"
+        f'<button type="submit">Run {escape(name)}</button>'
+        '<div class="answer" aria-live="polite"></div>'
+        "</form></details>"
+    )
+
+
+def _field(arg: str, prop: Any, required: bool) -> str:
+    prop = prop if isinstance(prop, Mapping) else {}
+    kind = prop.get("type")
+    fmt = prop.get("format")
+    label = escape(arg)
+    attrs = f'name="{label}" data-arg="{label}"'
+    hint = ""
+    if isinstance(prop.get("description"), str):
+        hint = f' <span class="hint">{escape(prop["description"])}</span>'
+    if kind == "boolean":
+        return f'<label class="check"><input type="checkbox" {attrs}> {label}{hint}</label>'
+    need = " required" if required else ""
+    if not required:
+        label += ' <span class="hint">(optional)</span>'
+    if kind in ("number", "integer"):
+        step = "1" if kind == "integer" else "any"
+        return f'<label>{label}{hint}<input type="number" step="{step}" {attrs}{need}></label>'
+    if fmt == "date-time":
+        if not hint:
+            hint = f' <span class="hint">a time: {escape(TIME_FORMAT)}</span>'
+        return (
+            f'<label>{label}{hint}<input type="text" {attrs}{need} '
+            f'placeholder="{escape(TIME_FORMAT)}"></label>'
+        )
+    if fmt == "uri":
+        return f'<label>{label}{hint}<input type="url" {attrs}{need}></label>'
+    return f'<label>{label}{hint}<input type="text" {attrs}{need}></label>'
+
+
+__all__ = ["dashboard", "message_page", "signed_out_dashboard", "signin_page"]
