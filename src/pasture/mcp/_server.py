@@ -1,0 +1,344 @@
+"""The connector itself: the SDK's low-level server, with every tool one `Service` call.
+
+Nothing here decides who may do what or touches a store: a tool reads its
+arguments, calls the Service as the caller, and renders the `Result` (text as
+`content`, data as `structuredContent`). A `Refused` becomes an `isError`
+result carrying its sentence and nothing else, in `_answer` and nowhere else;
+anything unexpected becomes a plain sentence, its traceback kept in the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+import anyio.to_thread
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
+from mcp.server.context import ServerRequestContext
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourcesListChanged
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+import pasture
+from pasture.caller import Caller
+from pasture.commands.model import Result
+from pasture.errors import NotFound, Refused, UsageError
+from pasture.mcp._tools import INPUT_SCHEMAS, TOOL_NAMES, TOOLS
+from pasture.platform.service import Access, AppInfo, Service
+
+logger = logging.getLogger("pasture.mcp")
+
+CallerOf = Callable[[], Caller]
+MCPServer = Server[Any]
+
+NO_RESOURCE = "no resource"
+
+INSTRUCTIONS = (
+    "pasture hosts the person's own apps. Their apps' actions are commands: call `commands` "
+    "to see what the apps offer, then `command` to run one as the person. The graph tools read "
+    "and write an app's data directly; the app tools list, read back and deploy apps. A "
+    "command's `view` is a ui:// resource the answer can be drawn in."
+)
+
+_ACCESS: tuple[Access, ...] = ("private", "public", "open")
+_BASE_TAG = re.compile(rb"<base[\s>/]", re.IGNORECASE)
+_DOCTYPE = re.compile(rb"\A(\xef\xbb\xbf)?\s*<!doctype[^>]*>", re.IGNORECASE)
+
+
+# -- arguments ---------------------------------------------------------------
+def _text(arguments: Mapping[str, Any], key: str, *, required: bool = False) -> str | None:
+    value = arguments.get(key)
+    if value is None or value == "":
+        if required:
+            raise UsageError(f"{key} is required")
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise UsageError(f"{key} is text")
+    return str(value)
+
+
+def _required(arguments: Mapping[str, Any], key: str) -> str:
+    value = _text(arguments, key, required=True)
+    assert value is not None
+    return value
+
+
+def _object(arguments: Mapping[str, Any], key: str) -> dict[str, Any]:
+    value = arguments.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise UsageError(f'{key} is an object of names to values, e.g. {{"who": "Ada"}}')
+    return dict(cast(Mapping[str, Any], value))
+
+
+def _bundles(arguments: Mapping[str, Any]) -> list[Any]:
+    value = arguments.get("bundles")
+    if value is None:
+        raise UsageError("bundles is required")
+    # A model often sends one bundle bare; it means a list of one.
+    return (
+        [value]
+        if isinstance(value, Mapping)
+        else list(value)
+        if isinstance(value, list)
+        else [value]
+    )
+
+
+def _files(arguments: Mapping[str, Any]) -> dict[str, str]:
+    value = arguments.get("files")
+    if not isinstance(value, Mapping) or not value:
+        raise UsageError('files is required: an object of path to text, e.g. {"index.html": "…"}')
+    files: dict[str, str] = {}
+    for path, text in value.items():
+        if not isinstance(text, str):
+            raise UsageError(f"files.{path} is text: the whole text of the file")
+        files[str(path)] = text
+    return files
+
+
+def _access(arguments: Mapping[str, Any]) -> Access | None:
+    value = _text(arguments, "access")
+    if value is None:
+        return None
+    for access in _ACCESS:
+        if value == access:
+            return access
+    raise UsageError("access is private, public or open")
+
+
+# -- results -----------------------------------------------------------------
+def _success(result: Result) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=result.text)],
+        structured_content=result.data,
+    )
+
+
+def _refusal(sentence: str) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=sentence)], is_error=True
+    )
+
+
+def _answer(tool: str, run: Callable[[], Result]) -> types.CallToolResult:
+    """Run one Service call: its Result, its refusal's sentence, or a plain sentence for a bug."""
+    try:
+        return _success(run())
+    except Refused as refused:
+        return _refusal(refused.sentence)
+    except Exception:
+        logger.exception("tool %s failed", tool)
+        return _refusal(
+            f"{tool} failed on the server; nothing about it is your mistake — try again, "
+            "and if it keeps failing tell the person who runs this pasture"
+        )
+
+
+# -- views -------------------------------------------------------------------
+def _csp(address: str) -> dict[str, Any]:
+    """MCP Apps metadata: the frame may load from and talk to the app's own address."""
+    return {
+        "ui": {
+            "csp": {
+                "connectDomains": [address],
+                "resourceDomains": [address],
+                "baseUriDomains": [address],
+            }
+        }
+    }
+
+
+def with_base(body: bytes, address: str) -> bytes:
+    """The page with `<base href>` at the app's address, unless it carries a `<base>` of its own."""
+    if _BASE_TAG.search(body):
+        return body
+    tag = b'<base href="' + address.replace('"', "%22").encode() + b'" />'
+    doctype = _DOCTYPE.match(body)
+    # After a doctype, so the page keeps its standards mode.
+    if doctype:
+        return body[: doctype.end()] + b"\n" + tag + body[doctype.end() :]
+    return tag + b"\n" + body
+
+
+def _split_view(uri: str) -> tuple[str, str, str] | None:
+    if not uri.startswith("ui://"):
+        return None
+    parts = uri[len("ui://") :].split("/", 2)
+    if len(parts) != 3 or not all(parts):
+        return None
+    return parts[0], parts[1], parts[2]
+
+
+def _view_resource(uri: str, info: AppInfo) -> types.Resource:
+    file = uri.rsplit("/", 1)[-1]
+    return types.Resource(
+        uri=uri,
+        name=f"{info.at}/{file}",
+        title=f"{info.title}: {file}",
+        description=(
+            f"A page of {info.at} ({info.title}, an app at {info.url}) that a command's answer is "
+            "drawn in; `commands` names it as that command's view."
+        ),
+        mime_type=APP_MIME_TYPE,
+        _meta=_csp(info.url),
+    )
+
+
+# -- the server --------------------------------------------------------------
+def build_server(service: Service, caller_of: CallerOf) -> MCPServer:
+    """The SDK server for one Service; `caller_of()` names who is asking, per request."""
+    bus = InMemorySubscriptionBus()
+
+    async def call(run: Callable[[], Any]) -> Any:
+        # The Service is synchronous (a database under it): keep the event loop free.
+        return await anyio.to_thread.run_sync(run)
+
+    def tool_call(name: str, arguments: Mapping[str, Any], caller: Caller) -> types.CallToolResult:
+        def run() -> Result:
+            if name == "commands":
+                return service.list_commands(caller, _text(arguments, "app"))
+            if name == "command":
+                return service.run_command(
+                    caller,
+                    _required(arguments, "name"),
+                    _object(arguments, "args"),
+                    _text(arguments, "app"),
+                )
+            if name == "status":
+                return service.status(caller)
+            if name == "graph_schema":
+                return service.schema(caller, _required(arguments, "app"))
+            if name == "graph_query":
+                return service.query(
+                    caller, _required(arguments, "app"), _required(arguments, "filter")
+                )
+            if name == "graph_apply":
+                return service.apply(caller, _required(arguments, "app"), _bundles(arguments))
+            if name == "app_list":
+                return _app_list(service.list_apps(caller))
+            if name == "app_files":
+                return service.files(caller, _required(arguments, "app"), _text(arguments, "path"))
+            if name == "app_deploy":
+                return service.deploy(
+                    caller,
+                    _files(arguments),
+                    space=_text(arguments, "space"),
+                    app=_text(arguments, "app"),
+                    access=_access(arguments),
+                    title=_text(arguments, "title"),
+                )
+            raise NotFound(f"no tool {name} — the tools are {', '.join(TOOL_NAMES)}")
+
+        return _answer(name, run)
+
+    async def on_list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=list(TOOLS))
+
+    async def on_call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        caller = caller_of()
+        arguments = params.arguments or {}
+        result = await call(lambda: tool_call(params.name, arguments, caller))
+        if params.name == "app_deploy" and not result.is_error:
+            await _announce_new_views(ctx)
+        return cast(types.CallToolResult, result)
+
+    async def _announce_new_views(ctx: ServerRequestContext[Any]) -> None:
+        # The newest protocol carries change notices on subscriptions/listen streams
+        # only; the handshake generation on the connection's own channel.
+        await bus.publish(ResourcesListChanged())
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            try:
+                await ctx.session.send_resource_list_changed()
+            except Exception:
+                logger.debug("resources/list_changed had no channel to go out on")
+
+    async def on_list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        caller = caller_of()
+        try:
+            views = await call(lambda: service.views(caller))
+        except Refused as refused:
+            raise MCPError(code=types.INVALID_PARAMS, message=refused.sentence) from None
+        return types.ListResourcesResult(
+            resources=[_view_resource(uri, info) for uri, info in views]
+        )
+
+    async def on_read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        caller = caller_of()
+        uri = str(params.uri)
+        where = _split_view(uri)
+        if where is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=NO_RESOURCE)
+        space, slug, _file = where
+
+        def read() -> tuple[bytes, str]:
+            page = service.view(caller, uri)
+            return page.body, service.app_info(caller, f"{space}/{slug}").url
+
+        try:
+            body, address = await call(read)
+        except NotFound:
+            raise MCPError(code=types.INVALID_PARAMS, message=NO_RESOURCE) from None
+        except Refused as refused:
+            raise MCPError(code=types.INVALID_PARAMS, message=refused.sentence) from None
+        text = with_base(body, address).decode("utf-8", errors="replace")
+        return types.ReadResourceResult(
+            contents=[
+                types.TextResourceContents(
+                    uri=uri, mime_type=APP_MIME_TYPE, text=text, _meta=_csp(address)
+                )
+            ]
+        )
+
+    server: MCPServer = Server(
+        "pasture",
+        version=pasture.__version__,
+        title="pasture",
+        instructions=INSTRUCTIONS,
+        get_tool_input_schema=INPUT_SCHEMAS.get,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+        on_list_resources=on_list_resources,
+        on_read_resource=on_read_resource,
+        on_subscriptions_listen=ListenHandler(bus),
+    )
+    server.extensions[EXTENSION_ID] = {}
+    return server
+
+
+def _app_list(apps: list[AppInfo]) -> Result:
+    """`app_list` renders the Service's listing; the Service decided what is in it."""
+    if not apps:
+        return Result("no apps yet — deploy one with app_deploy", {"apps": []})
+    lines = []
+    for app in apps:
+        commands = f" — commands: {', '.join(app.commands)}" if app.commands else ""
+        lines.append(f"{app.at} v{app.version} ({app.access}): {app.title}, at {app.url}{commands}")
+    data = [
+        {
+            "at": app.at,
+            "space": app.space,
+            "slug": app.slug,
+            "title": app.title,
+            "access": app.access,
+            "version": app.version,
+            "url": app.url,
+            "commands": list(app.commands),
+            "views": list(app.views),
+        }
+        for app in apps
+    ]
+    return Result("\n".join(lines), {"apps": data})

@@ -1,0 +1,227 @@
+"""The connector's fixed tool list: the same nine tools, in the same order, for everyone.
+
+A directory may snapshot `tools/list` once and serve that snapshot forever, so
+nothing here depends on who is asking or on what anybody deployed. What an app
+can do reaches an agent through `commands` and `command`, never as a tool of
+its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp_types as types
+
+_APP = {
+    "type": "string",
+    "description": (
+        "The app, by its slug (`runs`), or `space/app` (`club/runs`) where two of your spaces "
+        "have an app of that name. `app_list` lists them."
+    ),
+}
+
+_FILE_TEXT = {"type": "string", "description": "The whole text of the file."}
+
+
+def _object(
+    properties: dict[str, Any] | None = None, required: list[str] | None = None
+) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties or {}}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _tool(
+    name: str,
+    title: str,
+    description: str,
+    input_schema: dict[str, Any],
+    *,
+    read_only: bool,
+    idempotent: bool | None = None,
+) -> types.Tool:
+    return types.Tool(
+        name=name,
+        title=title,
+        description=description,
+        input_schema=input_schema,
+        annotations=types.ToolAnnotations(
+            title=title,
+            read_only_hint=read_only,
+            destructive_hint=None if read_only else False,
+            idempotent_hint=idempotent,
+            open_world_hint=False,
+        ),
+    )
+
+
+TOOLS: tuple[types.Tool, ...] = (
+    _tool(
+        "commands",
+        "List the commands of your apps",
+        "Every command the apps you can reach offer, grouped by app, each with its arguments "
+        "(`?` marks an optional one), what it does, and the app's title and address. Call this "
+        "first whenever the person asks for something one of their apps might do — log a run, "
+        "add a recipe, read a board — and then run the command with `command`. A command list "
+        "is the person's own; never guess a name without it. Give `app` to list one app only.",
+        _object({"app": _APP}),
+        read_only=True,
+        idempotent=True,
+    ),
+    _tool(
+        "command",
+        "Run a command of one of your apps",
+        "Run one command that `commands` listed, as the person you act for, and get its answer: "
+        "the rows it read or the ids it wrote. Pass its arguments in `args` exactly as "
+        "`commands` names them; a number or a true/false may be sent as text. Name `app` only "
+        "when two of the person's apps have a command of that name. A command whose listing "
+        "names a `view` has a page to draw the answer in: read that `ui://` resource to show it.",
+        _object(
+            {
+                "name": {
+                    "type": "string",
+                    "description": "The command's name as `commands` lists it, e.g. `log_run`.",
+                },
+                "args": {
+                    "type": "object",
+                    "description": 'The command\'s own arguments, e.g. {"who": "Ada", "miles": 5}.',
+                    "additionalProperties": True,
+                },
+                "app": _APP,
+            },
+            ["name", "args"],
+        ),
+        read_only=False,
+    ),
+    _tool(
+        "status",
+        "The state of your apps",
+        "One line for every app you can reach: its address, version and access. Reach for it "
+        "to see what the person has before changing anything.",
+        _object(),
+        read_only=True,
+        idempotent=True,
+    ),
+    _tool(
+        "graph_schema",
+        "What an app's data is made of",
+        "Every component an app stores — its own from vocab.json and the platform's (doc, "
+        "alias, created, …) — with each column and its type. Read this before `graph_query` "
+        "or `graph_apply` on an app, so a filter or a bundle names what is really there.",
+        _object({"app": _APP}, ["app"]),
+        read_only=True,
+        idempotent=True,
+    ),
+    _tool(
+        "graph_query",
+        "Read an app's data with a filter",
+        "Read rows from an app with a filter, the same one its pages use: predicates joined by "
+        "`&`, e.g. `.jog!&.created!` (every run, with who logged it), `.jog.miles>=5`, "
+        "`limit=10`, or bare words for a full-text search. A row carries only the components "
+        "the filter names; add `.doc?` to bring titles along. Use a command instead when the "
+        "app has one that reads what you need.",
+        _object(
+            {
+                "app": _APP,
+                "filter": {
+                    "type": "string",
+                    "description": "The filter, e.g. `.jog!&.created!&limit=20`.",
+                },
+            },
+            ["app", "filter"],
+        ),
+        read_only=True,
+        idempotent=True,
+    ),
+    _tool(
+        "graph_apply",
+        "Write to an app's data",
+        "Write one bundle or a list of bundles to an app, all or nothing: "
+        '`{"entity": {"eid": "$new"}, "doc": {"title": "…"}, "jog": {"who": "Ada", "miles": 5}}` '
+        "creates an entity (a `$name` is a new one, reported back with its eid); an existing eid "
+        'patches that row; `"tombstone": {}` deletes it. Only components `graph_schema` lists '
+        "can be written. Prefer a command when the app has one for the job.",
+        _object(
+            {
+                "app": _APP,
+                "bundles": {
+                    "type": "array",
+                    "description": "The bundles to write (a single bundle object is taken too).",
+                    "items": {"type": "object", "additionalProperties": True},
+                },
+            },
+            ["app", "bundles"],
+        ),
+        read_only=False,
+    ),
+    _tool(
+        "app_list",
+        "List your apps",
+        "Every app in every space the person belongs to, with its title, address, access and "
+        "the commands it offers. Reach for it to find an app's slug or to see what exists "
+        "before deploying a new one.",
+        _object(),
+        read_only=True,
+        idempotent=True,
+    ),
+    _tool(
+        "app_files",
+        "Read an app's source",
+        "Read an app's source back: without `path`, the list of its files; with `path`, that "
+        "file's text — tools.json and vocab.json included. Read the files before changing an "
+        "app, then send every file back whole with `app_deploy`.",
+        _object(
+            {
+                "app": _APP,
+                "path": {
+                    "type": "string",
+                    "description": "A file of the app, e.g. `index.html` or `tools.json`.",
+                },
+            },
+            ["app"],
+        ),
+        read_only=True,
+        idempotent=True,
+    ),
+    _tool(
+        "app_deploy",
+        "Deploy an app",
+        "Install an app as a new version from its files: `index.html` and its pages, "
+        "`vocab.json` for the data it keeps, `tools.json` for commands of its own. The whole app "
+        "is checked first and every problem comes back in one message, with nothing installed; "
+        "fix them all and deploy again. The answer names the app's address and its commands. "
+        "`app` is the slug (new or existing), `space` the space to put it in (your own by "
+        "default), `access` private (members only), public (anyone reads) or open (anyone "
+        "writes).",
+        _object(
+            {
+                "files": {
+                    "type": "object",
+                    "description": (
+                        'Every file of the app, path to text: {"index.html": "<!doctype html>…"}.'
+                    ),
+                    "additionalProperties": _FILE_TEXT,
+                },
+                "app": {"type": "string", "description": "The app's slug, e.g. `runs`."},
+                "space": {"type": "string", "description": "The space to deploy into."},
+                "access": {
+                    "type": "string",
+                    "enum": ["private", "public", "open"],
+                    "description": "Who may read and write the app.",
+                },
+                "title": {
+                    "type": "string",
+                    "description": "The app's title, when index.html has no <title>.",
+                },
+            },
+            ["files"],
+        ),
+        read_only=False,
+    ),
+)
+"""Exactly these, in this order: changing them is a platform release."""
+
+TOOL_NAMES: tuple[str, ...] = tuple(tool.name for tool in TOOLS)
+
+INPUT_SCHEMAS: dict[str, dict[str, Any]] = {tool.name: tool.input_schema for tool in TOOLS}

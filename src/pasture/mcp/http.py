@@ -1,0 +1,141 @@
+"""`/mcp` on `pasture serve`: streamable HTTP, stateless, a bearer token naming the caller.
+
+Stateless: no session lives in a process, so any `pasture serve` behind a load
+balancer answers any request. Each request names its own caller with
+`Authorization: Bearer <token>` (nobody without one); a token the Service does
+not know is a 401 carrying its sentence. Host and Origin are checked against
+the public URL, and against loopback when the server is bound there, rather
+than left at the SDK's defaults, which refuse anything but localhost.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from urllib.parse import urlsplit
+
+import anyio.to_thread
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from pasture.caller import NOBODY, Caller
+from pasture.errors import Refused
+from pasture.mcp._server import build_server
+from pasture.platform.service import Service
+
+_caller: contextvars.ContextVar[Caller] = contextvars.ContextVar(
+    "pasture_mcp_caller", default=NOBODY
+)
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def security_settings(public_url: str, bind_host: str) -> TransportSecuritySettings:
+    """Host and Origin allowed: the public URL's, and any loopback port when bound to loopback."""
+    public = urlsplit(public_url)
+    hosts: list[str] = []
+    origins: list[str] = []
+    if public.hostname:
+        netloc = public.netloc.rsplit("@", 1)[-1]
+        hosts.append(netloc)
+        origins.append(f"{public.scheme}://{netloc}")
+        if public.port is None:
+            # A client may spell the default port out.
+            default = 443 if public.scheme == "https" else 80
+            hosts.append(f"{netloc}:{default}")
+            origins.append(f"{public.scheme}://{netloc}:{default}")
+    loopback = bind_host in _LOOPBACK or bind_host.startswith("127.")
+    if loopback or (public.hostname or "") in _LOOPBACK:
+        for name in ("127.0.0.1", "localhost", "[::1]"):
+            hosts += [name, f"{name}:*"]
+            origins += [
+                f"http://{name}",
+                f"http://{name}:*",
+                f"https://{name}",
+                f"https://{name}:*",
+            ]
+    if bind_host not in ("0.0.0.0", "::", "") and not loopback:
+        # Bound to one address: a client may reach it by that address too.
+        hosts += [bind_host, f"{bind_host}:*"]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=list(dict.fromkeys(hosts)),
+        allowed_origins=list(dict.fromkeys(origins)),
+    )
+
+
+def _bearer(scope: Scope) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == b"authorization":
+            text: str = value.decode("latin-1")
+            scheme, _, token = text.partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                return token.strip()
+            return ""  # an Authorization header that is not a bearer token
+    return None
+
+
+async def _unauthorized(sentence: str, send: Send) -> None:
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": sentence}}
+    ).encode()
+    quoted = sentence.replace("\\", "\\\\").replace('"', '\\"')
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (
+                    b"www-authenticate",
+                    f'Bearer error="invalid_token", error_description="{quoted}"'.encode(),
+                ),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def mcp_http(
+    service: Service, *, public_url: str, bind_host: str
+) -> tuple[ASGIApp, Callable[[], AbstractAsyncContextManager[None]]]:
+    """The ASGI app to mount at `/mcp`, and the lifespan its host must enter."""
+    server = build_server(service, _caller.get)
+    manager = StreamableHTTPSessionManager(
+        app=server,
+        json_response=True,
+        stateless=True,
+        security_settings=security_settings(public_url, bind_host),
+    )
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        token = _bearer(scope)
+        if token == "":
+            await _unauthorized("send your token as Authorization: Bearer <token>", send)
+            return
+        try:
+            caller = (
+                NOBODY
+                if token is None
+                else await anyio.to_thread.run_sync(service.caller_for_token, token)
+            )
+        except Refused as refused:
+            await _unauthorized(refused.sentence, send)
+            return
+        # The SDK carries this context to the handler that serves the request.
+        reset = _caller.set(caller)
+        try:
+            await manager.handle_request(scope, receive, send)
+        finally:
+            _caller.reset(reset)
+
+    return app, manager.run
+
+
+__all__ = ["mcp_http", "security_settings"]
