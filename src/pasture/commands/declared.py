@@ -1,0 +1,475 @@
+"""Declared commands: an app's tools.json entries, checked, and run as templates.
+
+An entry is `description`, `input`, exactly one action (`apply` or `query`)
+and an optional `view`. `declared_commands` checks a whole document and reports
+every problem at once; `Template` is what a declared (or generated) command
+runs: it converts the arguments, fills the template and hands it to the store
+as the caller.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping, Set
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pasture.commands.model import Command, Context, Result
+from pasture.commands.template import (
+    BUNDLE_KEYS,
+    fill_apply,
+    fill_query,
+    placeholders,
+    strings,
+    variables,
+    whole_variable,
+)
+from pasture.errors import Refused, UsageError
+from pasture.store.base import Applied
+from pasture.store.vocab import Column, Component, Vocabulary, check_filter
+from pasture.values import TYPES, BadValue, ValueType, convert, is_type, json_schema
+
+NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+ENTRY_KEYS = ("description", "input", "apply", "query", "view")
+
+NAME_RULE = "a-z, 0-9 and _, starting with a letter, at most 40 characters"
+
+# The platform's own components, for a vocabulary that does not carry them itself.
+PLATFORM: dict[str, Component] = {
+    c.name: c
+    for c in (
+        Component(
+            "doc",
+            {"title": Column("title", "text"), "body": Column("body", "text")},
+            kind=False,
+            platform=True,
+        ),
+        Component("alias", {"name": Column("name", "text")}, kind=False, platform=True),
+        Component("comment", {"target": Column("target", "text", reference=True)}, False, True),
+        Component(
+            "created",
+            {"at": Column("at", "time"), "by": Column("by", "text", reference=True)},
+            kind=False,
+            platform=True,
+            writable=False,
+        ),
+        Component(
+            "updated",
+            {"at": Column("at", "time"), "by": Column("by", "text", reference=True)},
+            kind=False,
+            platform=True,
+            writable=False,
+        ),
+        Component("person", {"name": Column("name", "text")}, kind=False, platform=True),
+    )
+}
+
+
+def components_of(vocabulary: Vocabulary) -> dict[str, Component]:
+    """Every component a template may name: the platform's own and the app's."""
+    return {**PLATFORM, **vocabulary.components}
+
+
+# -- running ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Template:
+    """What a declared command runs: arguments converted, the template filled, the store called.
+
+    `types` are the arguments in declared order; `required` those that must
+    arrive. For generated commands, `keep_empty` names the component written
+    even with no column given, `words` the argument read as full-text words and
+    `whole` the numbers that must be whole and 1 or more (`limit`).
+    """
+
+    name: str
+    action: Literal["apply", "query"]
+    template: Any
+    types: Mapping[str, ValueType]
+    required: Set[str]
+    keep_empty: Set[str] = field(default_factory=frozenset)
+    words: Set[str] = field(default_factory=frozenset)
+    whole: Set[str] = field(default_factory=frozenset)
+
+    def convert(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """The arguments as their declared types; UsageError names every bad one at once."""
+        if not isinstance(args, Mapping):
+            raise UsageError(f"{self.name} takes its arguments as an object of names to values")
+        problems: list[str] = []
+        out: dict[str, Any] = {}
+        for arg, kind in self.types.items():
+            value = args.get(arg)
+            if value is None:
+                if arg in self.required:
+                    problems.append(f"{arg} is required")
+                continue
+            try:
+                converted = convert(arg, kind, value)
+            except BadValue as bad:
+                problems.append(str(bad))
+                continue
+            if arg in self.whole:
+                if converted != int(converted) or converted < 1:
+                    problems.append(f"{arg} is a whole number, 1 or more")
+                    continue
+                converted = int(converted)
+            out[arg] = converted
+        if problems:
+            raise UsageError("; ".join(problems))
+        return out
+
+    def fill(self, args: Mapping[str, Any]) -> Any:
+        """The bundle or filter line these (converted) arguments make."""
+        optional = set(self.types) - set(self.required)
+        if self.action == "query":
+            return fill_query(self.template, args, optional, self.words)
+        return fill_apply(self.template, args, optional, self.keep_empty)
+
+    def __call__(self, args: Mapping[str, Any], ctx: Context) -> Result:
+        filled = self.fill(self.convert(args))
+        if self.action == "query":
+            rows = ctx.store.query(filled, ctx.caller)
+            count = f"{len(rows)} row" if len(rows) == 1 else f"{len(rows)} rows"
+            return Result(f"{self.name}: {count} in {ctx.at}", {"rows": rows})
+        applied = ctx.store.apply(filled, ctx.caller)
+        return wrote(self.name, ctx.at, applied)
+
+
+def wrote(name: str, at: str, applied: Applied) -> Result:
+    """`log_run: wrote 1 entity in ada/runs: $run=4f3c…`, with `{entities, aliases}`."""
+    aliases = {(a if a.startswith("$") else f"${a}"): eid for a, eid in applied.aliases.items()}
+    count = len(applied.entities)
+    text = f"{name}: wrote {count} {'entity' if count == 1 else 'entities'} in {at}"
+    named = [f"{alias}={eid}" for alias, eid in aliases.items()]
+    named += [eid for eid in applied.entities if eid not in aliases.values()]
+    if named:
+        text += ": " + ", ".join(named)
+    return Result(text, {"entities": list(applied.entities), "aliases": aliases})
+
+
+def input_schema(
+    types: Mapping[str, ValueType],
+    required: Collection[str],
+    described: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The JSON Schema `commands` lists a command's arguments with.
+
+    Undeclared arguments are dropped rather than refused, so the schema does
+    not forbid them.
+    """
+    properties: dict[str, Any] = {}
+    for arg, kind in types.items():
+        schema = json_schema(kind)
+        if described and arg in described:
+            schema = {**schema, "description": described[arg]}
+        properties[arg] = schema
+    out: dict[str, Any] = {"type": "object", "properties": properties}
+    wanted = [a for a in types if a in required]
+    if wanted:
+        out["required"] = wanted
+    return out
+
+
+# -- checking -----------------------------------------------------------------
+
+
+def _shown(key: object) -> str:
+    return key if isinstance(key, str) else repr(key)
+
+
+def declared_commands(
+    doc: Mapping[Any, Any], vocabulary: Vocabulary, files: Collection[str]
+) -> tuple[list[Command], list[str]]:
+    """Every entry of a tools document as a Command, and every problem found in it.
+
+    `files` are the app's own paths, which a `view` must name one of. Commands
+    come back only for entries with no problem; the caller installs nothing
+    unless the problems are none.
+    """
+    commands: list[Command] = []
+    problems: list[str] = []
+    missing_views: list[str] = []
+    for key, entry in doc.items():
+        found: list[str] = []
+        command = _entry(key, entry, vocabulary, files, found, missing_views)
+        problems += found
+        if command is not None and not found:
+            commands.append(command)
+    problems += [
+        f"{view} — a view names a page in this app's own files; deploy the page beside index.html"
+        for view in missing_views
+    ]
+    return commands, problems
+
+
+def _entry(
+    key: object,
+    entry: object,
+    vocabulary: Vocabulary,
+    files: Collection[str],
+    problems: list[str],
+    missing_views: list[str],
+) -> Command | None:
+    name = _shown(key)
+    if not isinstance(key, str) or not NAME.fullmatch(key):
+        problems.append(f"{name} — a command's name is {NAME_RULE}")
+    if not isinstance(entry, Mapping):
+        problems.append(
+            f"{name}: an entry is an object with a description, an input and one action,"
+            " apply or query"
+        )
+        return None
+
+    unknown = [_shown(k) for k in entry if k not in ENTRY_KEYS]
+    if unknown:
+        problems.append(f"{name}: {', '.join(unknown)} — a tool says {', '.join(ENTRY_KEYS)}")
+
+    description = entry.get("description")
+    if not isinstance(description, str) or not description.strip():
+        problems.append(
+            f"{name}: description is the sentence a model chooses the command by — write what"
+            ' it does, like "Log a run for the club leaderboard"'
+        )
+        description = ""
+
+    given = entry.get("input")
+    types = _input(name, {} if given is None else given, problems)
+
+    has_apply, has_query = "apply" in entry, "query" in entry
+    action: Literal["apply", "query"] | None = None
+    if has_apply == has_query:
+        problems.append(
+            f"{name} does one thing: apply (a bundle to write) or query (a filter line to read)"
+        )
+    elif has_query:
+        action = "query"
+        _query(name, entry["query"], types, vocabulary, problems)
+    else:
+        action = "apply"
+        _apply(name, entry["apply"], types, vocabulary, problems)
+
+    view = _view(name, entry.get("view"), files, problems, missing_views)
+    if action is None or problems:
+        return None
+    template = entry[action]
+    run = Template(name, action, template, types, frozenset(types))
+    return Command(
+        name=name,
+        description=str(description).strip(),
+        input=input_schema(types, types),
+        read_only=action == "query",
+        run=run,
+        family="declared",
+        view=view,
+        positional=tuple(types),
+        action={action: template},
+    )
+
+
+def _input(name: str, given: object, problems: list[str]) -> dict[str, ValueType]:
+    if not isinstance(given, Mapping):
+        problems.append(
+            f'{name}: input is an object of argument names to types, like {{"who": "text",'
+            ' "miles": "number"}'
+        )
+        return {}
+    types: dict[str, ValueType] = {}
+    for arg, kind in given.items():
+        shown = _shown(arg)
+        good_name = isinstance(arg, str) and NAME.fullmatch(arg) is not None
+        if not good_name:
+            problems.append(f"{name}: {shown} — an argument's name is {NAME_RULE}")
+        if not is_type(kind):
+            problems.append(
+                f"{name}: {shown} is {_quoted(kind)} — an argument's type is one of"
+                f" {', '.join(TYPES)}"
+            )
+        elif good_name:
+            types[str(arg)] = kind
+    return types
+
+
+def _quoted(value: object) -> str:
+    if isinstance(value, str):
+        return f'"{value}"'
+    if value is None:
+        return "empty"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _no_such(name: str, var: str) -> str:
+    return f"{name}: ${var} names no input and no entity — declare it in {name}.input"
+
+
+def _query(
+    name: str,
+    query: object,
+    types: Mapping[str, ValueType],
+    vocabulary: Vocabulary,
+    problems: list[str],
+) -> None:
+    if not isinstance(query, str) or not query.strip():
+        problems.append(f'{name}: query is a filter line, a string like ".jog!&.created!"')
+        return
+    unbound = list(dict.fromkeys(v for v in variables(query) if v not in types))
+    problems += [_no_such(name, v) for v in unbound]
+    if unbound:
+        return
+    try:
+        check_filter(fill_query(query, placeholders(types)), vocabulary)
+    except Refused as refused:
+        problems.append(f"{name}: {refused.sentence}")
+
+
+# Where a variable stands in a bundle decides what it may be.
+Place = Literal["eid", "reference", "value", "spliced", "other"]
+
+
+def _apply(
+    name: str,
+    apply: object,
+    types: Mapping[str, ValueType],
+    vocabulary: Vocabulary,
+    problems: list[str],
+) -> None:
+    given: list[Any] = apply if isinstance(apply, list) else [apply]
+    bundles = [b for b in given if isinstance(b, Mapping)]
+    if not bundles or len(bundles) != len(given):
+        problems.append(f"{name}: apply is a bundle to write — an object, or a list of them")
+        return
+    components = components_of(vocabulary)
+    uses: list[tuple[str, Place]] = []
+    for bundle in bundles:
+        _bundle(name, bundle, components, uses, problems)
+
+    created = {v for v, place in uses if place == "eid" and v not in types}
+    unbound = dict.fromkeys(v for v, _ in uses if v not in types and v not in created)
+    problems += [_no_such(name, v) for v in unbound]
+
+    spliced = dict.fromkeys(v for v, place in uses if place == "spliced" and v in created)
+    problems += [
+        f"{name}: ${v} is a new entity, so it stands alone in its string — only an argument"
+        " is spliced into a longer one"
+        for v in spliced
+    ]
+
+    # One namespace: an argument at an eid patches that row, so an argument that
+    # also stands where an eid goes must be the eid's text, not a value of its own.
+    at_eid = {v for v, place in uses if place == "eid" and v in types}
+    clash = dict.fromkeys(
+        v for v, place in uses if v in at_eid and (types[v] != "text" or place == "value")
+    )
+    problems += [
+        f"{name}: ${v} is an argument and an entity at once — an alias and an argument"
+        f" share one namespace, so give the new entity a name of its own, like ${v}_row"
+        for v in clash
+    ]
+
+
+def _bundle(
+    name: str,
+    bundle: Mapping[Any, Any],
+    components: Mapping[str, Component],
+    uses: list[tuple[str, Place]],
+    problems: list[str],
+) -> None:
+    for key, value in bundle.items():
+        if key == "entity":
+            if not isinstance(value, Mapping):
+                problems.append(
+                    f'{name}: entity is an object naming the eid, like {{"eid": "$run"}}'
+                )
+                continue
+            for inner_key, inner in value.items():
+                _uses(inner, "eid" if inner_key == "eid" else "other", uses)
+            continue
+        if key in BUNDLE_KEYS:
+            _uses(value, "reference" if key == "edges" else "other", uses)
+            continue
+        component = components.get(key) if isinstance(key, str) else None
+        if component is None:
+            own = ", ".join(c.name for c in components.values() if c.platform and c.writable)
+            problems.append(
+                f"{name}: {_shown(key)} is not a component of this app — declare it in"
+                f" vocab.json or use one of the platform's own ({own})"
+            )
+            continue
+        if not component.writable:
+            problems.append(
+                f"{name}: {component.name} is stamped by the store — leave it out of the template"
+            )
+            continue
+        if value is None:
+            continue  # a component null drops it from the row
+        if not isinstance(value, Mapping):
+            problems.append(
+                f"{name}: {component.name} is an object of its columns, like"
+                f' {{"{next(iter(component.columns), "title")}": "$value"}}'
+            )
+            continue
+        for column_name, item in value.items():
+            column = component.columns.get(column_name) if isinstance(column_name, str) else None
+            if column is None:
+                has = ", ".join(component.columns) or "none"
+                problems.append(
+                    f"{name}: {component.name} has no column {_shown(column_name)} — its"
+                    f" columns are {has}"
+                )
+                continue
+            _uses(item, "reference" if column.reference else "value", uses)
+
+
+def _uses(value: object, place: Place, uses: list[tuple[str, Place]]) -> None:
+    for text in strings(value):
+        whole = whole_variable(text)
+        if whole is not None:
+            uses.append((whole, place))
+        else:
+            uses += [(v, "spliced") for v in variables(text)]
+
+
+def _view(
+    name: str,
+    view: object,
+    files: Collection[str],
+    problems: list[str],
+    missing: list[str],
+) -> str | None:
+    if view is None:
+        return None
+    if (
+        not isinstance(view, str)
+        or not view.endswith(".html")
+        or view.startswith("/")
+        or "\\" in view
+        or ":" in view
+        or ".." in view.split("/")
+    ):
+        problems.append(
+            f"{name}: view is a page of this app — a relative path ending in .html, with no"
+            ' "..", like "leaderboard.html"'
+        )
+        return None
+    path = view.removeprefix("./")
+    if path not in files:
+        if view not in missing:
+            missing.append(view)
+        return None
+    return path
+
+
+__all__ = [
+    "ENTRY_KEYS",
+    "NAME",
+    "PLATFORM",
+    "Template",
+    "components_of",
+    "declared_commands",
+    "input_schema",
+    "wrote",
+]
