@@ -1,0 +1,581 @@
+"""The filter grammar: a filter line in, a `Filter` (see `ast.py`) out, and back again.
+
+A filter line is predicates joined by `&`, all of which must hold::
+
+    .jog!&.doc?&.jog.miles>=5&.created.at>=2026-09-01&limit=20
+
+Reading a line happens in two steps. First it is split on `&` — outside double
+quotes, so `"a & b"` stays one value. Then each segment is read on its own by a
+small hand-written reader, and every *value* in it (never a name or an operator)
+is percent-decoded with `urllib.parse.unquote`: `%26` is a literal `&`, `%2C` a
+literal comma, and `+` stays a plus. Decoding after the structure is read is what
+lets a template splice any text in as a value (`percent_encode_value`).
+
+The forms (DESIGN.md §4):
+
+    .comp!  .comp=  .comp?  *                      has / lacks / bring if present / every
+    .comp.col OP value     OP: = != ~= < <= > >=   a,b any-of (= and != only)
+    .comp.col=20..35  .comp.col=20...35            a range with / without its high end
+    .comp.col=  .comp.col~=                        empty or absent / has a value
+    .a.ref.b.col~=x                                walking a reference
+    .count!  .tally=comp.col  .comments>=2         count, tally, reverse plural
+    limit=N  id=<eid>  words  "a phrase"           newest N, one entity, full text
+
+Anything that cannot be read is refused with one sentence saying how to write it;
+no other exception leaves `parse` for any input text.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from urllib.parse import quote, unquote
+
+from pasture.errors import Refused
+from pasture.store.ast import (
+    Compare,
+    Count,
+    Empty,
+    Every,
+    Filter,
+    Has,
+    Id,
+    Lacks,
+    Limit,
+    Maybe,
+    Path,
+    Plural,
+    Predicate,
+    Present,
+    Range,
+    Tally,
+    Words,
+)
+
+# Longest first, so `>=` is read before `>` and `~=` before `=`.
+OPERATORS = ("~=", "!=", "<=", ">=", "=", "<", ">")
+# The operators a reverse plural (`.comments>=2`) compares its count with.
+COUNT_OPERATORS = ("!=", "<=", ">=", "=", "<", ">")
+
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+_WHOLE = re.compile(r"[0-9]{1,18}")  # bounded, so int() never meets a giant
+_OP_CHARS = frozenset("=<>!~")
+# Characters that end a name: the grammar's own punctuation and whitespace.
+_NAME_STOP = frozenset('.!=?~<>&,"*')
+# A bare segment that reads as a column filter written without its leading dot.
+_DOTLESS = re.compile(r"([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*)\s*(~=|!=|<=|>=|=|<|>)")
+_EID_EXAMPLE = "4f3c2a1b0c9d8e7f"
+
+# Typed in place of an operator, and what was most likely meant.
+_MISTYPED = {
+    "=>": (">=", "at least"),
+    "=<": ("<=", "at most"),
+    "==": ("=", "equal to"),
+    "=!": ("!=", "not equal to"),
+    "<>": ("!=", "not equal to"),
+    "!": ("!=", "not equal to"),
+    "!==": ("!=", "not equal to"),
+    "=~": ("~=", "contains"),
+    "~": ("~=", "contains"),
+}
+
+LIMIT_SENTENCE = "limit is a whole number of rows, like limit=20"
+ID_SENTENCE = f"id= names one entity by its eid, like id={_EID_EXAMPLE}"
+
+
+def parse(text: str) -> Filter:
+    """Read a filter line; `Refused` (one sentence saying how to write it) if it cannot be read."""
+    return _parse(text)
+
+
+# Filters are immutable, so a line read once is answered from a small cache after.
+@lru_cache(maxsize=1024)
+def _parse(text: str) -> Filter:
+    if text.startswith("?"):  # pasted from a URL's query string
+        text = text[1:]
+    predicates: list[Predicate] = []
+    for segment in _segments(text):
+        segment = segment.strip()
+        if segment:
+            predicate = _Segment(segment).read()
+            if predicate is not None:
+                predicates.append(predicate)
+    return Filter(tuple(predicates))
+
+
+def _segments(text: str) -> list[str]:
+    """Split on `&` outside double quotes; inside them a backslash escapes the next character."""
+    segments: list[str] = []
+    start = 0
+    opened = -1  # where the quote we are inside opened, or -1
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if opened >= 0:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == '"':
+                opened = -1
+        elif ch == '"':
+            opened = i
+        elif ch == "&":
+            segments.append(text[start:i])
+            start = i + 1
+        i += 1
+    if opened >= 0:
+        shown = text[start:].strip()
+        raise Refused(f'the quote in {shown} is never closed: end the value with "')
+    segments.append(text[start:])
+    return segments
+
+
+class _Segment:
+    """Reads the predicates of one `&`-free segment, refusing what does not fit."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def read(self) -> Predicate | None:
+        text = self.text
+        if text[0] not in ".*":
+            return self._bare()
+        predicate, end = self._predicate(0)
+        if text[end:].strip():
+            self._refuse_run_on(end)
+        return predicate
+
+    # -- the forms ---------------------------------------------------------
+
+    def _predicate(self, start: int) -> tuple[Predicate | None, int]:
+        """One predicate starting at `.` or `*`; returns it and where it ended."""
+        if self.text[start] == "*":
+            return Every(), start + 1
+        names, pos = self._path(start + 1)
+        pos = self._skip_space(pos)
+        if len(names) == 1:
+            return self._single(names[0], start, pos)
+        return self._column(names, start, pos)
+
+    def _single(self, name: str, start: int, pos: int) -> tuple[Predicate | None, int]:
+        """`.comp!`, `.comp=`, `.comp?`, `.count!`, `.tally=comp.col`, `.comments>=2`."""
+        text = self.text
+        shown = "." + name
+        if text.startswith("!", pos) and not text.startswith("!=", pos):
+            return (Count() if name == "count" else Has(name)), pos + 1
+        if text.startswith("?", pos):
+            return Maybe(name), pos + 1
+        op, pos = self._operator(shown, pos)
+        rest = text[pos:]
+        if name == "tally" and op == "=":
+            return Tally(self._tally_path(rest)), len(text)
+        if op == "=" and (not rest.strip() or rest.startswith(".")):
+            # `.comp=` — a following `.` starts the next predicate (refused as run-on).
+            return Lacks(name), (pos if rest.strip() else len(text))
+        if op == "~=":
+            raise Refused(
+                f"~= needs a column: write {shown}.<column>~= for any value, "
+                f"or {shown}! to have {name}"
+            )
+        values = self._values(shown, op, pos)
+        number = _whole(_decoded(*values[0])) if len(values) == 1 else None
+        if number is None:
+            written = rest.strip() or "2"
+            raise Refused(
+                f"{shown}{op}{written} needs a column: write {shown}.<column>{op}{written} "
+                f"(a single name only counts, like .comments>=2)"
+            )
+        return Plural(name, op, number), len(text)
+
+    def _column(self, path: Path, start: int, pos: int) -> tuple[Predicate, int]:
+        """`.comp.col OP value` and its relatives: any-of, ranges, empty, present."""
+        shown = "." + ".".join(path)
+        op, pos = self._operator(shown, pos)
+        end = len(self.text)
+        if not self.text[pos:].strip():
+            if op == "=":
+                return Empty(path), end
+            if op == "~=":
+                return Present(path), end
+            raise Refused(f"{op} needs a value after it, like {shown}{op}5")
+        values = self._values(shown, op, pos)
+        dotted = [raw for raw, quoted in values if not quoted and ".." in raw]
+        if dotted and len(values) > 1:
+            raise Refused(
+                f"a range cannot be one of several values: write {shown}={dotted[0]} alone, "
+                f"or quote the value if the dots are part of it"
+            )
+        if dotted:
+            if op != "=":
+                raise Refused(
+                    f"a range works with = only: write {shown}={dotted[0]}, "
+                    f"or quote the value if the dots are part of it"
+                )
+            return self._range(path, shown, dotted[0]), end
+        if len(values) > 1 and op not in ("=", "!="):
+            listed = ",".join(raw for raw, _ in values)
+            raise Refused(f"any-of works with = and !=: write {shown}={listed}")
+        return Compare(path, op, tuple(_decoded(raw, quoted) for raw, quoted in values)), end
+
+    @staticmethod
+    def _range(path: Path, shown: str, raw: str) -> Range:
+        at = raw.find("..")
+        exclusive = raw.startswith("...", at)
+        low = raw[:at].strip()
+        high = raw[at + (3 if exclusive else 2) :].strip()
+        if not low or not high:
+            raise Refused(f"a range needs both ends, like {shown}=20..35")
+        return Range(path, unquote(low), unquote(high), include_high=not exclusive)
+
+    def _tally_path(self, rest: str) -> Path:
+        example = "tally counts rows by one column, like .tally=jog.who"
+        rest = rest.strip()
+        if not rest:
+            raise Refused(example)
+        reader = _Segment(rest if rest.startswith(".") else "." + rest)
+        names, pos = reader._path(1)
+        if len(names) < 2 or reader.text[pos:].strip():
+            raise Refused(example)
+        return names
+
+    def _bare(self) -> Predicate | None:
+        """`limit=N`, `id=<eid>`, or words for the full-text search."""
+        text = self.text
+        head = re.match(r"(limit|id)\s*(~=|!=|<=|>=|=|<|>)", text)
+        if head is not None:
+            if head.group(1) == "limit":
+                if head.group(2) != "=":
+                    raise Refused(LIMIT_SENTENCE)
+                count = _whole(unquote(text[head.end() :].strip()))
+                if not count:
+                    raise Refused(LIMIT_SENTENCE)
+                return Limit(count)
+            if head.group(2) != "=" or not text[head.end() :].strip():
+                raise Refused(ID_SENTENCE)
+            values = self._values("id", "=", head.end())
+            if len(values) != 1:
+                raise Refused(ID_SENTENCE)
+            eid = _decoded(*values[0]).strip()
+            if not eid:
+                raise Refused(ID_SENTENCE)
+            return Id(eid)
+        dotless = _DOTLESS.match(text)
+        if dotless is not None:
+            raise Refused(
+                f"write .{text} with a dot to filter on {dotless.group(1)}, "
+                f'or "{text}" in quotes to search for the words'
+            )
+        if text.startswith('"'):
+            phrase, pos = self._quoted(0)
+            if not text[pos:].strip():
+                phrase = unquote(phrase)
+                if not phrase.strip():
+                    raise Refused(
+                        "the quoted phrase is empty: put the words to search for between "
+                        "the quotes, or leave it out"
+                    )
+                return Words(phrase)
+        words = unquote(text).strip()
+        return Words(words) if words else None
+
+    # -- the pieces --------------------------------------------------------
+
+    def _path(self, pos: int) -> tuple[Path, int]:
+        """Names joined by dots, starting just after a dot; each name checked."""
+        text = self.text
+        names: list[str] = []
+        while True:
+            end = pos
+            while end < len(text) and text[end] not in _NAME_STOP and not text[end].isspace():
+                end += 1
+            name = text[pos:end]
+            kind = "component" if len(names) % 2 == 0 else "column"
+            if not name:
+                raise Refused(
+                    f"a name must follow every dot in {text}: names are lowercase letters, "
+                    f"digits and _, like .jog.miles"
+                )
+            if not _NAME.fullmatch(name):
+                if re.fullmatch(r"[a-z][a-z0-9_]*", name):
+                    raise Refused(
+                        f"{name} is too long for a {kind} name — names are at most 40 "
+                        f"lowercase letters, digits and _"
+                    )
+                raise Refused(
+                    f"{name} is not a {kind} name — names are lowercase letters, digits "
+                    f"and _, starting with a letter"
+                )
+            names.append(name)
+            if end < len(text) and text[end] == ".":
+                pos = end + 1
+                continue
+            return tuple(names), end
+
+    def _operator(self, shown: str, pos: int) -> tuple[str, int]:
+        """The operator at `pos`; refuses a missing or mistyped one."""
+        text = self.text
+        end = pos
+        while end < len(text) and text[end] in _OP_CHARS:
+            end += 1
+        run = text[pos:end]
+        rest = text[end:].strip()
+        if run in OPERATORS:
+            return run, end
+        if not run or (run == "!" and not rest):
+            if "." in shown[1:]:
+                raise Refused(
+                    f"say what {shown} should be: {shown}=5, {shown}>=5, or {shown}~= for any value"
+                )
+            raise Refused(
+                f"say what {shown} should be: {shown}! to have it, {shown}= to lack it, "
+                f"or {shown}? to bring it along"
+            )
+        if run in _MISTYPED:
+            good, meaning = _MISTYPED[run]
+            raise Refused(f"write {good} for {meaning}: {shown}{good}{rest or '5'}")
+        raise Refused(f"{run} is not an operator: use one of = != ~= < <= > >=, like {shown}>=5")
+
+    def _values(self, shown: str, op: str, pos: int) -> list[tuple[str, bool]]:
+        """Comma-separated values from `pos` to the end: (raw text, was quoted) each.
+
+        Raw, because a range is recognised before decoding (`%2E%2E` is two dots, not a range).
+        """
+        text = self.text
+        values: list[tuple[str, bool]] = []
+        while True:
+            pos = self._skip_space(pos)
+            if text.startswith('"', pos):
+                value, pos = self._quoted(pos)
+                pos = self._skip_space(pos)
+                if pos < len(text) and text[pos] != ",":
+                    raise Refused(
+                        f"a quoted value ends at its closing quote: write {shown}{op}"
+                        f'"…" with all of the value inside the quotes'
+                    )
+                values.append((value, True))
+            else:
+                end = text.find(",", pos)
+                end = len(text) if end < 0 else end
+                raw = text[pos:end]
+                if '"' in raw:
+                    fixed = raw.strip().replace('"', '\\"')
+                    raise Refused(
+                        f'quote the whole value, writing a quote inside it as \\": '
+                        f'{shown}{op}"{fixed}"'
+                    )
+                raw = raw.strip()
+                if not raw:
+                    raise Refused(
+                        f"a list of values has an empty one: write them like {shown}{op}a,b"
+                    )
+                values.append((raw, False))
+                pos = end
+            if pos >= len(text):
+                return values
+            pos += 1  # past the comma
+
+    def _quoted(self, pos: int) -> tuple[str, int]:
+        """The text between the quote at `pos` and its closing quote; `\\"` and `\\\\` escape."""
+        text = self.text
+        out: list[str] = []
+        i = pos + 1
+        while i < len(text):
+            ch = text[i]
+            if ch == "\\" and i + 1 < len(text) and text[i + 1] in '"\\':
+                out.append(text[i + 1])
+                i += 2
+                continue
+            if ch == '"':
+                return "".join(out), i + 1
+            out.append(ch)
+            i += 1
+        raise Refused(f'the quote in {text} is never closed: end the value with "')
+
+    def _skip_space(self, pos: int) -> int:
+        while pos < len(self.text) and self.text[pos].isspace():
+            pos += 1
+        return pos
+
+    def _refuse_run_on(self, end: int) -> None:
+        """Something follows a whole predicate: say where the `&` goes, if that is all."""
+        text = self.text
+        pieces = [text[:end]]
+        pos = end
+        try:
+            while pos < len(text):
+                if text[pos] not in ".*":
+                    raise Refused("")
+                _, stop = self._predicate(pos)
+                pieces.append(text[pos:stop])
+                pos = stop
+        except Refused:
+            raise Refused(
+                f"nothing may follow {text[:end]} in one filter: remove {text[end:].strip()} "
+                f"or join another filter with &"
+            ) from None
+        raise Refused(f"join filters with &: {'&'.join(pieces)}")
+
+
+def _decoded(raw: str, quoted: bool) -> str:
+    # A bare value's surrounding spaces are not part of it; a quoted one keeps them.
+    return unquote(raw if quoted else raw.strip())
+
+
+def _whole(text: str) -> int | None:
+    return int(text) if _WHOLE.fullmatch(text) else None
+
+
+# -- writing a filter back ---------------------------------------------------
+
+_ALWAYS_ENCODED = frozenset('&,"%=<>!~?#*\\')
+
+
+def percent_encode_value(text: str) -> str:
+    """`text` made safe to splice into a filter line as a value, or as words.
+
+    Percent-encodes the grammar's punctuation (`& , " % = < > ! ~ ? # * \\`),
+    whitespace and control characters, and the dots that would read as syntax: a
+    leading dot, a trailing one, and any run of two or more (a range). Letters,
+    digits, `-_:` and a lone dot inside (`1.5`, `example.com`) stay readable.
+    """
+    out: list[str] = []
+    last = len(text) - 1
+    for i, ch in enumerate(text):
+        if ch == ".":
+            lone = 0 < i < last and text[i - 1] != "." and text[i + 1] != "."
+            out.append("." if lone else "%2E")
+        elif ch in _ALWAYS_ENCODED or ch.isspace() or ord(ch) < 32 or ord(ch) == 127:
+            out.append(quote(ch, safe=""))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _value(text: str) -> str:
+    """A value as it reads best: bare when nothing in it is syntax, else in quotes."""
+    if text and percent_encode_value(text) == text:
+        return text
+    return _quoted(text)
+
+
+def _quoted(text: str) -> str:
+    # Inside quotes only `"` and `\` are syntax, and `%` is decoded after: encode those three.
+    inner = text.replace("%", "%25").replace('"', "%22").replace("\\", "%5C")
+    return f'"{inner}"'
+
+
+def _words(text: str) -> str:
+    """Words for the full-text search: bare when they read back the same, else quoted."""
+    bare = text == text.strip() and not text.startswith(".")
+    if bare and all(_bare_word(word) for word in text.split(" ")):
+        return text
+    return _quoted(text)
+
+
+def _bare_word(word: str) -> bool:
+    # Inside words dots are harmless (no ranges here); only the punctuation counts.
+    return all(
+        not (ch in _ALWAYS_ENCODED or ch.isspace() or ord(ch) < 32 or ord(ch) == 127) for ch in word
+    )
+
+
+def _path_text(path: Path) -> str:
+    return "." + ".".join(path)
+
+
+def format_predicate(predicate: Predicate) -> str:
+    """One predicate as text that reads back as the same predicate."""
+    match predicate:
+        case Has(component):
+            return f".{component}!"
+        case Lacks(component):
+            return f".{component}="
+        case Maybe(component):
+            return f".{component}?"
+        case Every():
+            return "*"
+        case Compare(path, op, values):
+            return _path_text(path) + op + ",".join(_value(v) for v in values)
+        case Range(path, low, high, include_high):
+            dots = ".." if include_high else "..."
+            return f"{_path_text(path)}={_range_end(low)}{dots}{_range_end(high)}"
+        case Empty(path):
+            return _path_text(path) + "="
+        case Present(path):
+            return _path_text(path) + "~="
+        case Words(text):
+            return _words(text)
+        case Limit(count):
+            return f"limit={count}"
+        case Id(eid):
+            return f"id={_value(eid)}"
+        case Count():
+            return ".count!"
+        case Tally(path):
+            return ".tally=" + ".".join(path)
+        case Plural(word, op, number):
+            return f".{word}{op}{number}"
+    raise TypeError(f"not a predicate: {predicate!r}")  # pragma: no cover - exhaustive
+
+
+def _range_end(text: str) -> str:
+    # A range's ends cannot be quoted: they are encoded (dots at their edges included).
+    return percent_encode_value(text)
+
+
+def format_filter(f: Filter) -> str:
+    """A Filter written as a filter line that `parse` reads back as the same Filter."""
+    return "&".join(format_predicate(p) for p in f.predicates)
+
+
+# -- time phrases ------------------------------------------------------------
+
+_AGO = re.compile(r"([0-9]{1,7})-(minute|hour|day|week)s?-ago")
+
+
+def time_phrase(text: str, now: datetime) -> str | None:
+    """A time phrase as the store keeps times, or None when `text` is not one.
+
+    `today` and `yesterday` are dates (`2026-09-01`), as are `N-days-ago` and
+    `N-weeks-ago`; `now`, `N-hours-ago` and `N-minutes-ago` are UTC moments
+    (`2026-09-01T10:00:00Z`). A naive `now` is taken to be UTC already.
+    """
+    moment = now.astimezone(UTC) if now.tzinfo is not None else now.replace(tzinfo=UTC)
+    phrase = text.strip().lower()
+    if phrase == "now":
+        return _moment(moment)
+    if phrase == "today":
+        return moment.date().isoformat()
+    if phrase == "yesterday":
+        phrase = "1-day-ago"
+    ago = _AGO.fullmatch(phrase)
+    if ago is None:
+        return None
+    number, unit = int(ago.group(1)), ago.group(2)
+    try:
+        if unit == "minute":
+            return _moment(moment - timedelta(minutes=number))
+        if unit == "hour":
+            return _moment(moment - timedelta(hours=number))
+        days = number * (7 if unit == "week" else 1)
+        return (moment.date() - timedelta(days=days)).isoformat()
+    except (OverflowError, ValueError):
+        raise Refused(
+            f"{text.strip()} reaches back before the year 1: use a smaller number"
+        ) from None
+
+
+def _moment(moment: datetime) -> str:
+    return moment.replace(tzinfo=None, microsecond=0).isoformat(timespec="seconds") + "Z"
+
+
+__all__ = [
+    "COUNT_OPERATORS",
+    "OPERATORS",
+    "format_filter",
+    "format_predicate",
+    "parse",
+    "percent_encode_value",
+    "time_phrase",
+]
