@@ -1,14 +1,369 @@
-"""The `pasture` command line (filled in by the platform's front door)."""
+"""The `pasture` command line: a thin door onto `Service`, acting as the machine's owner.
+
+Every verb parses its words, makes one call on `Service` and prints the
+`Result`: its text for people, its data with `--json`. A `Refused` prints its
+sentence to stderr and exits with the error's own exit code; anything else is
+one line and exit 1, never a traceback. Heavy modules (uvicorn, starlette, the
+MCP SDK, rich) are imported only inside the verbs that use them, so
+`pasture --help` starts fast.
+"""
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pasture.commands.model import Result
+    from pasture.platform.service import Service
+
+Verb = Callable[[argparse.Namespace], int]
+
+DEFAULT_HOME = "~/.local/share/pasture"
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if not args or args[0] in ("-h", "--help"):
-        print("usage: pasture COMMAND …")
+def home_of(args: argparse.Namespace) -> Path:
+    """The data directory: --home, else $PASTURE_HOME, else ~/.local/share/pasture."""
+    home = args.home or os.environ.get("PASTURE_HOME") or DEFAULT_HOME
+    return Path(home).expanduser()
+
+
+def open_service(args: argparse.Namespace, base_url: str | None = None) -> Service:
+    from pasture.platform.service import Service
+
+    url = base_url or os.environ.get("PASTURE_PUBLIC_URL") or "http://127.0.0.1:8000"
+    return Service(home_of(args), database_url=args.database, base_url=url)
+
+
+def show(args: argparse.Namespace, result: Result) -> int:
+    """Print a result: its data as JSON with --json, else its text (and its rows as a table)."""
+    if getattr(args, "json", False):
+        import json
+
+        print(json.dumps(result.data, indent=2, ensure_ascii=False, default=str))
         return 0
-    print(f"pasture: no command {args[0]}", file=sys.stderr)
-    return 2
+    print(result.text)
+    rows = result.data.get("rows")
+    if isinstance(rows, list) and rows:
+        from pasture.cli._render import rows_table
+
+        rows_table(rows)
+    return 0
+
+
+# -- the verbs ---------------------------------------------------------------
+def do_deploy(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    result = service.deploy(
+        service.local_owner(),
+        Path(args.dir),
+        space=args.space,
+        app=args.app,
+        access=args.access,
+        title=args.title,
+    )
+    return show(args, result)
+
+
+def do_commands(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.list_commands(service.local_owner(), args.app))
+
+
+def do_inspect(args: argparse.Namespace) -> int:
+    import json
+
+    service = open_service(args)
+    listing = service.list_commands(service.local_owner(), args.app)
+    print(json.dumps(listing.data, indent=2, ensure_ascii=False))
+    return 0
+
+
+def do_command(args: argparse.Namespace) -> int:
+    from pasture.cli._words import split_words
+
+    words = split_words(args.words)
+    args.json = args.json or words.json
+    app = words.app or args.app
+    service = open_service(args)
+    caller = service.local_owner()
+    _, command = service.resolve_command(caller, args.name, app)
+    values = words.bind(command)
+    return show(args, service.run_command(caller, args.name, values, app))
+
+
+def do_status(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.status(service.local_owner()))
+
+
+def do_app_list(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    apps = service.list_apps(service.local_owner())
+    if args.json:
+        import json
+
+        data = [
+            {
+                "at": a.at,
+                "version": a.version,
+                "title": a.title,
+                "access": a.access,
+                "url": a.url,
+                "commands": a.commands,
+            }
+            for a in apps
+        ]
+        print(json.dumps({"apps": data}, indent=2, ensure_ascii=False))
+        return 0
+    if not apps:
+        print("you have no apps yet — deploy one with pasture deploy DIR")
+        return 0
+    from pasture.cli._render import apps_table
+
+    apps_table(apps)
+    return 0
+
+
+def do_app_files(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.files(service.local_owner(), args.app, args.path))
+
+
+def do_app_rollback(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.rollback(service.local_owner(), args.app, args.version))
+
+
+def do_space_new(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.new_space(service.local_owner(), args.name))
+
+
+def do_member_add(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.add_member(service.local_owner(), args.space, args.user, args.role))
+
+
+def do_user_new(args: argparse.Namespace) -> int:
+    from pasture.commands.model import Result
+
+    service = open_service(args)
+    user = service.new_user(service.local_owner(), args.name, args.password)
+    space = service.spaces(user)[0][0] if service.spaces(user) else args.name
+    text = f"user {user.name} added, with a space of their own: {space}"
+    if not args.password:
+        text += f"; set their web password with pasture password --user {user.name}"
+    return show(args, Result(text, {"name": user.name, "eid": user.eid, "space": space}))
+
+
+def do_password(args: argparse.Namespace) -> int:
+    password = args.password
+    if password is None:
+        import getpass
+
+        password = getpass.getpass("new password: ")
+        if getpass.getpass("again: ") != password:
+            from pasture.errors import UsageError
+
+            raise UsageError("the two passwords differ — nothing was changed; try again")
+    service = open_service(args)
+    return show(args, service.set_password(service.local_owner(), password, args.user))
+
+
+def do_token_new(args: argparse.Namespace) -> int:
+    from pasture.commands.model import Result
+
+    service = open_service(args)
+    owner = service.local_owner()
+    token = service.new_token(owner, args.label)
+    return show(
+        args,
+        Result(
+            f"{token}\n(a token for {owner.name}, shown once: send it as "
+            "Authorization: Bearer <token>)",
+            {"token": token, "user": owner.name, "label": args.label},
+        ),
+    )
+
+
+def do_serve(args: argparse.Namespace) -> int:
+    url = args.public_url or f"http://{args.host}:{args.port}"
+    service = open_service(args, url)
+    service.local_owner()
+    print(f"pasture serving {home_of(args)} at {url}/", flush=True)
+    serve(service, args.host, args.port)
+    return 0
+
+
+def serve(service: Service, host: str, port: int) -> None:
+    import uvicorn
+
+    from pasture.web import create_app
+
+    uvicorn.run(create_app(service, bind_host=host), host=host, port=port, log_level="warning")
+
+
+def do_mcp(args: argparse.Namespace) -> int:
+    from pasture.mcp import run_stdio
+
+    service = open_service(args)
+    token = args.token or os.environ.get("PASTURE_TOKEN")
+    caller = service.caller_for_token(token) if token else service.local_owner()
+    run_stdio(service, caller)
+    return 0
+
+
+def do_demo(args: argparse.Namespace) -> int:
+    from pasture.cli._demo import demo
+
+    return demo(args)
+
+
+# -- the parser --------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pasture",
+        description="A self-hosted app platform whose apps carry commands.",
+        epilog="The data directory is --home, $PASTURE_HOME, or ~/.local/share/pasture.",
+    )
+    parser.add_argument("--home", metavar="DIR", help="the data directory")
+    parser.add_argument("--database", metavar="URL", help=argparse.SUPPRESS)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="print the data as JSON")
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB")
+
+    def verb(parent: Any, name: str, run: Verb, summary: str, **kw: Any) -> argparse.ArgumentParser:
+        p: argparse.ArgumentParser = parent.add_parser(
+            name, help=summary, description=summary, parents=[common], **kw
+        )
+        p.set_defaults(run=run)
+        return p
+
+    p = verb(verbs, "serve", do_serve, "serve every app, its API and /mcp over HTTP")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--public-url", metavar="URL", help="the address people reach it at")
+
+    p = verb(verbs, "mcp", do_mcp, "speak MCP on stdin/stdout, as the owner or a token's person")
+    p.add_argument("--token", help="act as the person this token belongs to")
+
+    p = verb(verbs, "deploy", do_deploy, "check an app's folder and install it as a new version")
+    p.add_argument("dir", metavar="DIR")
+    p.add_argument("--space", help="the space to deploy into (default: your own)")
+    p.add_argument("--app", help="the app's name (default: the folder's name)")
+    p.add_argument("--access", choices=("private", "public", "open"))
+    p.add_argument("--title", help="the app's title (default: index.html's <title>)")
+
+    p = verb(verbs, "commands", do_commands, "list your apps' commands with their arguments")
+    p.add_argument("--app", help="only this app (slug or space/slug)")
+
+    p = verb(
+        verbs,
+        "command",
+        do_command,
+        "run a command: NAME a b, or NAME --who=a --miles=b",
+        usage="pasture command NAME [ARGS…] [--app A] [--json]",
+    )
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--app", help="the app, where two of yours have this command")
+    p.add_argument("words", nargs=argparse.REMAINDER, metavar="ARGS")
+
+    p = verb(verbs, "inspect", do_inspect, "the commands of your apps as JSON")
+    p.add_argument("--app", help="only this app (slug or space/slug)")
+
+    verb(verbs, "status", do_status, "one line per app: version, title, size, access")
+
+    app = verbs.add_parser("app", help="your apps: list, files, rollback")
+    app_verbs = app.add_subparsers(dest="app_verb", metavar="VERB", required=True)
+    verb(app_verbs, "list", do_app_list, "every app in your spaces")
+    p = verb(app_verbs, "files", do_app_files, "an app's files, or one file's text")
+    p.add_argument("app", metavar="SPACE/APP")
+    p.add_argument("path", metavar="PATH", nargs="?")
+    p = verb(app_verbs, "rollback", do_app_rollback, "make an earlier version current again")
+    p.add_argument("app", metavar="SPACE/APP")
+    p.add_argument("version", metavar="VERSION", type=_version)
+
+    space = verbs.add_parser("space", help="spaces: new")
+    space_verbs = space.add_subparsers(dest="space_verb", metavar="VERB", required=True)
+    p = verb(space_verbs, "new", do_space_new, "make a space, with you as its owner")
+    p.add_argument("name", metavar="NAME")
+
+    member = verbs.add_parser("member", help="members of a space: add")
+    member_verbs = member.add_subparsers(dest="member_verb", metavar="VERB", required=True)
+    p = verb(member_verbs, "add", do_member_add, "give a person a role in a space")
+    p.add_argument("space", metavar="SPACE")
+    p.add_argument("user", metavar="USER")
+    p.add_argument("role", metavar="ROLE", choices=("owner", "editor", "viewer"))
+
+    user = verbs.add_parser("user", help="people: new")
+    user_verbs = user.add_subparsers(dest="user_verb", metavar="VERB", required=True)
+    p = verb(user_verbs, "new", do_user_new, "add a person, with a space of their own")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--password", help="their web password (or set it later)")
+
+    p = verb(verbs, "password", do_password, "set your web password (asks for it)")
+    p.add_argument("--password", help="the new password, instead of asking")
+    p.add_argument("--user", help="set another person's password (the server's owner only)")
+
+    token = verbs.add_parser("token", help="tokens for agents and the API: new")
+    token_verbs = token.add_subparsers(dest="token_verb", metavar="VERB", required=True)
+    p = verb(token_verbs, "new", do_token_new, "a new bearer token for you, shown once")
+    p.add_argument("--label", default="agent", help="what the token is for")
+
+    p = verb(verbs, "demo", do_demo, "deploy the example apps, make a token, and serve")
+    p.add_argument("--examples", default="examples", metavar="DIR")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    return parser
+
+
+def _version(text: str) -> int:
+    try:
+        return int(text.lstrip("vV"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text} is not a version — say 3 or v3") from None
+
+
+def verbs() -> list[str]:
+    """Every verb of the command line, nested ones as `app list`."""
+    found: list[str] = []
+
+    def walk(parser: argparse.ArgumentParser, prefix: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    before = len(found)
+                    walk(sub, f"{prefix}{name} ")
+                    if len(found) == before:
+                        found.append(f"{prefix}{name}")
+
+    walk(build_parser(), "")
+    return found
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
+    if getattr(args, "run", None) is None:
+        parser.print_help()
+        return 0 if args.verb is None else 2
+    from pasture.errors import Refused
+
+    try:
+        code: int = args.run(args)
+        return code
+    except Refused as e:
+        print(e.sentence, file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # a bug: one line, never a traceback
+        print(f"pasture: something went wrong ({type(e).__name__}: {e})", file=sys.stderr)
+        return 1

@@ -1,0 +1,65 @@
+"""`pasture demo` (what `make run` calls): deploy the examples, make a token, and serve.
+
+Every run deploys each example again, so its version goes up by one; the data
+the apps hold is kept in their stores across runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from pasture.errors import Refused
+
+
+def demo(args: argparse.Namespace) -> int:
+    from pasture.cli import home_of, open_service, serve
+
+    url = f"http://{args.host}:{args.port}"
+    service = open_service(args, url)
+    owner = service.local_owner()
+    examples = Path(args.examples)
+    folders = sorted(p for p in examples.iterdir() if p.is_dir() and not p.name.startswith("."))
+    print(f"deploying {len(folders)} example apps from {examples}/ into {home_of(args)}")
+    for folder in folders:
+        try:
+            print("  " + service.deploy(owner, folder).text.replace("\n", "\n    "))
+        except Refused as e:
+            print(f"  {folder.name} was not deployed: {e.sentence}", file=sys.stderr)
+    token = service.new_token(owner, "make run")
+    stdio = {
+        "mcpServers": {
+            "pasture": {
+                "command": sys.executable,
+                "args": ["-m", "pasture", "mcp"],
+                "env": {"PASTURE_HOME": str(home_of(args).resolve())},
+            }
+        }
+    }
+    http = {
+        "mcpServers": {
+            "pasture": {
+                "type": "http",
+                "url": f"{url}/mcp",
+                "headers": {"Authorization": f"Bearer {token}"},
+            }
+        }
+    }
+    print(
+        f"""
+pasture is serving at {url}/ as {owner.name}
+
+token (shown once): {token}
+sign in in a browser: {url}/signin?token={token}
+
+point an agent at it, with an MCP client's config:
+  over stdio:  {json.dumps(stdio)}
+  over HTTP:   {json.dumps(http)}
+
+stop with Ctrl-C""",
+        flush=True,
+    )
+    serve(service, args.host, args.port)
+    return 0

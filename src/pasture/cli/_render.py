@@ -1,0 +1,64 @@
+"""Tables for a terminal (rich), imported only by the verbs that print one."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from pasture.platform.service import AppInfo
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        if "name" in value:
+            return str(value["name"])
+        if "eid" in value:
+            return str(value["eid"])
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def rows_table(rows: Sequence[dict[str, Any]]) -> None:
+    """Query rows as a table: the eid, then each component's columns."""
+    columns: list[tuple[str, str | None]] = []
+    for row in rows:
+        for comp, value in row.items():
+            if comp in ("kind", "entity"):
+                continue
+            if isinstance(value, dict):
+                for col in value:
+                    if (comp, col) not in columns:
+                        columns.append((comp, col))
+            elif (comp, None) not in columns:
+                columns.append((comp, None))
+    table = Table(show_edge=False, header_style="bold")
+    table.add_column("eid")
+    for comp, col in columns:
+        table.add_column(f"{comp}.{col}" if col else comp)
+    for row in rows:
+        entity = row.get("entity")
+        cells = [_cell(entity.get("eid") if isinstance(entity, dict) else entity)]
+        for comp, col in columns:
+            value = row.get(comp)
+            if col is not None:
+                value = value.get(col) if isinstance(value, dict) else None
+            cells.append(_cell(value))
+        table.add_row(*cells)
+    Console().print(table)
+
+
+def apps_table(apps: Sequence[AppInfo]) -> None:
+    table = Table(show_edge=False, header_style="bold")
+    for name in ("app", "version", "title", "access", "commands", "address"):
+        table.add_column(name)
+    for a in apps:
+        table.add_row(a.at, f"v{a.version}", a.title, a.access, ", ".join(a.commands) or "—", a.url)
+    Console().print(table)
