@@ -59,7 +59,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pasture.caller import NOBODY, Caller
 from pasture.commands.model import Result
-from pasture.errors import Refused
+from pasture.errors import NotFound, Refused
 from pasture.platform.service import Service
 from pasture.web import pages
 from pasture.web.client import CLIENT_JS
@@ -356,6 +356,9 @@ class _Web:
         if path == "" or path.endswith("/"):
             path += "index.html"
 
+        if path.startswith("api/"):
+            return await self.no_api(request, space, slug, path)
+
         async def work(caller: Caller) -> Response:
             page = await self.call(self.service.page, caller, space, slug, path)
             body = page.body
@@ -370,6 +373,21 @@ class _Web:
         return await self.html(request, work)
 
     # -- an app's API ----------------------------------------------------------
+    async def no_api(self, request: Request, space: str, slug: str, path: str) -> Response:
+        """An address under ./api/ that is not one of its calls, or not with this method."""
+        method = {"api/apply": "POST", "api/command": "POST"}.get(path)
+
+        async def work(caller: Caller) -> Response:
+            await self.call(self.service.web_app, caller, space, slug)
+            if method is not None:
+                sentence = f"{request.method} is not how {request.url.path} is used — {method} it"
+                return JSONResponse({"error": sentence}, status_code=405, headers={"Allow": method})
+            # Whatever else is asked for, answer as for a missing file.
+            await self.call(self.service.page, caller, space, slug, path)
+            raise NotFound(f"no page {path} in {space}/{slug}")
+
+        return await self.api(request, work)
+
     async def apply(self, request: Request) -> Response:
         at = _at(request)
 
