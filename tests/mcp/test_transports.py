@@ -1,0 +1,293 @@
+"""The connector over real transports, driven by the SDK's own client.
+
+- stdio: `pasture mcp` as a child process, as any MCP client configures it;
+- streamable HTTP: `pasture serve` under uvicorn on a free loopback port, the
+  caller named by a bearer token, in both protocol generations.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import mcp_types as types
+import pytest
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_talk import MODES, TOOL_NAMES, Club, ok, refused, set_up_club
+
+from mcp import Client, StdioServerParameters
+from pasture.platform.service import Service
+
+RUN = {"who": "Ada", "miles": "5", "at": "2026-09-01"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _env(home: Path, **extra: str) -> dict[str, str]:
+    return {
+        "PASTURE_HOME": str(home),
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": os.pathsep.join(sys.path),
+        **extra,
+    }
+
+
+# -- stdio ---------------------------------------------------------------------
+@dataclass
+class Home:
+    path: Path
+    club: Club
+    tokens: dict[str, str]
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Iterator[Home]:
+    path = tmp_path / "home"
+    service = Service(path)
+    club = set_up_club(service)
+    tokens = {who.name or "": service.new_token(who) for who in (club.ada, club.bo, club.cy)}
+    yield Home(path, club, tokens)
+    service.close()
+
+
+def _stdio(home: Home, *args: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "pasture", "mcp", *args], env=_env(home.path)
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_pasture_mcp_over_stdio_acts_as_the_owner_or_a_tokens_person(home: Home, mode: str) -> None:
+    async def main() -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        async with Client(_stdio(home), mode=mode) as owner:
+            seen["tools"] = [t.name for t in (await owner.list_tools()).tools]
+            seen["owner status"] = await owner.call_tool("status", {})
+        async with Client(_stdio(home, "--token", home.tokens["ada"]), mode=mode) as ada:
+            seen["ada tools"] = [t.name for t in (await ada.list_tools()).tools]
+            seen["log"] = await ada.call_tool(
+                "command", {"name": "log_run", "args": RUN, "app": "ada/runs"}
+            )
+            seen["board"] = await ada.call_tool(
+                "command", {"name": "leaderboard", "args": {}, "app": "ada/runs"}
+            )
+            seen["ambiguous"] = await ada.call_tool("command", {"name": "log_run", "args": RUN})
+            seen["views"] = [r.uri for r in (await ada.list_resources()).resources]
+            seen["view"] = await ada.read_resource("ui://ada/runs/leaderboard.html")
+        async with Client(_stdio(home, "--token", home.tokens["bo"]), mode=mode) as bo:
+            seen["viewer"] = await bo.call_tool("command", {"name": "log_run", "args": RUN})
+        return seen
+
+    seen = anyio.run(main)
+    assert seen["tools"] == seen["ada tools"] == TOOL_NAMES
+    assert ok(seen["owner status"])[0].startswith("club/runs v1")
+    said, data = ok(seen["log"])
+    assert said.startswith("log_run: wrote 1 entity in ada/runs")
+    said, data = ok(seen["board"])
+    assert data["rows"][0]["created"]["by"]["name"] == "ada"
+    assert data["rows"][0]["jog"]["miles"] == 5
+    assert refused(seen["ambiguous"]) == (
+        "log_run is a command of ada/runs and club/runs — say which app"
+    )
+    assert "ui://ada/runs/leaderboard.html" in seen["views"]
+    assert "<base href=" in seen["view"].contents[0].text
+    assert refused(seen["viewer"]) == (
+        "you can read this app but not change it — its owner can make you an editor"
+    )
+
+
+def test_pasture_mcp_with_a_bad_token_says_why_and_exits(home: Home) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pasture", "mcp", "--token", "not-a-token"],
+        env=_env(home.path),
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip()
+
+
+# -- streamable HTTP -----------------------------------------------------------
+@dataclass
+class Served:
+    url: str
+    home: Home
+
+
+@pytest.fixture
+def served(home: Home) -> Iterator[Served]:
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pasture", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        env=_env(home.path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"{url}/", timeout=1)
+                break
+            except httpx.TransportError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(process.stderr.read() if process.stderr else b"") from None
+                time.sleep(0.1)
+        yield Served(url, home)
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def _http(served: Served, token: str | None, mode: str) -> Client:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    transport = streamable_http_client(
+        f"{served.url}/mcp", http_client=httpx2.AsyncClient(headers=headers, timeout=30)
+    )
+    return Client(transport, mode=mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_mcp_over_http_names_the_caller_by_bearer_token(served: Served, mode: str) -> None:
+    tokens = served.home.tokens
+
+    async def main() -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for who, token in (("ada", tokens["ada"]), ("bo", tokens["bo"]), ("nobody", None)):
+            async with _http(served, token, mode) as client:
+                seen[f"{who} tools"] = [t.model_dump() for t in (await client.list_tools()).tools]
+                seen[f"{who} commands"] = await client.call_tool("commands", {})
+                seen[f"{who} log"] = await client.call_tool(
+                    "command", {"name": "log_run", "args": RUN, "app": "ada/runs"}
+                )
+                seen[f"{who} views"] = [r.uri for r in (await client.list_resources()).resources]
+                seen["protocol"] = client.protocol_version
+        async with _http(served, tokens["ada"], mode) as client:
+            seen["board"] = await client.call_tool(
+                "command", {"name": "leaderboard", "args": {}, "app": "ada/runs"}
+            )
+            seen["view"] = await client.read_resource("ui://ada/runs/leaderboard.html")
+            with pytest.raises(MCPError) as error:
+                await client.read_resource("ui://ada/runs/style.css")
+            seen["no resource"] = error.value.error.message
+        return seen
+
+    seen = anyio.run(main)
+    assert seen["protocol"] == ("2026-07-28" if mode == "auto" else "2025-11-25")
+    assert [t["name"] for t in seen["ada tools"]] == TOOL_NAMES
+    assert seen["ada tools"] == seen["bo tools"] == seen["nobody tools"]
+    listing, _ = ok(seen["ada commands"])
+    assert "## ada/runs" in listing and "## club/runs" in listing
+    assert ok(seen["nobody commands"])[1] == {"commands": []}
+    assert ok(seen["ada log"])[0].startswith("log_run: wrote 1 entity in ada/runs")
+    assert refused(seen["bo log"]) == (
+        "you can read this app but not change it — its owner can make you an editor"
+    )
+    assert refused(seen["nobody log"])
+    rows = ok(seen["board"])[1]["rows"]
+    assert [row["created"]["by"]["name"] for row in rows] == ["ada"]
+    assert "ui://ada/runs/leaderboard.html" in seen["ada views"]
+    assert seen["nobody views"] == []
+    text = seen["view"].contents[0].text
+    assert f'<base href="{served.url}/ada/runs/"' in text
+    assert seen["view"].contents[0].meta["ui"]["csp"]["resourceDomains"] == [
+        f"{served.url}/ada/runs/"
+    ]
+    assert seen["no resource"].startswith("no resource")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_bad_token_is_refused_with_the_services_sentence(served: Served, mode: str) -> None:
+    with pytest.raises(Exception) as refusal:
+        served.home.club.service.caller_for_token("not-a-token")
+    sentence = str(refusal.value)
+
+    async def main() -> str:
+        with pytest.raises(MCPError) as error:
+            async with _http(served, "not-a-token", mode) as client:
+                await client.list_tools()
+        return error.value.error.message
+
+    assert anyio.run(main) == sentence
+
+    answer = httpx.post(
+        f"{served.url}/mcp",
+        headers={
+            "Authorization": "Bearer not-a-token",
+            "Accept": "application/json, text/event-stream",
+        },
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+    )
+    assert answer.status_code == 401
+    assert answer.json()["error"]["message"] == sentence
+    assert answer.headers["www-authenticate"].startswith("Bearer ")
+
+
+def _post(served: Served, **headers: str) -> httpx.Response:
+    body: dict[str, Any] = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    }
+    return httpx.post(
+        f"{served.url}/mcp",
+        headers={"Accept": "application/json, text/event-stream", **headers},
+        json=body,
+    )
+
+
+def test_host_and_origin_are_checked_and_loopback_is_allowed(served: Served) -> None:
+    assert _post(served).status_code == 200
+    assert _post(served, Origin=served.url).status_code == 200
+    assert _post(served, Origin="http://localhost:5173").status_code == 200
+    assert _post(served, Host="localhost:1234").status_code == 200
+    assert _post(served, Host="evil.example").status_code == 421
+    assert _post(served, Origin="https://evil.example").status_code == 403
+
+
+def test_stateless_any_request_is_answered_without_a_session(served: Served) -> None:
+    # Straight to tools/call, no initialize first: what a second process behind a balancer sees.
+    answer = httpx.post(
+        f"{served.url}/mcp",
+        headers={
+            "Accept": "application/json, text/event-stream",
+            "Authorization": f"Bearer {served.home.tokens['ada']}",
+            "MCP-Protocol-Version": "2025-11-25",
+        },
+        json={
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {"name": "commands", "arguments": {"app": "ada/runs"}},
+        },
+    )
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("application/json")
+    assert "mcp-session-id" not in answer.headers
+    result = types.CallToolResult.model_validate(answer.json()["result"])
+    assert ok(result)[0].startswith("## ada/runs")
