@@ -285,6 +285,8 @@ def _input(name: str, given: object, problems: list[str]) -> dict[str, ValueType
                 f"{name}: {shown} is {_quoted(kind)} — an argument's type is one of"
                 f" {', '.join(TYPES)}"
             )
+            if good_name:
+                types[str(arg)] = "text"  # still declared: `$arg` is no typo
         elif good_name:
             types[str(arg)] = kind
     return types
@@ -318,8 +320,8 @@ def _query(
         return
     unbound = list(dict.fromkeys(v for v in variables(query) if v not in types))
     problems += [_no_such(name, v) for v in unbound]
-    if unbound:
-        return
+    if problems:
+        return  # the filter is checked once its arguments are right
     try:
         check_filter(fill_query(query, placeholders(types)), vocabulary)
     except Refused as refused:
