@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 from pasture.errors import Refused
 from pasture.store.ast import (
@@ -125,7 +125,7 @@ def _segments(text: str) -> list[str]:
             start = i + 1
         i += 1
     if opened >= 0:
-        shown = text[start:].strip()
+        shown = _echo(text[start:].strip())
         raise Refused(f'the quote in {shown} is never closed: end the value with "')
     segments.append(text[start:])
     return segments
@@ -181,7 +181,7 @@ class _Segment:
         values = self._values(shown, op, pos)
         number = _whole(_decoded(*values[0])) if len(values) == 1 else None
         if number is None:
-            written = rest.strip() or "2"
+            written = _echo(rest.strip()) or "2"
             raise Refused(
                 f"{shown}{op}{written} needs a column: write {shown}.<column>{op}{written} "
                 f"(a single name only counts, like .comments>=2)"
@@ -200,7 +200,7 @@ class _Segment:
                 return Present(path), end
             raise Refused(f"{op} needs a value after it, like {shown}{op}5")
         values = self._values(shown, op, pos)
-        dotted = [raw for raw, quoted in values if not quoted and ".." in raw]
+        dotted = [_echo(raw) for raw, quoted in values if not quoted and ".." in raw]
         if dotted and len(values) > 1:
             raise Refused(
                 f"a range cannot be one of several values: write {shown}={dotted[0]} alone, "
@@ -212,9 +212,9 @@ class _Segment:
                     f"a range works with = only: write {shown}={dotted[0]}, "
                     f"or quote the value if the dots are part of it"
                 )
-            return self._range(path, shown, dotted[0]), end
+            return self._range(path, shown, values[0][0]), end
         if len(values) > 1 and op not in ("=", "!="):
-            listed = ",".join(raw for raw, _ in values)
+            listed = _echo(",".join(raw for raw, _ in values))
             raise Refused(f"any-of works with = and !=: write {shown}={listed}")
         return Compare(path, op, tuple(_decoded(raw, quoted) for raw, quoted in values)), end
 
@@ -256,15 +256,16 @@ class _Segment:
             values = self._values("id", "=", head.end())
             if len(values) != 1:
                 raise Refused(ID_SENTENCE)
-            eid = _decoded(*values[0]).strip()
-            if not eid:
+            eid = _decoded(*values[0])
+            if not eid.strip():
                 raise Refused(ID_SENTENCE)
             return Id(eid)
         dotless = _DOTLESS.match(text)
         if dotless is not None:
+            shown = _echo(text)
             raise Refused(
-                f"write .{text} with a dot to filter on {dotless.group(1)}, "
-                f'or "{text}" in quotes to search for the words'
+                f"write .{shown} with a dot to filter on {dotless.group(1)}, "
+                f'or "{shown}" in quotes to search for the words'
             )
         if text.startswith('"'):
             phrase, pos = self._quoted(0)
@@ -293,10 +294,11 @@ class _Segment:
             kind = "component" if len(names) % 2 == 0 else "column"
             if not name:
                 raise Refused(
-                    f"a name must follow every dot in {text}: names are lowercase letters, "
+                    f"a name must follow every dot in {_echo(text)}: names are lowercase letters, "
                     f"digits and _, like .jog.miles"
                 )
             if not _NAME.fullmatch(name):
+                name = _echo(name)
                 if re.fullmatch(r"[a-z][a-z0-9_]*", name):
                     raise Refused(
                         f"{name} is too long for a {kind} name — names are at most 40 "
@@ -333,7 +335,7 @@ class _Segment:
             )
         if run in _MISTYPED:
             good, meaning = _MISTYPED[run]
-            raise Refused(f"write {good} for {meaning}: {shown}{good}{rest or '5'}")
+            raise Refused(f"write {good} for {meaning}: {shown}{good}{_echo(rest) or '5'}")
         raise Refused(f"{run} is not an operator: use one of = != ~= < <= > >=, like {shown}>=5")
 
     def _values(self, shown: str, op: str, pos: int) -> list[tuple[str, bool]]:
@@ -359,7 +361,7 @@ class _Segment:
                 end = len(text) if end < 0 else end
                 raw = text[pos:end]
                 if '"' in raw:
-                    fixed = raw.strip().replace('"', '\\"')
+                    fixed = _echo(raw.strip().replace('"', '\\"'))
                     raise Refused(
                         f'quote the whole value, writing a quote inside it as \\": '
                         f'{shown}{op}"{fixed}"'
@@ -390,7 +392,7 @@ class _Segment:
                 return "".join(out), i + 1
             out.append(ch)
             i += 1
-        raise Refused(f'the quote in {text} is never closed: end the value with "')
+        raise Refused(f'the quote in {_echo(text)} is never closed: end the value with "')
 
     def _skip_space(self, pos: int) -> int:
         while pos < len(self.text) and self.text[pos].isspace():
@@ -411,10 +413,18 @@ class _Segment:
                 pos = stop
         except Refused:
             raise Refused(
-                f"nothing may follow {text[:end]} in one filter: remove {text[end:].strip()} "
-                f"or join another filter with &"
+                f"nothing may follow {_echo(text[:end])} in one filter: "
+                f"remove {_echo(text[end:].strip())} or join another filter with &"
             ) from None
-        raise Refused(f"join filters with &: {'&'.join(pieces)}")
+        raise Refused(f"join filters with &: {_echo('&'.join(pieces))}")
+
+
+def _echo(text: str, room: int = 80) -> str:
+    """Text a person wrote, fit to quote inside a one-line sentence: escaped, shortened."""
+    shown = "".join(
+        ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text
+    )
+    return shown if len(shown) <= room else shown[: room - 1] + "…"
 
 
 def _decoded(raw: str, quoted: bool) -> str:
@@ -446,7 +456,7 @@ def percent_encode_value(text: str) -> str:
             lone = 0 < i < last and text[i - 1] != "." and text[i + 1] != "."
             out.append("." if lone else "%2E")
         elif ch in _ALWAYS_ENCODED or ch.isspace() or ord(ch) < 32 or ord(ch) == 127:
-            out.append(quote(ch, safe=""))
+            out.append("".join(f"%{byte:02X}" for byte in ch.encode()))  # quote() keeps ~
         else:
             out.append(ch)
     return "".join(out)
