@@ -1,0 +1,404 @@
+"""Bundles: what a write to the store looks like, checked before anything is written.
+
+    { "entity": { "eid": "$run" },            an alias mints; an eid patches
+      "jog": { "who": "Ada", "miles": 5 },    only the columns named change
+      "doc": null,                            a component null drops it
+      "edges": [ { "type": "member", "child": "$club" } ],
+      "$was": { "jog": { "miles": "<sha256 of the value read>" } } }
+
+    { "entity": { "eid": "4f3c…" }, "tombstone": {} }
+
+`check` is pure: it turns what a caller sent into `Checked` bundles, converting
+values to their columns' types and refusing every shape it cannot serve.
+`resolve` then names every entity with the help of a backend's `Lookup`, so a
+PostgreSQL backend shares every rule here.
+
+An eid slot (`entity.eid`, a reference column, an edge's `child`) takes an
+alias (`$run`), an existing eid, the `{eid, name}` a read returned, or a plain
+name that is the `alias.name` of exactly one entity.
+
+A row read back (it carries `kind`) can be handed straight back: `kind` is
+dropped, `entity` is the target and the stamps `created`/`updated` are dropped.
+Sent on their own, stamps are refused: only the store writes them.
+
+A column's value is converted the way a command's argument is: `"5"` for a
+number is 5, `"true"` for a bool is true, a time is normalized to UTC.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pasture.errors import Conflict, NotFound, Refused
+from pasture.store.base import new_eid
+from pasture.store.vocab import PLATFORM_WRITABLE, Column, Vocabulary
+from pasture.values import BadValue, convert
+
+ALIAS = re.compile(r"^\$[A-Za-z_][A-Za-z0-9_]*$")
+BUNDLE_KEYS = "entity, edges, tombstone, $was and components"
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where an eid goes, as written: an alias, or a text that is an eid or an alias name."""
+
+    alias: str | None = None
+    text: str | None = None
+
+    @property
+    def said(self) -> str:
+        return self.alias or self.text or ""
+
+
+@dataclass
+class Checked:
+    """One bundle, checked: its target slot (None mints), writes, edges and guards."""
+
+    target: Slot | None
+    # component -> {column: value} (a Slot for a reference), or None to drop it
+    writes: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    tombstone: bool = False
+    edges: list[tuple[str, Slot]] = field(default_factory=list)
+    was: dict[str, dict[str, str | None]] = field(default_factory=dict)
+
+
+def fingerprint(value: Any) -> str:
+    """The sha256 (hex) a `$was` guard compares: of the value as a read returns it.
+
+    Text is hashed as its UTF-8, a number or bool as its JSON (`5`, `5.5`,
+    `true`), and a reference as its eid (a read's `{eid, name}` hashes the eid).
+    """
+    if isinstance(value, Mapping) and "eid" in value:
+        value = value["eid"]
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, int | float):
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            value = int(value)
+        text = json.dumps(value)
+    else:
+        text = str(value)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def not_a_component(name: str) -> str:
+    return (
+        f"{name} is not a component of this app — declare it in vocab.json or use one of "
+        f"the platform's own: {PLATFORM_WRITABLE}"
+    )
+
+
+def no_column(component: str, column: str, vocabulary: Vocabulary) -> str:
+    comp = vocabulary.components[component]
+    if not comp.columns:
+        return f"{component} has no column {column} — it is a mark with no columns"
+    return f"{component} has no column {column} — its columns are {comp.column_list()}"
+
+
+def check(bundles: Mapping[str, Any] | Sequence[Any], vocabulary: Vocabulary) -> list[Checked]:
+    """Every bundle checked, in order; Refused at the first that cannot be written."""
+    if isinstance(bundles, Mapping):
+        items: Sequence[Any] = [bundles]
+    elif isinstance(bundles, Sequence) and not isinstance(bundles, str | bytes):
+        items = bundles
+    else:
+        raise Refused(
+            'a write is a bundle or a list of bundles: {"entity": {"eid": "$new"}, '
+            '"<component>": {…}}'
+        )
+    checked = [_bundle(b, vocabulary) for b in items]
+    seen: set[str] = set()
+    for c in checked:
+        if c.target is not None and c.target.alias is not None:
+            if c.target.alias in seen:
+                raise Refused(
+                    f"{c.target.alias} is the entity of two bundles in one call — "
+                    "write it in one bundle"
+                )
+            seen.add(c.target.alias)
+    return checked
+
+
+def slot(value: Any, where: str) -> Slot:
+    """An eid slot as written; Refused for anything that cannot name an entity."""
+    if isinstance(value, Mapping):
+        value = value.get("eid")
+    if isinstance(value, str) and value.strip():
+        value = value.strip()
+        if value.startswith("$"):
+            if not ALIAS.match(value):
+                raise Refused(f"{where}: {value} is not an alias — write $ and a name, like $run")
+            return Slot(alias=value)
+        return Slot(text=value)
+    raise Refused(
+        f"{where} names an entity: an eid, an alias like $run, or the {{eid, name}} a read returned"
+    )
+
+
+def _bundle(raw: Any, vocabulary: Vocabulary) -> Checked:
+    if not isinstance(raw, Mapping):
+        raise Refused(
+            'a bundle is an object: {"entity": {"eid": "$new"}, "<component>": {"column": …}}'
+        )
+    read_back = "kind" in raw
+    entity = raw.get("entity")
+    target: Slot | None = None
+    if entity is not None:
+        if isinstance(entity, str):
+            target = slot(entity, "entity")
+        elif isinstance(entity, Mapping):
+            if entity.get("eid") is not None:
+                target = slot(entity["eid"], "entity.eid")
+        else:
+            raise Refused('entity is {"eid": "<eid>"} or {"eid": "$alias"}')
+    out = Checked(target)
+    for key, value in raw.items():
+        if key in ("entity", "kind") and (key == "entity" or read_back):
+            continue
+        if key == "tombstone":
+            if value is None or value is False:
+                continue
+            if value is not True and value != {}:
+                raise Refused('tombstone is written {} — {"entity": {…}, "tombstone": {}}')
+            out.tombstone = True
+        elif key == "edges":
+            out.edges = _edges(value)
+        elif key in ("$was", "was"):
+            out.was = _was(value, vocabulary)
+        elif key.startswith("$"):
+            raise Refused(f"{key} is not part of a bundle — a bundle has {BUNDLE_KEYS}")
+        else:
+            comp = vocabulary.components.get(key)
+            if comp is None:
+                raise Refused(not_a_component(key))
+            if not comp.writable:
+                if read_back:
+                    continue
+                raise Refused(f"{key} is stamped by the store — leave it out")
+            out.writes[key] = _columns(key, value, vocabulary)
+    if out.tombstone:
+        if out.writes or out.edges:
+            raise Refused(
+                'a tombstone stands alone — write it as its own bundle: {"entity": '
+                '{"eid": "<eid>"}, "tombstone": {}}'
+            )
+        if target is None or target.alias is not None:
+            raise Refused(
+                'a tombstone names an existing entity: {"entity": {"eid": "<eid>"}, '
+                '"tombstone": {}}'
+            )
+    return out
+
+
+def _columns(component: str, value: Any, vocabulary: Vocabulary) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    comp = vocabulary.components[component]
+    if value is True and not comp.columns:
+        return {}
+    if not isinstance(value, Mapping):
+        columns = comp.column_list() or "none: it is a mark, written {}"
+        raise Refused(f"{component} is an object of its columns — its columns are {columns}")
+    out: dict[str, Any] = {}
+    for col, given in value.items():
+        column = comp.columns.get(col)
+        if column is None:
+            raise Refused(no_column(component, str(col), vocabulary))
+        out[col] = column_value(component, column, given)
+    return out
+
+
+def column_value(component: str, column: Column, given: Any) -> Any:
+    """A value converted to its column's type (a Slot for a reference); None clears it."""
+    if given is None:
+        return None
+    where = f"{component}.{column.name}"
+    if column.reference:
+        return slot(given, where)
+    try:
+        return convert(where, column.type, given)
+    except BadValue as e:
+        raise Refused(str(e)) from None
+
+
+def _edges(value: Any) -> list[tuple[str, Slot]]:
+    shape = 'edges is a list of {"type": "<name>", "child": "<eid or $alias>"}'
+    if not isinstance(value, list):
+        raise Refused(shape)
+    out: list[tuple[str, Slot]] = []
+    for edge in value:
+        if not isinstance(edge, Mapping) or set(edge) - {"type", "child"}:
+            raise Refused(shape)
+        kind = edge.get("type")
+        if not isinstance(kind, str) or not kind.strip():
+            raise Refused(shape)
+        out.append((kind.strip(), slot(edge.get("child"), "an edge's child")))
+    return out
+
+
+def _was(value: Any, vocabulary: Vocabulary) -> dict[str, dict[str, str | None]]:
+    shape = '$was is {"<component>": {"<column>": "<sha256 of the value read>" or null}}'
+    if not isinstance(value, Mapping):
+        raise Refused(shape)
+    out: dict[str, dict[str, str | None]] = {}
+    for comp_name, cols in value.items():
+        comp = vocabulary.components.get(comp_name)
+        if comp is None:
+            raise Refused(not_a_component(comp_name))
+        if not isinstance(cols, Mapping):
+            raise Refused(shape)
+        guards: dict[str, str | None] = {}
+        for col, digest in cols.items():
+            if col not in comp.columns:
+                raise Refused(no_column(comp_name, str(col), vocabulary))
+            if digest is not None and not isinstance(digest, str):
+                raise Refused(shape)
+            guards[col] = digest.lower() if isinstance(digest, str) else None
+        out[comp_name] = guards
+    return out
+
+
+# -- resolving slots to entities ---------------------------------------------------------
+
+
+class Lookup(Protocol):
+    """What resolving needs from a backend, inside the write's transaction."""
+
+    def row_of(self, eid: str) -> int | None:
+        """The backend's own id of a live entity, or None."""
+        ...
+
+    def named(self, name: str) -> list[str]:
+        """The eids of live entities whose alias.name is `name`."""
+        ...
+
+
+@dataclass
+class Step:
+    """One bundle with every slot named: its entity (`row` None when minted here)."""
+
+    eid: str
+    row: int | None
+    writes: dict[str, dict[str, Any] | None]
+    tombstone: bool = False
+    edges: list[tuple[str, str]] = field(default_factory=list)
+    was: dict[str, dict[str, str | None]] = field(default_factory=dict)
+
+
+@dataclass
+class Plan:
+    """Every step of a write, and the aliases it minted."""
+
+    steps: list[Step]
+    aliases: dict[str, str]
+    # minted only by being pointed at: entities with nothing on them but the stamps
+    bare: list[str]
+
+
+class Resolver:
+    """Names the entities of one write: aliases minted once, eids and names looked up."""
+
+    def __init__(self, lookup: Lookup, known: Mapping[str, int | None] | None = None) -> None:
+        self.lookup = lookup
+        self.aliases: dict[str, str] = {}
+        self.rows: dict[str, int | None] = dict(known or {})
+        self.minted: set[str] = set()
+
+    def eid(self, where: Slot) -> str:
+        if where.alias is not None:
+            eid = self.aliases.get(where.alias)
+            if eid is None:
+                eid = self.aliases[where.alias] = new_eid()
+                self.minted.add(eid)
+            return eid
+        text = where.text or ""
+        if text in self.rows or text in self.minted:
+            return text
+        row = self.lookup.row_of(text)
+        if row is not None:
+            self.rows[text] = row
+            return text
+        named = self.lookup.named(text)
+        if len(named) == 1:
+            self.rows[named[0]] = self.lookup.row_of(named[0])
+            return named[0]
+        if named:
+            raise Refused(
+                f"{len(named)} entities have the alias {text} — use the eid of the one you mean"
+            )
+        raise NotFound(
+            f"no entity {text} in this app — it is not an eid or an alias here; "
+            "query for it and use its eid"
+        )
+
+
+def resolve(
+    checked: list[Checked], lookup: Lookup, known: Mapping[str, int | None] | None = None
+) -> Plan:
+    """Every slot of `checked` named; Refused for an eid twice or one that is not there.
+
+    `known` maps eids that count as existing though the lookup may not find
+    them yet (the caller's own person, made in the same transaction).
+    """
+    r = Resolver(lookup, known)
+    steps: list[Step] = []
+    targets: set[str] = set()
+    for c in checked:
+        if c.target is None:
+            eid = new_eid()
+            r.minted.add(eid)
+        else:
+            eid = r.eid(c.target)
+        if eid in targets:
+            raise Refused(
+                f"{c.target.said if c.target else eid} is the entity of two bundles in one "
+                "call — put both changes in one bundle"
+            )
+        targets.add(eid)
+        writes: dict[str, dict[str, Any] | None] = {}
+        for comp, cols in c.writes.items():
+            if cols is None:
+                writes[comp] = None
+                continue
+            writes[comp] = {k: (r.eid(v) if isinstance(v, Slot) else v) for k, v in cols.items()}
+        edges = [(kind, r.eid(child)) for kind, child in c.edges]
+        row = None if eid in r.minted else r.rows.get(eid)
+        steps.append(Step(eid, row, writes, c.tombstone, edges, c.was))
+    bare = [e for e in r.aliases.values() if e not in targets]
+    return Plan(steps, {a: e for a, e in r.aliases.items()}, bare)
+
+
+def moved(component: str, column: str) -> Conflict:
+    return Conflict(
+        f"{component}.{column} changed since you read it — read it again and write your "
+        "change on top"
+    )
+
+
+def guard_holds(expected: str | None, current: Any) -> bool:
+    """Whether a `$was` digest (None: "still empty") matches the value there now."""
+    if expected is None:
+        return current is None
+    return current is not None and fingerprint(current) == expected
+
+
+__all__ = [
+    "Checked",
+    "Lookup",
+    "Plan",
+    "Slot",
+    "Step",
+    "check",
+    "fingerprint",
+    "guard_holds",
+    "moved",
+    "no_column",
+    "not_a_component",
+    "resolve",
+]

@@ -1,0 +1,654 @@
+"""What every SQL backend shares: the tables, and a filter compiled to parameterised SQL.
+
+The layout, one schema per app:
+
+    entity(_e integer key, eid, kind, name, created_at, created_by, updated_at, updated_by)
+    c_<component>(_e → entity, one typed column per declared column, an index on each)
+    edge(parent → entity, type, child eid)
+    doc_fts                full text over c_doc(title, body)
+
+`_e` is the backend's own integer for an entity, so joins are integer joins and
+"oldest first" is `_e` order. `kind` (the component a row is listed as) and
+`name` (what a reference to it reads back as) are kept on the entity by every
+write, so a read never has to work them out. The stamps `created`/`updated` are
+on every entity, so they live on `entity` itself.
+
+`compile_filter` turns a filter line into one SELECT. A value is never spliced
+into SQL text: names are checked against the vocabulary (and match
+`[a-z][a-z0-9_]*`), values are parameters. A `Dialect` holds what differs
+between SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pasture.errors import Refused
+from pasture.store import ast
+from pasture.store.bundles import no_column, not_a_component
+from pasture.store.vocab import PLATFORM, Column, Component, Vocabulary
+from pasture.values import TIME_FORMAT, BadValue, convert, normalize_time
+
+Row = dict[str, Any]
+
+# The stamps every entity carries, kept as columns of `entity`.
+STAMPS = {"created": ("created_at", "created_by"), "updated": ("updated_at", "updated_by")}
+
+
+def table(component: str) -> str:
+    return f"c_{component}"
+
+
+def q(name: str) -> str:
+    """A checked name quoted as an SQL identifier (so `at`, `by` or `order` are fine)."""
+    return f'"{name}"'
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What SQLite and PostgreSQL write differently."""
+
+    name: str
+    types: dict[str, str]  # column type -> SQL type
+    param: str = "?"
+
+    def fts_from(self) -> str:
+        """The driving FROM for a full-text filter; it ranks as `_rank`."""
+        raise NotImplementedError
+
+    def fts_query(self, words: Sequence[str]) -> str:
+        raise NotImplementedError
+
+
+class SqliteDialect(Dialect):
+    def fts_from(self) -> str:
+        return "doc_fts JOIN entity e ON e._e = doc_fts.rowid"
+
+    def fts_query(self, words: Sequence[str]) -> str:
+        # Every word or phrase as an FTS5 string, so nothing in it is FTS syntax.
+        return " ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+SQLITE = SqliteDialect(
+    "sqlite",
+    {"text": "TEXT", "time": "TEXT", "url": "TEXT", "number": "NUMERIC", "bool": "INTEGER"},
+)
+
+
+def sql_type(dialect: Dialect, column: Column) -> str:
+    return dialect.types["text" if column.reference else column.type]
+
+
+# -- compiling a filter --------------------------------------------------------------------
+
+
+@dataclass
+class Compiled:
+    """One filter as SQL: run `sql` with `params`, hand the rows to `build`."""
+
+    sql: str
+    params: list[Any]
+    build: Callable[[list[tuple[Any, ...]]], list[Row]]
+    reverse: bool = False  # listed newest first in SQL, turned round after
+    cacheable: bool = True
+
+
+@dataclass
+class _Join:
+    alias: str
+    sql: str
+
+
+@dataclass
+class _State:
+    vocabulary: Vocabulary
+    variables: bool
+    now: datetime | None
+    joins: dict[tuple[str, ...], _Join] = field(default_factory=dict)
+    required: dict[str, bool] = field(default_factory=dict)  # component -> inner join
+    named: list[str] = field(default_factory=list)
+    conds: list[str] = field(default_factory=list)
+    params: list[Any] = field(default_factory=list)
+    cacheable: bool = True
+    counter: int = 0
+
+    def fresh(self, prefix: str) -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+
+def _is_variable(text: str) -> bool:
+    return len(text) > 1 and text[0] == "$" and (text[1].isalpha() or text[1] == "_")
+
+
+def component_of(name: str, vocabulary: Vocabulary) -> Component:
+    comp = vocabulary.components.get(name)
+    if comp is None:
+        raise Refused(not_a_component(name))
+    return comp
+
+
+def compile_filter(
+    text: str,
+    vocabulary: Vocabulary,
+    *,
+    variables: bool = False,
+    now: datetime | None = None,
+    dialect: Dialect = SQLITE,
+) -> Compiled:
+    """A filter line as one parameterised SELECT; Refused with how to write what it cannot."""
+    from pasture.store.grammar import parse
+
+    if not isinstance(text, str):
+        raise Refused('a filter is a line of text, like ".jog!&.doc?&limit=20"')
+    return compile_ast(parse(text), vocabulary, variables=variables, now=now, dialect=dialect)
+
+
+def compile_ast(
+    filt: ast.Filter,
+    vocabulary: Vocabulary,
+    *,
+    variables: bool = False,
+    now: datetime | None = None,
+    dialect: Dialect = SQLITE,
+) -> Compiled:
+    st = _State(vocabulary, variables, now)
+    limit: int | None = None
+    count = False
+    tally: ast.Tally | None = None
+    tallied: tuple[str, Column, str] | None = None
+    words: list[str] = []
+    every = False
+    for p in filt.predicates:
+        if isinstance(p, ast.Has):
+            _need(st, component_of(p.component, vocabulary).name, inner=True)
+            _name(st, p.component)
+        elif isinstance(p, ast.Maybe):
+            _need(st, component_of(p.component, vocabulary).name, inner=False)
+            _name(st, p.component)
+        elif isinstance(p, ast.Lacks):
+            comp = component_of(p.component, vocabulary)
+            if comp.name in STAMPS:
+                raise Refused(f"every entity has {comp.name} — .{comp.name}= matches nothing")
+            st.conds.append(f"NOT EXISTS (SELECT 1 FROM {table(comp.name)} WHERE _e = e._e)")
+        elif isinstance(p, ast.Every):
+            every = True
+        elif isinstance(p, ast.Compare | ast.Range | ast.Empty | ast.Present):
+            _column_predicate(st, p)
+        elif isinstance(p, ast.Words):
+            if p.text.strip():
+                words.append(p.text)
+        elif isinstance(p, ast.Limit):
+            if limit is not None and limit != p.count:
+                raise Refused(f"limit is written twice — keep one, like limit={p.count}")
+            if p.count < 1:
+                raise Refused("limit is a whole number of rows, at least 1, like limit=20")
+            limit = p.count
+        elif isinstance(p, ast.Id):
+            st.conds.append("e.eid = ?")
+            st.params.append(p.eid)
+        elif isinstance(p, ast.Count):
+            count = True
+        elif isinstance(p, ast.Tally):
+            if tally is not None:
+                raise Refused("tally one column at a time — keep one .tally=comp.col")
+            tally = p
+            tallied = _resolve_path(st, p.path, needs_value=False)
+            _need(st, p.path[0], inner=True)
+        elif isinstance(p, ast.Plural):
+            _plural(st, p)
+        else:  # pragma: no cover - the grammar makes nothing else
+            raise Refused("that filter cannot be served — write predicates like .jog!&limit=20")
+    if count and tally is not None:
+        raise Refused("ask for .count! or .tally=comp.col, not both — they are two answers")
+
+    sources: list[str] = []
+    order = "e._e"
+    drive: str | None = None
+    if words:
+        sources.append(dialect.fts_from())
+        st.conds.insert(0, "doc_fts MATCH ?")
+        st.params.insert(0, dialect.fts_query(words))
+        order = "doc_fts.rank"
+    else:
+        drive = next((c for c, inner in st.required.items() if inner and c not in STAMPS), None)
+        if drive is not None:
+            alias = _comp_alias(st, drive)
+            sources.append(f"{table(drive)} {alias} JOIN entity e ON e._e = {alias}._e")
+            order = f"{alias}._e"
+        else:
+            sources.append("entity e")
+    if every:
+        for name in vocabulary.components:
+            _need(st, name, inner=False)
+    for name, inner in st.required.items():
+        if name in STAMPS or name == drive:
+            continue
+        alias = _comp_alias(st, name)
+        kind = "JOIN" if inner else "LEFT JOIN"
+        sources.append(f"{kind} {table(name)} {alias} ON {alias}._e = e._e")
+    select: list[str] = ["e.eid", "e.kind"]
+    if tallied is not None:
+        return _tally(st, tallied, sources, limit, order)
+    builder: Callable[[list[tuple[Any, ...]]], list[Row]] = _count_rows
+    if not count:
+        shown = list(vocabulary.components) if every else st.named
+        builder, extra = _row_builder(st, shown, every, len(select))
+        select.extend(extra)
+    sql = f"SELECT {', '.join(select)} FROM {' '.join(sources + _walks(st))}"
+    if st.conds:
+        sql += " WHERE " + " AND ".join(st.conds)
+    params = list(st.params)
+    if count:
+        inner_sql = sql
+        if limit is not None:
+            inner_sql += f" ORDER BY {order} DESC LIMIT ?"
+            params.append(limit)
+        return Compiled(
+            f"SELECT count(*) FROM ({inner_sql})", params, builder, cacheable=st.cacheable
+        )
+    reverse = False
+    if words:
+        sql += f" ORDER BY {order}"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+    elif limit is not None:
+        sql += f" ORDER BY {order} DESC LIMIT ?"
+        params.append(limit)
+        reverse = True
+    else:
+        sql += f" ORDER BY {order}"
+    return Compiled(sql, params, builder, reverse=reverse, cacheable=st.cacheable)
+
+
+def _need(st: _State, component: str, *, inner: bool) -> None:
+    st.required[component] = st.required.get(component, False) or inner
+
+
+def _name(st: _State, component: str) -> None:
+    if component not in st.named:
+        st.named.append(component)
+
+
+def _comp_alias(st: _State, component: str) -> str:
+    key = ("comp", component)
+    join = st.joins.get(key)
+    if join is None:
+        join = st.joins[key] = _Join(f"t{len(st.joins)}", "")
+    return join.alias
+
+
+def _walks(st: _State) -> list[str]:
+    return [j.sql for j in st.joins.values() if j.sql]
+
+
+def _expr(st: _State, component: str, column: str) -> str:
+    if component in STAMPS:
+        at, by = STAMPS[component]
+        return f"e.{at if column == 'at' else by}"
+    return f"{_comp_alias(st, component)}.{q(column)}"
+
+
+def _resolve_path(st: _State, path: ast.Path, *, needs_value: bool) -> tuple[str, Column, str]:
+    """The SQL expression of a column path (walking references), its column, and its text."""
+    shown = ".".join(path)
+    if len(path) < 2 or len(path) % 2:
+        raise Refused(
+            f".{shown} names no column — write .component.column, like .jog.miles>=5, "
+            "or walk a reference like .comment.target.doc.title~=word"
+        )
+    comp = component_of(path[0], st.vocabulary)
+    _need(st, comp.name, inner=needs_value)
+    _name(st, comp.name)
+    column = _column(st, comp, path[1])
+    expr = _expr(st, comp.name, column.name)
+    for i in range(2, len(path), 2):
+        if not column.reference:
+            raise Refused(
+                f"{path[i - 2]}.{path[i - 1]} is not a reference, so .{shown} cannot walk "
+                f"through it — walk a reference column, like .comment.target.doc.title"
+            )
+        target = component_of(path[i], st.vocabulary)
+        key = (*path[: i + 1],)
+        walk = st.joins.get(key)
+        if walk is None:
+            n = len(st.joins)
+            ent, alias = f"w{n}", f"x{n}"
+            if target.name in STAMPS:
+                sql = f"LEFT JOIN entity {ent} ON {ent}.eid = {expr}"
+            else:
+                sql = (
+                    f"LEFT JOIN entity {ent} ON {ent}.eid = {expr} "
+                    f"LEFT JOIN {table(target.name)} {alias} ON {alias}._e = {ent}._e"
+                )
+            walk = st.joins[key] = _Join(alias if target.name not in STAMPS else ent, sql)
+        column = _column(st, target, path[i + 1])
+        if target.name in STAMPS:
+            at, by = STAMPS[target.name]
+            expr = f"{walk.alias}.{at if column.name == 'at' else by}"
+        else:
+            expr = f"{walk.alias}.{q(column.name)}"
+    return expr, column, shown
+
+
+def _column(st: _State, comp: Component, name: str) -> Column:
+    column = comp.columns.get(name)
+    if column is None:
+        raise Refused(no_column(comp.name, name, st.vocabulary))
+    return column
+
+
+def _value(st: _State, column: Column, shown: str, text: str, op: str) -> Any:
+    """A value written in a filter as its column's type, or the sentence saying how."""
+    if st.variables and _is_variable(text):
+        return None
+    example = f".{shown}{op if op not in ('~=',) else '='}"
+    if column.reference:
+        return text
+    if column.type == "number":
+        try:
+            return convert(shown, "number", text)
+        except BadValue:
+            raise Refused(f"{shown} is a number — write one, like {example}5") from None
+    if column.type == "bool":
+        try:
+            return 1 if convert(shown, "bool", text) else 0
+        except BadValue:
+            raise Refused(f"{shown} is true or false — write {example}true") from None
+    if column.type == "time":
+        try:
+            return normalize_time(text)
+        except ValueError:
+            pass
+        from pasture.store.grammar import time_phrase
+
+        st.cacheable = False
+        phrase = time_phrase(text, st.now or datetime.now(UTC))
+        if phrase is None:
+            raise Refused(
+                f"{shown} is a time — write {example}2026-09-01, a moment like {TIME_FORMAT}, "
+                "or a phrase: today, yesterday, 3-days-ago, 2-hours-ago"
+            )
+        return phrase
+    return text
+
+
+def _column_predicate(st: _State, p: ast.Compare | ast.Range | ast.Empty | ast.Present) -> None:
+    if isinstance(p, ast.Empty):
+        expr, column, shown = _resolve_path(st, p.path, needs_value=False)
+        st.conds.append(f"{expr} IS NULL")
+        return
+    if isinstance(p, ast.Present):
+        expr, column, shown = _resolve_path(st, p.path, needs_value=True)
+        st.conds.append(f"{expr} IS NOT NULL")
+        return
+    if isinstance(p, ast.Range):
+        expr, column, shown = _resolve_path(st, p.path, needs_value=True)
+        if column.type == "bool" or column.reference:
+            raise Refused(
+                f"{shown} has no range — ranges are for numbers and times, like .jog.miles=3..10"
+            )
+        low = _value(st, column, shown, p.low, "=")
+        high = _value(st, column, shown, p.high, "=")
+        st.conds.append(f"{expr} >= ? AND {expr} {'<=' if p.include_high else '<'} ?")
+        st.params.extend([low, high])
+        return
+    op = p.op
+    expr, column, shown = _resolve_path(st, p.path, needs_value=op != "!=")
+    if len(p.values) > 1 and op not in ("=", "!="):
+        raise Refused(
+            f"several values (a,b) go with = or != only — like .{shown}={','.join(p.values)}"
+        )
+    if column.type == "bool" and op not in ("=", "!="):
+        raise Refused(f"{shown} is true or false — compare it with = or !=, like .{shown}=true")
+    if column.type == "number" and op == "~=":
+        raise Refused(f"{shown} is a number — ~= is for text; compare it with = < <= > >=")
+    if column.reference and op in ("<", "<=", ">", ">="):
+        raise Refused(
+            f"{shown} is a reference — compare it with = (an eid or a name) or ~= (part of a name)"
+        )
+    values = [_value(st, column, shown, v, op) for v in p.values]
+    if op == "~=":
+        pattern = "%" + _like_escape(str(values[0])) + "%"
+        if column.reference:
+            st.conds.append(f"{expr} IN (SELECT eid FROM entity WHERE name LIKE ? ESCAPE '\\')")
+        else:
+            st.conds.append(f"{expr} LIKE ? ESCAPE '\\'")
+        st.params.append(pattern)
+        return
+    if op in ("=", "!="):
+        marks = ", ".join("?" for _ in values)
+        if column.reference:
+            named = f"SELECT eid FROM entity WHERE name IN ({marks})"
+            test = f"({expr} IN ({marks}) OR {expr} IN ({named}))"
+            params = values + values
+        else:
+            test = f"{expr} IN ({marks})" if len(values) > 1 else f"{expr} = ?"
+            params = values
+        if op == "!=":
+            test = f"({expr} IS NULL OR NOT {test})"
+        st.conds.append(test)
+        st.params.extend(params)
+        return
+    st.conds.append(f"{expr} {op} ?")
+    st.params.append(values[0])
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def plural_of(word: str, vocabulary: Vocabulary) -> tuple[Component, Column] | None:
+    """The component and reference column a plural like `comments` counts through."""
+    for comp in vocabulary.components.values():
+        n = comp.name
+        forms = {n + "s", n + "es"}
+        if n.endswith("y"):
+            forms.add(n[:-1] + "ies")
+        if word not in forms and word != n:
+            continue
+        refs = [c for c in comp.columns.values() if c.reference]
+        if comp.name in STAMPS:
+            return None
+        if len(refs) == 1:
+            return comp, refs[0]
+        if "target" in comp.columns and comp.columns["target"].reference:
+            return comp, comp.columns["target"]
+        return None
+    return None
+
+
+def _plural(st: _State, p: ast.Plural) -> None:
+    found = plural_of(p.word, st.vocabulary)
+    if found is None:
+        raise Refused(
+            f".{p.word}{p.op}{p.number} counts the entities that point here, and no "
+            f"component with one reference column is called {p.word} — like .comments>=2 "
+            "for comment{target}"
+        )
+    comp, column = found
+    if p.op not in ("=", "!=", "<", "<=", ">", ">="):
+        raise Refused(f"compare a count with = != < <= > >=, like .{p.word}>=2")
+    st.conds.append(
+        f"(SELECT count(*) FROM {table(comp.name)} p WHERE p.{q(column.name)} = e.eid) {p.op} ?"
+    )
+    st.params.append(p.number)
+
+
+def _count_rows(rows: list[tuple[Any, ...]]) -> list[Row]:
+    return [{"count": rows[0][0]}]
+
+
+def _tally(
+    st: _State,
+    tallied: tuple[str, Column, str],
+    sources: list[str],
+    limit: int | None,
+    order: str,
+) -> Compiled:
+    # tallying a column counts the rows that have its component (joined, not left-joined)
+    expr, column, _ = tallied
+    inner = f"SELECT {expr} AS v FROM {' '.join(sources + _walks(st))}"
+    if st.conds:
+        inner += " WHERE " + " AND ".join(st.conds)
+    params = list(st.params)
+    if limit is not None:
+        inner += f" ORDER BY {order} DESC LIMIT ?"
+        params.append(limit)
+    if column.reference:
+        sql = (
+            f"SELECT v, (SELECT name FROM entity WHERE eid = v), count(*) AS n FROM ({inner}) "
+            "GROUP BY v ORDER BY n DESC, v"
+        )
+
+        def build(rows: list[tuple[Any, ...]]) -> list[Row]:
+            return [{"value": _ref(r[0], r[1]), "count": r[2]} for r in rows]
+
+    else:
+        sql = f"SELECT v, count(*) AS n FROM ({inner}) GROUP BY v ORDER BY n DESC, v"
+        is_bool = column.type == "bool"
+
+        def build(rows: list[tuple[Any, ...]]) -> list[Row]:
+            return [{"value": _bool(r[0]) if is_bool else r[0], "count": r[1]} for r in rows]
+
+    return Compiled(sql, params, build, cacheable=st.cacheable)
+
+
+# -- reading rows back --------------------------------------------------------------------
+
+
+def _ref(eid: Any, name: Any) -> dict[str, Any] | None:
+    if eid is None:
+        return None
+    return {"eid": eid} if name is None else {"eid": eid, "name": name}
+
+
+def _bool(value: Any) -> bool | None:
+    return None if value is None else bool(value)
+
+
+def _row_builder(
+    st: _State, shown: list[str], every: bool, start: int
+) -> tuple[Callable[[list[tuple[Any, ...]]], list[Row]], list[str]]:
+    """A function made for this filter that turns SQL rows into the store's rows.
+
+    It is generated as Python source (names come from the checked vocabulary,
+    positions are integers) because building rows is most of a read's cost.
+    """
+    select: list[str] = []
+    pos = start
+    parts: list[str] = []  # (key, python expression, presence position or None)
+    conditional: list[tuple[str, str, int]] = []
+    for comp_name in shown:
+        comp = st.vocabulary.components[comp_name]
+        presence: int | None = None
+        if comp_name not in STAMPS and not st.required.get(comp_name, False):
+            select.append(f"{_comp_alias(st, comp_name)}._e")
+            presence = pos
+            pos += 1
+        fields: list[str] = []
+        for column in comp.columns.values():
+            expr = _expr(st, comp_name, column.name)
+            if column.reference:
+                n = len(st.joins)
+                alias = f"r{n}"
+                st.joins[("ref", comp_name, column.name)] = _Join(
+                    alias, f"LEFT JOIN entity {alias} ON {alias}.eid = {expr}"
+                )
+                select.extend([expr, f"{alias}.name"])
+                fields.append(f"{column.name!r}: _ref(r[{pos}], r[{pos + 1}])")
+                pos += 2
+            else:
+                select.append(expr)
+                value = f"_bool(r[{pos}])" if column.type == "bool" else f"r[{pos}]"
+                fields.append(f"{column.name!r}: {value}")
+                pos += 1
+        body = "{" + ", ".join(fields) + "}"
+        if presence is None:
+            parts.append(f"{comp_name!r}: {body}")
+        elif every:
+            conditional.append((comp_name, body, presence))
+        else:
+            parts.append(f"{comp_name!r}: ({body} if r[{presence}] is not None else None)")
+    head = "{'kind': r[1], 'entity': {'eid': r[0]}" + "".join(", " + p for p in parts) + "}"
+    if not conditional:
+        source = f"def build(rows):\n    return [{head} for r in rows]\n"
+    else:
+        lines = ["def build(rows):", "    out = []", "    for r in rows:", f"        d = {head}"]
+        for comp_name, body, presence in conditional:
+            lines.append(f"        if r[{presence}] is not None:")
+            lines.append(f"            d[{comp_name!r}] = {body}")
+        lines.extend(["        out.append(d)", "    return out", ""])
+        source = "\n".join(lines)
+    scope: dict[str, Any] = {"_ref": _ref, "_bool": _bool}
+    exec(compile(source, "<filter rows>", "exec"), scope)
+    build: Callable[[list[tuple[Any, ...]]], list[Row]] = scope["build"]
+    return build, select
+
+
+# -- tables ---------------------------------------------------------------------------------
+
+BASE_TABLES = [
+    """CREATE TABLE IF NOT EXISTS entity (
+        _e INTEGER PRIMARY KEY,
+        eid TEXT NOT NULL UNIQUE,
+        kind TEXT,
+        name TEXT,
+        created_at TEXT, created_by TEXT,
+        updated_at TEXT, updated_by TEXT)""",
+    "CREATE INDEX IF NOT EXISTS entity_name ON entity(name)",
+    "CREATE INDEX IF NOT EXISTS entity_created_at ON entity(created_at)",
+    "CREATE INDEX IF NOT EXISTS entity_created_by ON entity(created_by)",
+    "CREATE INDEX IF NOT EXISTS entity_updated_at ON entity(updated_at)",
+    "CREATE INDEX IF NOT EXISTS entity_updated_by ON entity(updated_by)",
+    """CREATE TABLE IF NOT EXISTS edge (
+        parent INTEGER NOT NULL, type TEXT NOT NULL, child TEXT NOT NULL,
+        PRIMARY KEY (parent, type, child))""",
+    "CREATE INDEX IF NOT EXISTS edge_child ON edge(child)",
+    "CREATE TABLE IF NOT EXISTS pasture_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS pasture_columns (
+        component TEXT NOT NULL, col TEXT NOT NULL, type TEXT NOT NULL,
+        PRIMARY KEY (component, col))""",
+]
+
+# Columns too long to be worth an ordinary index (full text covers them).
+UNINDEXED = {("doc", "body")}
+
+
+def component_ddl(dialect: Dialect, comp: Component, existing: dict[str, str] | None) -> list[str]:
+    """Statements creating a component's table, or adding the columns it lacks."""
+    if comp.name in STAMPS:
+        return []
+    out: list[str] = []
+    name = table(comp.name)
+    if existing is None:
+        cols = "".join(f", {q(c.name)} {sql_type(dialect, c)}" for c in comp.columns.values())
+        out.append(f"CREATE TABLE {name} (_e INTEGER PRIMARY KEY{cols})")
+        new = list(comp.columns.values())
+    else:
+        new = [c for c in comp.columns.values() if c.name not in existing]
+        out.extend(f"ALTER TABLE {name} ADD COLUMN {q(c.name)} {sql_type(dialect, c)}" for c in new)
+    for c in new:
+        if (comp.name, c.name) not in UNINDEXED:
+            out.append(f"CREATE INDEX {name}_{c.name} ON {name}({q(c.name)})")
+    return out
+
+
+PLATFORM_NAMES = tuple(PLATFORM)
+
+__all__ = [
+    "SQLITE",
+    "STAMPS",
+    "Compiled",
+    "Dialect",
+    "compile_ast",
+    "compile_filter",
+    "component_ddl",
+    "plural_of",
+    "q",
+    "table",
+]

@@ -1,0 +1,453 @@
+"""The embedded backend: one SQLite file per app, in WAL mode.
+
+Tables are laid out in `sql.py`, shared with a PostgreSQL backend. A write is
+one `BEGIN IMMEDIATE … COMMIT`: every bundle is checked and every entity named
+before the first row changes, and any refusal rolls the whole call back. Reads
+compile a filter once and keep the compiled SELECT (and its row builder) for
+the next call with the same line.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections import OrderedDict, defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pasture.caller import Caller
+from pasture.errors import DeployRefused, Refused
+from pasture.store import bundles as b
+from pasture.store.base import Applied, Bundle, Row
+from pasture.store.sql import (
+    BASE_TABLES,
+    SQLITE,
+    STAMPS,
+    Compiled,
+    compile_filter,
+    component_ddl,
+    q,
+    table,
+)
+from pasture.store.vocab import Column, Vocabulary, changed_type
+from pasture.values import now
+
+_CACHE = 512  # compiled filters kept per store
+
+_FTS = [
+    """CREATE VIRTUAL TABLE IF NOT EXISTS doc_fts USING fts5(
+        title, body, content='c_doc', content_rowid='_e',
+        tokenize='porter unicode61 remove_diacritics 2')""",
+    """CREATE TRIGGER IF NOT EXISTS c_doc_ai AFTER INSERT ON c_doc BEGIN
+        INSERT INTO doc_fts(rowid, title, body) VALUES (new._e, new.title, new.body); END""",
+    """CREATE TRIGGER IF NOT EXISTS c_doc_ad AFTER DELETE ON c_doc BEGIN
+        INSERT INTO doc_fts(doc_fts, rowid, title, body)
+        VALUES ('delete', old._e, old.title, old.body); END""",
+    """CREATE TRIGGER IF NOT EXISTS c_doc_au AFTER UPDATE ON c_doc BEGIN
+        INSERT INTO doc_fts(doc_fts, rowid, title, body)
+        VALUES ('delete', old._e, old.title, old.body);
+        INSERT INTO doc_fts(rowid, title, body) VALUES (new._e, new.title, new.body); END""",
+]
+
+_NAMERS = ("person", "alias", "doc")  # what a reference reads back as `name`, first wins
+_NAME_COLUMN = {"person": "name", "alias": "name", "doc": "title"}
+
+
+class _Lookup:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def row_of(self, eid: str) -> int | None:
+        found = self.db.execute("SELECT _e FROM entity WHERE eid = ?", (eid,)).fetchone()
+        return None if found is None else int(found[0])
+
+    def named(self, name: str) -> list[str]:
+        rows = self.db.execute(
+            "SELECT e.eid FROM c_alias a JOIN entity e ON e._e = a._e WHERE a.name = ? LIMIT 5",
+            (name,),
+        ).fetchall()
+        return [r[0] for r in rows]
+
+
+class SqliteStore:
+    """One app's graph in one SQLite file (see `pasture.store.base.Store`)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self._db = sqlite3.connect(
+            self.path, isolation_level=None, check_same_thread=False, cached_statements=1024
+        )
+        self._lock = threading.RLock()
+        self._compiled: OrderedDict[str, Compiled] = OrderedDict()
+        db = self._db
+        db.execute("PRAGMA busy_timeout = 10000")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute("PRAGMA temp_store = MEMORY")
+        with self._lock:
+            self._begin()
+            try:
+                for statement in BASE_TABLES:
+                    db.execute(statement)
+                stored = db.execute("SELECT value FROM pasture_meta WHERE key = 'vocab'").fetchone()
+                doc = json.loads(stored[0]) if stored else None
+                self._vocab = Vocabulary.from_json(doc)
+                self._install(self._vocab)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        self._kinds()
+
+    # -- the Store interface ------------------------------------------------------------
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The vocabulary installed now (the platform's components and the app's own)."""
+        return self._vocab
+
+    def declare(self, vocab: Mapping[str, Any]) -> None:
+        with self._lock:
+            new = Vocabulary.from_json(vocab, self._vocab)
+            physical = self._physical()
+            problems: list[str] = []
+            for comp in new.declared():
+                for column in comp.columns.values():
+                    was = physical.get(comp.name, {}).get(column.name)
+                    if was is not None and was != column.shown and not _same(was, column):
+                        old = Column(column.name, "text", reference=True)
+                        if was != "reference":
+                            old = Column(column.name, was)  # type: ignore[arg-type]
+                        problems.append(changed_type(comp.name, old, column))
+            if problems:
+                raise DeployRefused(problems, prefix="vocab.json")
+            self._begin()
+            try:
+                self._install(new)
+                self._db.execute(
+                    "INSERT INTO pasture_meta(key, value) VALUES ('vocab', ?) "
+                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    (json.dumps(vocab),),
+                )
+                if new.kind_order() != self._vocab.kind_order():
+                    self._rekind_all(new)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._vocab = new
+            self._compiled.clear()
+            self._kinds()
+
+    def apply(self, bundles: Bundle | Sequence[Bundle], caller: Caller) -> Applied:
+        vocab = self._vocab
+        checked = b.check(bundles, vocab)
+        with self._lock:
+            if vocab is not self._vocab:  # redeclared meanwhile: check again
+                vocab = self._vocab
+                checked = b.check(bundles, vocab)
+            self._begin()
+            try:
+                applied = self._write(checked, caller, vocab)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return applied
+
+    def query(self, filter: str, caller: Caller) -> list[Row]:
+        with self._lock:
+            compiled = self._compiled.get(filter) if isinstance(filter, str) else None
+            if compiled is None:
+                compiled = compile_filter(filter, self._vocab)
+                if compiled.cacheable:
+                    self._compiled[filter] = compiled
+                    if len(self._compiled) > _CACHE:
+                        self._compiled.popitem(last=False)
+            try:
+                found = self._db.execute(compiled.sql, compiled.params).fetchall()
+            except sqlite3.OperationalError as e:
+                raise _busy(e) from None
+        rows = compiled.build(found)
+        if compiled.reverse:
+            rows.reverse()
+        return rows
+
+    def schema(self) -> dict[str, Any]:
+        vocab = self._vocab
+        return {
+            "components": {
+                c.name: {
+                    "columns": {col.name: col.shown for col in c.columns.values()},
+                    "kind": c.kind,
+                    "platform": c.platform,
+                    "writable": c.writable,
+                }
+                for c in vocab.components.values()
+            },
+            "tools": vocab.tools,
+        }
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- installing a vocabulary --------------------------------------------------------
+
+    def _begin(self) -> None:
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as e:
+            raise _busy(e) from None
+
+    def _physical(self) -> dict[str, dict[str, str]]:
+        out: dict[str, dict[str, str]] = defaultdict(dict)
+        for comp, col, kind in self._db.execute("SELECT component, col, type FROM pasture_columns"):
+            out[comp][col] = kind
+        return out
+
+    def _install(self, vocab: Vocabulary) -> None:
+        db = self._db
+        physical = self._physical()
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        for comp in vocab.components.values():
+            if comp.name in STAMPS:
+                continue
+            existing = physical.get(comp.name) if table(comp.name) in tables else None
+            if existing is None and table(comp.name) in tables:
+                existing = {}
+            for statement in component_ddl(SQLITE, comp, existing):
+                db.execute(statement)
+            for column in comp.columns.values():
+                db.execute(
+                    "INSERT INTO pasture_columns(component, col, type) VALUES (?, ?, ?) "
+                    "ON CONFLICT DO UPDATE SET type = excluded.type",
+                    (comp.name, column.name, column.shown),
+                )
+        for statement in _FTS:
+            db.execute(statement)
+
+    def _kinds(self) -> None:
+        order = self._vocab.kind_order()
+        self._rank = {name: i for i, name in enumerate(order)}
+        self._tables = [c for c in self._vocab.components if c not in STAMPS]
+        physical = {
+            r[0] for r in self._db.execute("SELECT DISTINCT component FROM pasture_columns")
+        }
+        # every component table there is, declared now or before, for tombstones
+        self._all_tables = sorted(set(self._tables) | {c for c in physical if c not in STAMPS})
+        self._known_tables = {
+            r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+
+    def _kind_sql(self, vocab: Vocabulary) -> str:
+        cases = " ".join(
+            f"WHEN EXISTS (SELECT 1 FROM {table(c)} WHERE _e = entity._e) THEN {_lit(c)}"
+            for c in vocab.kind_order()
+            if c not in STAMPS
+        )
+        return f"CASE {cases} ELSE 'created' END"
+
+    def _rekind_all(self, vocab: Vocabulary) -> None:
+        self._db.execute(f"UPDATE entity SET kind = {self._kind_sql(vocab)}")
+
+    # -- writing --------------------------------------------------------------------------
+
+    def _write(self, checked: list[b.Checked], caller: Caller, vocab: Vocabulary) -> Applied:
+        db = self._db
+        stamp = now()
+        by = caller.eid
+        top = db.execute("SELECT coalesce(max(_e), 0) FROM entity").fetchone()[0]
+        if by is not None:
+            top = self._person(caller, stamp, top)
+        plan = b.resolve(checked, _Lookup(db))
+        for step in plan.steps:
+            if step.was:
+                self._guard(step)
+        entities: list[tuple[Any, ...]] = []
+        grouped: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
+        patched: list[tuple[int, set[str]]] = []
+        tombs: list[tuple[int, str]] = []
+        edges: list[tuple[Any, ...]] = []
+        rows: dict[str, int] = {}
+        for step in plan.steps:
+            if step.row is None:
+                top += 1
+                row = top
+                written = [c for c, cols in step.writes.items() if cols is not None]
+                kind = min(written, key=self._rank.__getitem__, default="created")
+                if kind not in self._rank:
+                    kind = "created"
+                entities.append((row, step.eid, kind, _name_of(step.writes), stamp, by, stamp, by))
+                for comp, cols in step.writes.items():
+                    if cols is None:
+                        continue
+                    names = tuple(cols)
+                    marks = ", ".join("?" * (len(names) + 1))
+                    sql = f"INSERT INTO {table(comp)}(_e{_cols(names)}) VALUES ({marks})"
+                    grouped[sql].append((row, *cols.values()))
+            else:
+                row = step.row
+                if step.tombstone:
+                    tombs.append((row, step.eid))
+                    rows[step.eid] = row
+                    continue
+                for comp, cols in step.writes.items():
+                    if cols is None:
+                        grouped[f"DELETE FROM {table(comp)} WHERE _e = ?"].append((row,))
+                    elif not cols:
+                        grouped[f"INSERT OR IGNORE INTO {table(comp)}(_e) VALUES (?)"].append(
+                            (row,)
+                        )
+                    else:
+                        names = tuple(cols)
+                        marks = ", ".join("?" * (len(names) + 1))
+                        sets = ", ".join(f"{q(n)} = excluded.{q(n)}" for n in names)
+                        sql = (
+                            f"INSERT INTO {table(comp)}(_e{_cols(names)}) VALUES ({marks}) "
+                            f"ON CONFLICT(_e) DO UPDATE SET {sets}"
+                        )
+                        grouped[sql].append((row, *cols.values()))
+                patched.append((row, set(step.writes)))
+            rows[step.eid] = row
+            for kind_of_edge, child in step.edges:
+                edges.append((row, kind_of_edge, child))
+        for eid in plan.bare:
+            top += 1
+            entities.append((top, eid, "created", None, stamp, by, stamp, by))
+        if entities:
+            db.executemany(
+                "INSERT INTO entity(_e, eid, kind, name, created_at, created_by, updated_at, "
+                "updated_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                entities,
+            )
+        for sql, params in grouped.items():
+            db.executemany(sql, params)
+        if patched:
+            db.executemany(
+                "UPDATE entity SET updated_at = ?, updated_by = ? WHERE _e = ?",
+                [(stamp, by, row) for row, _ in patched],
+            )
+            changed = [row for row, comps in patched if comps]
+            if changed:
+                kind_sql = self._kind_sql(vocab)
+                db.executemany(
+                    f"UPDATE entity SET kind = {kind_sql}, name = {_NAME_SQL} WHERE _e = ?",
+                    [(row,) for row in changed],
+                )
+        if edges:
+            db.executemany(
+                "INSERT OR IGNORE INTO edge(parent, type, child) VALUES (?, ?, ?)", edges
+            )
+        for row, eid in tombs:
+            for comp in self._all_tables:
+                if table(comp) in self._known_tables:
+                    db.execute(f"DELETE FROM {table(comp)} WHERE _e = ?", (row,))
+            db.execute("DELETE FROM edge WHERE parent = ? OR child = ?", (row, eid))
+            db.execute("DELETE FROM entity WHERE _e = ?", (row,))
+        return Applied([s.eid for s in plan.steps], dict(plan.aliases))
+
+    def _person(self, caller: Caller, stamp: str, top: int) -> int:
+        """Keep the caller as a person of this app, so `created.by` reads back a name."""
+        db = self._db
+        found = db.execute(
+            "SELECT e._e, p._e, p.name FROM entity e LEFT JOIN c_person p ON p._e = e._e "
+            "WHERE e.eid = ?",
+            (caller.eid,),
+        ).fetchone()
+        if found is None:
+            top += 1
+            db.execute(
+                "INSERT INTO entity(_e, eid, kind, name, created_at, created_by, updated_at, "
+                "updated_by) VALUES (?, ?, 'person', ?, ?, ?, ?, ?)",
+                (top, caller.eid, caller.name, stamp, caller.eid, stamp, caller.eid),
+            )
+            db.execute("INSERT INTO c_person(_e, name) VALUES (?, ?)", (top, caller.name))
+        elif found[1] is None or found[2] != caller.name:
+            db.execute(
+                "INSERT INTO c_person(_e, name) VALUES (?, ?) "
+                "ON CONFLICT(_e) DO UPDATE SET name = excluded.name",
+                (found[0], caller.name),
+            )
+            db.execute(
+                f"UPDATE entity SET kind = {self._kind_sql(self._vocab)}, name = {_NAME_SQL} "
+                "WHERE _e = ?",
+                (found[0],),
+            )
+        return top
+
+    def _guard(self, step: b.Step) -> None:
+        for comp, cols in step.was.items():
+            for col, expected in cols.items():
+                current = None if step.row is None else self._current(step.row, comp, col)
+                if not b.guard_holds(expected, current):
+                    raise b.moved(comp, col)
+
+    def _current(self, row: int, comp: str, col: str) -> Any:
+        if comp in STAMPS:
+            at, by = STAMPS[comp]
+            sql = f"SELECT {at if col == 'at' else by} FROM entity WHERE _e = ?"
+        else:
+            sql = f"SELECT {q(col)} FROM {table(comp)} WHERE _e = ?"
+        found = self._db.execute(sql, (row,)).fetchone()
+        value = None if found is None else found[0]
+        column = self._vocab.components[comp].columns[col]
+        if column.type == "bool" and value is not None:
+            return bool(value)
+        return value
+
+
+_NAME_SQL = (
+    "coalesce((SELECT name FROM c_person WHERE _e = entity._e), "
+    "(SELECT name FROM c_alias WHERE _e = entity._e), "
+    "(SELECT title FROM c_doc WHERE _e = entity._e))"
+)
+
+
+def _cols(names: tuple[str, ...]) -> str:
+    return "".join(f", {q(n)}" for n in names)
+
+
+def _lit(name: str) -> str:
+    """A checked component name as an SQL string literal (names are [a-z0-9_] only)."""
+    return f"'{name}'"
+
+
+def _name_of(writes: Mapping[str, Mapping[str, Any] | None]) -> Any:
+    for comp in _NAMERS:
+        cols = writes.get(comp)
+        if cols:
+            value = cols.get(_NAME_COLUMN[comp])
+            if value is not None:
+                return value
+    return None
+
+
+def _same(shown: str, column: Column) -> bool:
+    """Whether a column that was `shown` before may now be `column` (strings stay strings)."""
+    if shown == column.shown:
+        return True
+    return column.shown == "text" and shown in ("text", "time", "url")
+
+
+def _busy(e: sqlite3.OperationalError) -> Refused:
+    text = str(e)
+    if "locked" in text or "busy" in text:
+        return Refused("the app's store is busy with another write — try again in a moment")
+    raise e
+
+
+def open_store(path: str | Path) -> SqliteStore:
+    """The store in the SQLite file at `path`, made (WAL mode) if it is not there yet."""
+    return SqliteStore(path)
+
+
+__all__ = ["SqliteStore", "open_store"]

@@ -1,0 +1,44 @@
+"""Writing a run and reading it back, the way the run club's commands do."""
+
+from pathlib import Path
+
+from store_fixtures import ADA, RUNS
+
+from pasture.caller import NOBODY
+from pasture.store import SqliteStore, open_store
+
+
+def test_a_run_written_reads_back_with_who_logged_it(store: SqliteStore) -> None:
+    applied = store.apply(
+        {
+            "entity": {"eid": "$run"},
+            "doc": {"title": "Run by Ada"},
+            "jog": {"who": "Ada", "miles": 5},
+        },
+        ADA,
+    )
+    eid = applied.aliases["$run"]
+    assert applied.entities == [eid]
+    rows = store.query(".jog!&.created!", ADA)
+    assert len(rows) == 1
+    row = rows[0]
+    assert row["kind"] == "jog"
+    assert row["entity"] == {"eid": eid}
+    assert row["jog"] == {"who": "Ada", "miles": 5, "at": None}
+    assert row["created"]["by"] == {"eid": ADA.eid, "name": "Ada"}
+    assert set(row) == {"kind", "entity", "jog", "created"}
+
+
+def test_nobody_stamps_by_null(store: SqliteStore) -> None:
+    store.apply({"jog": {"who": "Ann", "miles": 1}}, NOBODY)
+    (row,) = store.query(".jog!&.created!", NOBODY)
+    assert row["created"]["by"] is None
+
+
+def test_the_vocabulary_survives_reopening_the_file(tmp_path: Path) -> None:
+    with open_store(tmp_path / "app.db") as s:
+        s.declare(RUNS)
+        s.apply({"jog": {"who": "Ada", "miles": 3}}, ADA)
+    with open_store(tmp_path / "app.db") as s:
+        assert [c.name for c in s.vocabulary.declared()] == ["jog", "recipe", "starred"]
+        assert s.query(".jog.miles>=3", ADA)[0]["jog"]["miles"] == 3
