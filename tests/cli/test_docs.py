@@ -19,4 +19,4 @@ def test_every_verb_is_documented(verb: str) -> None:
 
 
 def test_the_guide_documents_no_verb_that_is_gone() -> None:
-    assert HEADINGS <= set(verbs())
+    assert set(verbs()) >= HEADINGS

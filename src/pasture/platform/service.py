@@ -855,11 +855,20 @@ class Service:
         return Result("\n".join(lines), {"apps": apps})
 
     def _count(self, space: str, slug: str) -> int:
+        """How many things the app keeps: entities carrying its own components or a doc."""
         store = self._store(space, slug)
         count = getattr(store, "count", None)
         if callable(count):
             return int(count())
-        return 0
+        names = [c.name for c in self._load(space, slug).vocabulary.declared()]
+        eids: set[str] = set()
+        for name in [*names, "doc"]:
+            try:
+                rows = store.query(f".{name}!", NOBODY)
+            except Refused:
+                continue
+            eids.update(str(r.get("entity", {}).get("eid")) for r in rows)
+        return len(eids)
 
     # -- the graph ----------------------------------------------------------
     # `via_web=True`: `app` is `space/slug` from a page's address, and a public or
