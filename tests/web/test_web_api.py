@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from starlette.testclient import TestClient
@@ -12,7 +13,7 @@ from pasture.caller import Caller
 from pasture.commands.model import Result
 from pasture.platform.service import Service
 from pasture.web import create_app
-from pasture.web.app import SERVER_FAULT
+from pasture.web.app import SERVER_FAULT, filter_of
 
 VIEWER = "you can read this app but not change it — its owner can make you an editor"
 BAD_TOKEN = "that token is not one this server gave out — make one with pasture token new"
@@ -76,15 +77,37 @@ def test_apply_writes_bundles_as_the_caller(site: Site) -> None:
 
 def test_query_passes_the_filter_on_as_written(site: Site) -> None:
     client = site.client(site.ada_token)
-    client.post(
-        "/ada/runs/api/command", json={"name": "log_run", "args": {"who": "Zed Q", "miles": 42}}
-    )
-    # As a browser sends it: `>` and the space percent-encoded, `&` and `=` as they are.
-    answer = client.get("/ada/runs/api/query?.jog.miles%3E=40&.jog.who=Zed%20Q")
+    logged = {"name": "log_run", "args": {"who": "Zed & Q", "miles": 42}}
+    client.post("/ada/runs/api/command", json=logged)
+    # The grammar decodes values itself: %26 is a literal `&`, %20 a space.
+    answer = client.get("/ada/runs/api/query?.jog!&.jog.miles=42&.jog.who=Zed%20%26%20Q")
     assert answer.status_code == 200, answer.text
     body = answer.json()
-    assert body["text"].endswith("in ada/runs")
-    assert [r["jog"]["who"] for r in body["data"]["rows"]] == ["Zed Q"]
+    assert body["text"] == "1 row in ada/runs"
+    assert [r["jog"]["who"] for r in body["data"]["rows"]] == ["Zed & Q"]
+
+
+def test_query_takes_a_whole_filter_encoded_as_filter(site: Site) -> None:
+    client = site.client(site.ada_token)
+    logged = {"name": "log_run", "args": {"who": "Yan", "miles": 41}}
+    client.post("/ada/runs/api/command", json=logged)
+    written = '.jog.miles>=41&.jog.miles<42&.jog.who="Yan"'
+    answer = client.get(f"/ada/runs/api/query?filter={quote(written, safe='')}")
+    assert answer.status_code == 200, answer.text
+    assert [r["jog"]["who"] for r in answer.json()["data"]["rows"]] == ["Yan"]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        (".jog!&.created!", ".jog!&.created!"),
+        (".doc.title=a%26b", ".doc.title=a%26b"),
+        ("filter=.jog.miles%3E%3D5%26.doc%3F", ".jog.miles>=5&.doc?"),
+        ("filter=.doc.title%3Da%2526b", ".doc.title=a%26b"),
+    ],
+)
+def test_filter_of_a_query_string(query: str, expected: str) -> None:
+    assert filter_of(query) == expected
 
 
 def test_a_filter_the_store_cannot_serve_is_refused_with_a_sentence(site: Site) -> None:
@@ -241,6 +264,30 @@ def test_the_wrong_method_is_a_405_with_a_sentence(site: Site) -> None:
     assert answer.status_code == 405
     assert answer.json() == {"error": "GET is not how /ada/runs/api/apply is used — POST it"}
     assert answer.headers["allow"] == "POST"
+
+
+def test_the_mcp_connector_answers_at_mcp(site: Site) -> None:
+    pytest.importorskip("pasture.mcp.http")
+    headers = {"Accept": "application/json, text/event-stream"}
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    }
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+    with site.client(site.ada_token) as client:  # entering it runs the lifespan
+        answer = client.post("/mcp", json=hello, headers=headers)
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["result"]["serverInfo"]["name"]
+        tools = client.post("/mcp/", json=listing, headers=headers)
+        assert tools.status_code == 200, tools.text
+        names = [t["name"] for t in tools.json()["result"]["tools"]]
+        assert names[:2] == ["commands", "command"]
 
 
 class _BrokenQuery(Service):

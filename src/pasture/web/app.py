@@ -12,7 +12,8 @@ Routes (the app's address is `{base_url}/{space}/{app}/`):
     GET  /{space}/{app}/{path}          a file of the app; a folder serves its index.html;
                                         HTML gets `<base href="{app address}">` after <head>
     POST /{space}/{app}/api/apply       body: bundles (an object or a list)
-    GET  /{space}/{app}/api/query?F     F is the filter, passed on exactly as written
+    GET  /{space}/{app}/api/query?F     F is the filter, passed on exactly as written;
+                                        or ?filter=<F percent-encoded> (what client.js sends)
     POST /{space}/{app}/api/command     body: {"name": …, "args": {…}}
     GET  /{space}/{app}/api/me          {"eid": …, "name": …}, or {"eid": null}
     GET  /{space}/{app}/api/client.js   the ES module pages import (text/javascript)
@@ -47,7 +48,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar, cast
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, unquote
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -399,8 +400,7 @@ class _Web:
 
     async def query(self, request: Request) -> Response:
         at = _at(request)
-        # The raw query string is the filter: the grammar decodes its own values.
-        text = request.url.query
+        text = filter_of(request.url.query)
 
         async def work(caller: Caller) -> Response:
             return _result(await self.call(self.service.query, caller, at, text, via_web=True))
@@ -449,6 +449,20 @@ class _Web:
             )
 
         return await self.api(request, work)
+
+
+def filter_of(query: str) -> str:
+    """The filter a query string carries.
+
+    As written (`?.jog!&.created!`), the raw query string is the filter, passed on
+    undecoded: the grammar decodes its own values, so `%26` stays a literal `&`.
+    A browser cannot send that faithfully (it percent-encodes `<`, `>`, `"` and
+    spaces in every URL), so `?filter=<the filter, percent-encoded>` is the other
+    form, decoded once here; `filter=…` is never a filter of its own.
+    """
+    if query.startswith("filter=") and "&" not in query:
+        return unquote(query[len("filter=") :])
+    return query
 
 
 def _at(request: Request) -> str:

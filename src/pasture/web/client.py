@@ -45,17 +45,14 @@ async function call(path, init) {
   return body;
 }
 
-// Filter characters a URL would otherwise swallow; the server reads the rest as written.
-function encodeFilter(filter) {
-  return String(filter ?? "").replace(/[%#+]/g, (c) => encodeURIComponent(c));
-}
-
 export async function apply(bundles) {
   return (await call("apply", { method: "POST", body: JSON.stringify(bundles) })).data;
 }
 
 export async function query(filter) {
-  return (await call("query?" + encodeFilter(filter), { method: "GET" })).data;
+  // As ?filter=…, encoded whole: a URL would otherwise change `<`, `>` and `"`.
+  const encoded = encodeURIComponent(String(filter ?? ""));
+  return (await call("query?filter=" + encoded, { method: "GET" })).data;
 }
 
 export async function command(name, args = {}) {

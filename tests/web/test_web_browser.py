@@ -1,0 +1,143 @@
+"""The web door in a real browser: Debian's Chromium driven by Playwright, against uvicorn.
+
+A person signs in through the form, opens the run club, runs `log_run` from the
+dashboard's form and sees the answer; then logs a run on the run club's own page
+(examples/runs, which talks to ./api/client.js) and sees it on the board.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+from pasture.platform.service import Service
+from pasture.web import create_app
+
+CHROMIUM = Path("/usr/bin/chromium")
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+PASSWORD = "correct horse battery"
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+pytestmark = [
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin"),
+    pytest.mark.skipif(
+        not (EXAMPLES / "runs" / "index.html").exists(), reason="needs examples/runs"
+    ),
+]
+
+
+@dataclass
+class Served:
+    url: str
+    service: Service
+
+
+@pytest.fixture
+def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
+    """`pasture serve` as it runs: uvicorn on a free loopback port, a fresh PASTURE_HOME."""
+    monkeypatch.setenv("PASTURE_USER", "ada")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    service = Service(tmp_path / "home", base_url=url)
+    ada = service.local_owner()
+    service.set_password(ada, PASSWORD)
+    service.deploy(ada, EXAMPLES / "runs", space="ada", app="runs")
+    config = uvicorn.Config(
+        create_app(service, bind_host="127.0.0.1"), log_level="warning", lifespan="on"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        for _ in range(600):
+            if server.started or not thread.is_alive():
+                break
+            threading.Event().wait(0.05)
+        assert server.started, "the server did not start"
+        yield Served(url, service)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()
+        service.close()
+
+
+def test_sign_in_open_the_run_club_and_log_runs(served: Served) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+    errors: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        try:
+            page = browser.new_context().new_page()
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.set_default_timeout(30_000)
+            expect = sync_api.expect
+
+            # Sign in through the form.
+            page.goto(f"{served.url}/")
+            page.get_by_role("link", name="Sign in").click()
+            page.get_by_label("Name").fill("ada")
+            page.get_by_label("Password").fill(PASSWORD)
+            page.get_by_role("button", name="Sign in").click()
+            page.wait_for_url(f"{served.url}/")
+            expect(page.get_by_text("signed in as ada")).to_be_visible()
+
+            # Open the run club from the dashboard: its page, its stylesheet through <base>.
+            page.get_by_role("link", name="Run club").click()
+            page.wait_for_url(f"{served.url}/ada/runs/")
+            expect(page.get_by_role("heading", name="Run club", level=1)).to_be_visible()
+            expect(page.locator("base")).to_have_attribute("href", f"{served.url}/ada/runs/")
+            sheets = page.evaluate("[...document.styleSheets].map(s => s.href)")
+            assert f"{served.url}/ada/runs/style.css" in sheets
+
+            # Run log_run from the dashboard's form and see the answer.
+            page.goto(f"{served.url}/")
+            command = page.locator('section[data-app="ada/runs"] details[data-command="log_run"]')
+            command.locator("summary").click()
+            command.locator('input[data-arg="who"]').fill("Grace")
+            command.locator('input[data-arg="miles"]').fill("4.5")
+            command.locator('input[data-arg="at"]').fill("2026-09-01")
+            command.get_by_role("button", name="Run log_run").click()
+            answer = command.locator(".answer")
+            expect(answer.locator("p")).to_contain_text("log_run: wrote 1 entity in ada/runs")
+            expect(answer.locator("pre")).to_contain_text('"aliases"')
+
+            # A refusal shows its sentence in the same place.
+            command.locator('input[data-arg="miles"]').fill("")
+            command.locator('input[data-arg="miles"]').evaluate(
+                "e => e.removeAttribute('required')"
+            )
+            command.get_by_role("button", name="Run log_run").click()
+            expect(answer.locator("p.refused")).to_contain_text("miles")
+
+            # The run club's own page logs a run through ./api/client.js and shows it.
+            page.goto(f"{served.url}/ada/runs/")
+            expect(page.locator("#board")).to_contain_text("Grace — 4.5 miles")
+            expect(page.locator("input[name=who]")).to_have_value("ada")  # me()
+            page.locator("input[name=miles]").fill("3")
+            page.get_by_role("button", name="Log the run").click()
+            expect(page.locator("#said")).to_have_text("Logged 3 miles for ada.")
+            expect(page.locator("#board")).to_contain_text("ada — 3 miles")
+            expect(page.locator("#board")).to_contain_text("logged by ada")
+            expect(page.locator("#totals")).to_contain_text("Grace — 4.5 miles")
+        finally:
+            browser.close()
+    assert errors == []
+    rows = served.service.query(served.service.local_owner(), "ada/runs", ".jog!").data["rows"]
+    assert sorted(r["jog"]["who"] for r in rows) == ["Grace", "ada"]
