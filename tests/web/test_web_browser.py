@@ -136,6 +136,31 @@ def test_sign_in_open_the_run_club_and_log_runs(served: Served) -> None:
             expect(page.locator("#board")).to_contain_text("ada — 3 miles")
             expect(page.locator("#board")).to_contain_text("logged by ada")
             expect(page.locator("#totals")).to_contain_text("Grace — 4.5 miles")
+
+            # client.js as a page's own code uses it: a filter with `>=` and quotes arrives
+            # as written, and a refusal throws its sentence.
+            who = page.evaluate(
+                """async () => (await window.club.query('.jog.miles>=4&.jog.who="Grace"'))
+                    .rows.map((r) => r.jog.who)"""
+            )
+            assert who == ["Grace"]
+            refusal = page.evaluate(
+                """async () => {
+                    try { await window.club.command('add_run', {}) }
+                    catch (e) { return [e.message, e.status] } }"""
+            )
+            assert "add_run" in refusal[0]
+            assert refusal[1] in (400, 404)
+
+            # Signed out, the public run club reads but does not write.
+            stranger = browser.new_context().new_page()
+            stranger.on("pageerror", lambda e: errors.append(str(e)))
+            stranger.goto(f"{served.url}/ada/runs/")
+            expect(stranger.locator("#board")).to_contain_text("Grace — 4.5 miles")
+            stranger.locator("input[name=who]").fill("Mallory")
+            stranger.locator("input[name=miles]").fill("9")
+            stranger.get_by_role("button", name="Log the run").click()
+            expect(stranger.locator("#said")).to_contain_text("sign in to change ada/runs")
         finally:
             browser.close()
     assert errors == []
