@@ -26,43 +26,13 @@ from pasture.commands.template import (
 )
 from pasture.errors import Refused, UsageError
 from pasture.store.base import Applied
-from pasture.store.vocab import Column, Component, Vocabulary, check_filter
+from pasture.store.vocab import PLATFORM, Component, Vocabulary, check_filter
 from pasture.values import TYPES, BadValue, ValueType, convert, is_type, json_schema
 
 NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 ENTRY_KEYS = ("description", "input", "apply", "query", "view")
 
 NAME_RULE = "a-z, 0-9 and _, starting with a letter, at most 40 characters"
-
-# The platform's own components, for a vocabulary that does not carry them itself.
-PLATFORM: dict[str, Component] = {
-    c.name: c
-    for c in (
-        Component(
-            "doc",
-            {"title": Column("title", "text"), "body": Column("body", "text")},
-            kind=False,
-            platform=True,
-        ),
-        Component("alias", {"name": Column("name", "text")}, kind=False, platform=True),
-        Component("comment", {"target": Column("target", "text", reference=True)}, False, True),
-        Component(
-            "created",
-            {"at": Column("at", "time"), "by": Column("by", "text", reference=True)},
-            kind=False,
-            platform=True,
-            writable=False,
-        ),
-        Component(
-            "updated",
-            {"at": Column("at", "time"), "by": Column("by", "text", reference=True)},
-            kind=False,
-            platform=True,
-            writable=False,
-        ),
-        Component("person", {"name": Column("name", "text")}, kind=False, platform=True),
-    )
-}
 
 
 def components_of(vocabulary: Vocabulary) -> dict[str, Component]:
@@ -468,7 +438,6 @@ def _view(
 __all__ = [
     "ENTRY_KEYS",
     "NAME",
-    "PLATFORM",
     "Template",
     "components_of",
     "declared_commands",
