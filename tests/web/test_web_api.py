@@ -310,3 +310,44 @@ def test_a_bug_is_a_bare_500_with_no_traceback(
     assert answer.json() == {"error": SERVER_FAULT}
     assert "secret" not in answer.text
     assert "/secret/path/store.db is locked" in caplog.text  # logged on the server
+
+
+# -- the cookie only acts from this server's own pages ----------------------------------------
+
+
+def test_a_change_another_site_posts_with_the_cookie_is_refused(site: Site) -> None:
+    client = site.signed_in("ada")
+    logged = {"name": "log_run", "args": {"who": "Eve", "miles": 1}}
+    answer = client.post(
+        "/ada/runs/api/command", json=logged, headers={"Origin": "http://127.0.0.1:3000"}
+    )
+    assert answer.status_code == 403
+    assert answer.json()["error"].startswith(
+        "this request came from another site (http://127.0.0.1:3000)"
+    )
+    own = client.post("/ada/runs/api/command", json=logged, headers={"Origin": BASE})
+    assert own.status_code == 200
+
+
+def test_a_form_posted_with_the_cookie_is_not_taken_as_json(site: Site) -> None:
+    client = site.signed_in("ada")
+    # What a form with enctype=text/plain on another page could send.
+    body = b'{"name": "log_run", "args": {"who": "Eve", "miles": 1}, "x": "="}'
+    answer = client.post(
+        "/ada/runs/api/command", content=body, headers={"Content-Type": "text/plain"}
+    )
+    assert answer.status_code == 415
+    assert answer.json() == {"error": "send the body as JSON, with Content-Type: application/json"}
+    # A token is not sent by a browser on its own: a script may leave the type out.
+    scripted = site.client(site.ada_token).post("/ada/runs/api/command", content=body)
+    assert scripted.status_code == 200
+
+
+def test_signing_in_from_another_sites_form_is_refused(site: Site) -> None:
+    answer = site.client().post(
+        "/signin",
+        data={"name": "ada", "password": "correct horse battery"},
+        headers={"Origin": "https://evil.example"},
+    )
+    assert answer.status_code == 403
+    assert "set-cookie" not in answer.headers

@@ -19,7 +19,10 @@ Routes (the app's address is `{base_url}/{space}/{app}/`):
     GET  /{space}/{app}/api/client.js   the ES module pages import (text/javascript)
 
 Who is asking: `Authorization: Bearer <token>`, else the `pasture_session` cookie,
-else nobody. A token the platform does not know is a 401.
+else nobody. A token the platform does not know is a 401. A POST made with the
+cookie must come from this server's own origin (when the browser names one) and,
+under ./api/, carry `Content-Type: application/json`: another site's form can do
+neither, so it cannot act as the person whose browser it runs in.
 
 Answers of `apply`, `query` and `command` are the Service's `Result` as it is:
 
@@ -30,6 +33,7 @@ and `client.js` resolves each call to its `data`. A refusal is its sentence
 with the status its kind carries (see `pasture.errors`):
 
     400 Refused · 401 a bad token · 403 Forbidden · 404 NotFound · 409 Conflict
+    · 415 a body not sent as application/json with the cookie
          {"error": "you can read this app but not change it — its owner can make you an editor"}
 
 Anything else is a bug: it is logged here with its traceback, and the caller
@@ -48,7 +52,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar, cast
-from urllib.parse import parse_qs, unquote
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -60,7 +64,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pasture.caller import NOBODY, Caller
 from pasture.commands.model import Result
-from pasture.errors import NotFound, Refused
+from pasture.errors import Forbidden, NotFound, Refused
 from pasture.platform.service import Service
 from pasture.web import pages
 from pasture.web.client import CLIENT_JS
@@ -84,6 +88,12 @@ class BadToken(Refused):
     """A bearer token the platform does not know: HTTP's 401."""
 
     status = 401
+
+
+class NotJson(Refused):
+    """A body that is not declared as JSON: HTTP's 415."""
+
+    status = 415
 
 
 def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
@@ -242,8 +252,34 @@ class _Web:
                 raise BadToken(e.sentence) from e
         session = request.cookies.get(SESSION_COOKIE)
         if session:
+            if request.method == "POST":
+                self.check_cookie_post(request)
             return await self.call(self.service.caller_for_session, session)
         return NOBODY
+
+    def check_cookie_post(self, request: Request) -> None:
+        """A change made with the cookie comes from one of this server's own pages.
+
+        The browser sends the cookie with a form another site submits here; such a
+        form can neither set an Origin of ours nor a JSON content type.
+        """
+        origin = request.headers.get("origin")
+        if origin is not None and origin not in self.origins(request):
+            raise Forbidden(
+                f"this request came from another site ({origin}) — pasture takes changes "
+                "made with your sign-in only from its own pages"
+            )
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if "/api/" in request.url.path and kind != "application/json":
+            raise NotJson("send the body as JSON, with Content-Type: application/json")
+
+    def origins(self, request: Request) -> set[str]:
+        base = urlsplit(self.base)
+        own = {f"{base.scheme}://{base.netloc}"}
+        host = request.headers.get("host")
+        if host:
+            own.add(f"{request.url.scheme}://{host}")
+        return own
 
     async def api(
         self, request: Request, work: Callable[[Caller], Awaitable[Response]]
@@ -303,6 +339,10 @@ class _Web:
         return self.signed_in(session)
 
     async def signin(self, request: Request) -> Response:
+        origin = request.headers.get("origin")
+        if origin is not None and origin not in self.origins(request):
+            page = pages.signin_page("sign in on this server's own page, not another site's")
+            return _own_page(page, status=403)
         fields = parse_qs((await request.body()).decode("utf-8", "replace"))
         name = fields.get("name", [""])[0].strip()
         password = fields.get("password", [""])[0]
