@@ -153,7 +153,7 @@ def test_a_component_nobody_declared_is_named(runs: Vocabulary) -> None:
     doc = {"log_run": {**LOG_RUN, "apply": {"run": {"who": "$who", "miles": "$miles"}}}}
     assert refused(doc, runs).problems == [
         "log_run: run is not a component of this app — declare it in vocab.json or use one of"
-        " the platform's own (doc, alias, comment, person)"
+        " the platform's own: doc, alias, comment, person"
     ]
 
 

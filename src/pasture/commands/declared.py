@@ -26,6 +26,7 @@ from pasture.commands.template import (
 )
 from pasture.errors import Refused, UsageError
 from pasture.store.base import Applied
+from pasture.store.bundles import not_a_component
 from pasture.store.vocab import PLATFORM, Component, Vocabulary, check_filter
 from pasture.values import TYPES, BadValue, ValueType, convert, is_type, json_schema
 
@@ -365,11 +366,7 @@ def _bundle(
             continue
         component = components.get(key) if isinstance(key, str) else None
         if component is None:
-            own = ", ".join(c.name for c in components.values() if c.platform and c.writable)
-            problems.append(
-                f"{name}: {_shown(key)} is not a component of this app — declare it in"
-                f" vocab.json or use one of the platform's own ({own})"
-            )
+            problems.append(f"{name}: {not_a_component(_shown(key))}")
             continue
         if not component.writable:
             problems.append(
@@ -387,10 +384,13 @@ def _bundle(
         for column_name, item in value.items():
             column = component.columns.get(column_name) if isinstance(column_name, str) else None
             if column is None:
-                has = ", ".join(component.columns) or "none"
+                has = (
+                    f"its columns are {', '.join(component.columns)}"
+                    if component.columns
+                    else "it is a mark with no columns"
+                )
                 problems.append(
-                    f"{name}: {component.name} has no column {_shown(column_name)} — its"
-                    f" columns are {has}"
+                    f"{name}: {component.name} has no column {_shown(column_name)} — {has}"
                 )
                 continue
             _uses(item, "reference" if column.reference else "value", uses)
