@@ -317,13 +317,19 @@ class _Web:
                 return _own_page(pages.signed_out_dashboard())
             apps = await self.call(self.service.list_apps, caller)
             commands: dict[str, list[dict[str, Any]]] = {}
+            problems: dict[str, str] = {}
             for app in apps:
-                listing = await self.call(self.service.list_commands, caller, app=app.at)
+                try:
+                    listing = await self.call(self.service.list_commands, caller, app=app.at)
+                except Refused as e:  # one app that cannot list its commands hides no other
+                    problems[app.at] = e.sentence
+                    continue
                 commands[app.at] = [
                     e for e in listing.data.get("commands", []) if e.get("at", app.at) == app.at
                 ]
             nonce = secrets.token_urlsafe(16)
-            return _own_page(pages.dashboard(caller, apps, commands, nonce), nonce)
+            page = pages.dashboard(caller, apps, commands, nonce, problems)
+            return _own_page(page, nonce)
 
         return await self.html(request, work)
 

@@ -144,6 +144,7 @@ def dashboard(
     apps: Sequence[AppInfo],
     commands: Mapping[str, Sequence[Mapping[str, Any]]],
     nonce: str,
+    problems: Mapping[str, str] | None = None,
 ) -> str:
     """The signed-in person's spaces, apps and commands, each command with a form to try it."""
     head = (
@@ -164,11 +165,12 @@ def dashboard(
     for space in sorted(spaces):
         parts.append(f"<h2>{escape(space)}</h2>")
         for app in sorted(spaces[space], key=lambda a: a.slug):
-            parts.append(_app(app, commands.get(app.at, ())))
+            problem = (problems or {}).get(app.at)
+            parts.append(_app(app, commands.get(app.at, ()), problem))
     return _page("pasture", "".join(parts), nonce)
 
 
-def _app(app: AppInfo, commands: Sequence[Mapping[str, Any]]) -> str:
+def _app(app: AppInfo, commands: Sequence[Mapping[str, Any]], problem: str | None) -> str:
     path = f"/{app.space}/{app.slug}/"
     title = app.title or app.slug
     parts = [
@@ -178,7 +180,9 @@ def _app(app: AppInfo, commands: Sequence[Mapping[str, Any]]) -> str:
         f'<span class="tag">v{app.version}</span></h3>',
         f'<div class="meta">{escape(app.at)}</div>',
     ]
-    if not commands:
+    if problem:
+        parts.append(f'<p class="error">{escape(problem)}</p>')
+    elif not commands:
         parts.append('<p class="hint">This app has no commands.</p>')
     for entry in commands:
         parts.append(_command_form(path + "api/command", entry))
