@@ -282,3 +282,22 @@ def test_a_refused_file_installs_nothing_and_says_which_file(runs: Vocabulary) -
     with pytest.raises(DeployRefused) as caught:
         load_commands(files, runs, "yourname/runs")
     assert str(caught.value).startswith("tools.yml: log_run: description is")
+
+
+def test_an_argument_whole_in_a_column_has_the_column_s_type(runs: Vocabulary) -> None:
+    doc = {
+        "log_run": {
+            "description": "Log a run",
+            "input": {"who": "text", "miles": "number", "at": "text", "note": "number"},
+            "apply": [
+                {"entity": {"eid": "$run"}, "jog": {"who": "$miles", "miles": "$who", "at": "$at"}},
+                {"comment": {"target": "$note"}},
+            ],
+        }
+    }
+    assert refused(doc, runs).problems == [
+        "log_run: jog.miles is a number and $who is text — declare who as number in log_run.input",
+        "log_run: jog.at is a time and $at is text — declare at as time in log_run.input",
+        "log_run: comment.target is an eid and $note is a number — declare note as text in"
+        " log_run.input",
+    ]

@@ -27,7 +27,7 @@ from pasture.commands.template import (
 from pasture.errors import Refused, UsageError
 from pasture.store.base import Applied
 from pasture.store.bundles import not_a_component
-from pasture.store.vocab import PLATFORM, Component, Vocabulary, check_filter
+from pasture.store.vocab import PLATFORM, Column, Component, Vocabulary, check_filter
 from pasture.values import TYPES, BadValue, ValueType, convert, is_type, json_schema
 
 NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
@@ -205,7 +205,8 @@ def _entry(
         description = ""
 
     given = entry.get("input")
-    types = _input(name, {} if given is None else given, problems)
+    loose: set[str] = set()  # declared, but with no type of the five
+    types = _input(name, {} if given is None else given, problems, loose)
 
     has_apply, has_query = "apply" in entry, "query" in entry
     action: Literal["apply", "query"] | None = None
@@ -218,7 +219,7 @@ def _entry(
         _query(name, entry["query"], types, vocabulary, problems)
     else:
         action = "apply"
-        _apply(name, entry["apply"], types, vocabulary, problems)
+        _apply(name, entry["apply"], types, vocabulary, problems, loose)
 
     view = _view(name, entry.get("view"), files, problems, missing_views)
     if action is None or problems:
@@ -238,7 +239,7 @@ def _entry(
     )
 
 
-def _input(name: str, given: object, problems: list[str]) -> dict[str, ValueType]:
+def _input(name: str, given: object, problems: list[str], loose: set[str]) -> dict[str, ValueType]:
     if not isinstance(given, Mapping):
         problems.append(
             f'{name}: input is an object of argument names to types, like {{"who": "text",'
@@ -258,6 +259,7 @@ def _input(name: str, given: object, problems: list[str]) -> dict[str, ValueType
             )
             if good_name:
                 types[str(arg)] = "text"  # still declared: `$arg` is no typo
+                loose.add(str(arg))
         elif good_name:
             types[str(arg)] = kind
     return types
@@ -309,6 +311,7 @@ def _apply(
     types: Mapping[str, ValueType],
     vocabulary: Vocabulary,
     problems: list[str],
+    loose: Set[str] = frozenset(),
 ) -> None:
     given: list[Any] = apply if isinstance(apply, list) else [apply]
     bundles = [b for b in given if isinstance(b, Mapping)]
@@ -318,7 +321,8 @@ def _apply(
     components = components_of(vocabulary)
     uses: list[tuple[str, Place]] = []
     for bundle in bundles:
-        _bundle(name, bundle, components, uses, problems)
+        fitting = {arg: kind for arg, kind in types.items() if arg not in loose}
+        _bundle(name, bundle, fitting, components, uses, problems)
 
     created = {v for v, place in uses if place == "eid" and v not in types}
     unbound = dict.fromkeys(v for v, _ in uses if v not in types and v not in created)
@@ -347,6 +351,7 @@ def _apply(
 def _bundle(
     name: str,
     bundle: Mapping[Any, Any],
+    types: Mapping[str, ValueType],
     components: Mapping[str, Component],
     uses: list[tuple[str, Place]],
     problems: list[str],
@@ -394,6 +399,30 @@ def _bundle(
                 )
                 continue
             _uses(item, "reference" if column.reference else "value", uses)
+            arg = whole_variable(item)
+            if arg is not None and arg in types and not _fits(types[arg], column):
+                wanted = "text" if column.reference else column.type
+                problems.append(
+                    f"{name}: {component.name}.{column.name} is {_a_type(column)} and ${arg} is"
+                    f" {_a_type_name(types[arg])} — declare {arg} as {wanted} in {name}.input"
+                )
+
+
+def _fits(kind: ValueType, column: Column) -> bool:
+    """Whether an argument of this type can stand whole in the column."""
+    if column.reference:
+        return kind == "text"
+    return column.type == "text" or kind == column.type
+
+
+def _a_type_name(kind: ValueType) -> str:
+    return {"text": "text", "number": "a number", "bool": "true or false", "time": "a time"}.get(
+        kind, "a web address"
+    )
+
+
+def _a_type(column: Column) -> str:
+    return "an eid" if column.reference else _a_type_name(column.type)
 
 
 def _uses(value: object, place: Place, uses: list[tuple[str, Place]]) -> None:
