@@ -178,3 +178,41 @@ def test_a_view_is_readable_by_its_uri(service: Service, ada: Caller) -> None:
     with pytest.raises(NotFound) as missing:
         service.view(ada, "ui://ada/runs/index.html")
     assert str(missing.value) == "no resource ui://ada/runs/index.html"
+
+
+def test_a_server_running_sees_a_deploy_made_by_another_process(
+    service: Service, ada: Caller, tmp_path: Path
+) -> None:
+    folder = copy_runs(tmp_path)
+    service.deploy(ada, folder)
+    service.run_command(ada, "leaderboard", {})
+
+    vocab = json.loads((folder / "vocab.json").read_text())
+    vocab["$defs"]["shoe"] = {"properties": {"brand": {"type": "string"}}}
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    tools = json.loads((folder / "tools.json").read_text())
+    tools["add_shoe"] = {
+        "description": "Add a pair of shoes",
+        "input": {"brand": "text"},
+        "apply": {"entity": {"eid": "$s"}, "shoe": {"brand": "$brand"}},
+    }
+    (folder / "tools.json").write_text(json.dumps(tools))
+    other = Service(service.home)
+    assert other.deploy(ada, folder).text.startswith("deployed ada/runs v2:")
+    other.close()
+
+    assert "add_shoe" in service.app_info(ada, "runs").commands
+    service.run_command(ada, "add_shoe", {"brand": "Hoka"})
+    [row] = service.query(ada, "runs", ".shoe!").data["rows"]
+    assert row["shoe"]["brand"] == "Hoka"
+
+
+def test_files_given_as_a_mapping_deploy_under_space_and_slug(
+    service: Service, ada: Caller
+) -> None:
+    files = {p.name: p.read_bytes() for p in RUNS.iterdir()}
+    result = service.deploy(ada, files, app="ada/club")
+    assert result.text.startswith("deployed ada/club v1: http://127.0.0.1:8000/ada/club/")
+    with pytest.raises(DeployRefused) as refused:
+        service.deploy(ada, {"../escape.html": "x", "index.html": "<title>T</title>"}, app="x")
+    assert "../escape.html" in str(refused.value)

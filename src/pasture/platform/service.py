@@ -418,6 +418,8 @@ class Service:
         from pasture.commands import load_commands
         from pasture.store.vocab import Vocabulary
 
+        if app and "/" in app and space is None:
+            space, _, app = app.partition("/")
         space = space or self._personal_space(caller)
         if isinstance(files, (str, Path)):
             folder = Path(files)
@@ -531,7 +533,7 @@ class Service:
         )
 
     def _store(self, space: str, slug: str) -> Store:
-        from pasture.store import open_store  # type: ignore[attr-defined]
+        from pasture.store import open_store
 
         key = (space, slug)
         with self._lock:
@@ -556,6 +558,10 @@ class Service:
                 loaded.title = row["title"]
                 loaded.access = row["access"]
                 return loaded
+            if loaded is not None:
+                # Another process deployed: its store declared a vocabulary this one's
+                # open store has not read, so the next call opens the store afresh.
+                self._stores.pop(key, None)
             loaded = self._read_version(space, slug, version, row["title"], row["access"])
             self._loaded[key] = loaded
             return loaded
