@@ -272,7 +272,7 @@ def test_a_deploy_with_problems_reports_every_one_and_installs_nothing(
 
     sentence = refused(in_memory(club.service, club.ada, mode, deploy))
     assert sentence.startswith("tools.json: ")
-    assert "screen" in sentence and "$who" in sentence
+    assert "bad: screen — " in sentence and "bad: jog is not a component" in sentence
     assert club.service.app_info(club.ada, "ada/runs").version == 1
 
 
