@@ -94,6 +94,7 @@ class Compiled:
     build: Callable[[list[tuple[Any, ...]]], list[Row]]
     reverse: bool = False  # listed newest first in SQL, turned round after
     cacheable: bool = True
+    edges: bool = False  # `*`: each row also lists the edges from it
 
 
 @dataclass
@@ -262,7 +263,7 @@ def compile_ast(
         reverse = True
     else:
         sql += f" ORDER BY {order}"
-    return Compiled(sql, params, builder, reverse=reverse, cacheable=st.cacheable)
+    return Compiled(sql, params, builder, reverse=reverse, cacheable=st.cacheable, edges=every)
 
 
 def _need(st: _State, component: str, *, inner: bool) -> None:
@@ -560,7 +561,12 @@ def _row_builder(
                     alias, f"LEFT JOIN entity {alias} ON {alias}.eid = {expr}"
                 )
                 select.extend([expr, f"{alias}.name"])
-                fields.append(f"{column.name!r}: _ref(r[{pos}], r[{pos + 1}])")
+                eid, name = f"r[{pos}]", f"r[{pos + 1}]"
+                # inline rather than a call: this runs once per row and column
+                fields.append(
+                    f"{column.name!r}: ({{'eid': {eid}, 'name': {name}}} if {name} is not None "
+                    f"else ({{'eid': {eid}}} if {eid} is not None else None))"
+                )
                 pos += 2
             else:
                 select.append(expr)

@@ -173,7 +173,26 @@ class SqliteStore:
         rows = compiled.build(found)
         if compiled.reverse:
             rows.reverse()
+        if compiled.edges and rows:
+            self._edges(rows)
         return rows
+
+    def _edges(self, rows: list[Row]) -> None:
+        """Each row's edges, `[{type, child: {eid, name?}}]`, where it has any."""
+        by_eid = {r["entity"]["eid"]: r for r in rows}
+        eids = list(by_eid)
+        with self._lock:
+            for i in range(0, len(eids), 500):
+                part = eids[i : i + 500]
+                marks = ", ".join("?" * len(part))
+                for parent, kind, child, name in self._db.execute(
+                    "SELECT p.eid, g.type, g.child, c.name FROM edge g "
+                    "JOIN entity p ON p._e = g.parent LEFT JOIN entity c ON c.eid = g.child "
+                    f"WHERE p.eid IN ({marks}) ORDER BY g.parent, g.rowid",
+                    part,
+                ):
+                    ref = {"eid": child} if name is None else {"eid": child, "name": name}
+                    by_eid[parent].setdefault("edges", []).append({"type": kind, "child": ref})
 
     def schema(self) -> dict[str, Any]:
         vocab = self._vocab

@@ -1,0 +1,279 @@
+"""The store against the same work written by hand in SQL, side by side in one run.
+
+    .venv/bin/python benchmarks/store.py [--entities 100000] [--rounds 7]
+
+Both sides get the same rows: ours through `apply` (a `jog` and a `doc` on each
+entity), the baseline through plain INSERTs into one typed table with the same
+indexes (one per column, the entity's eid unique, the same FTS5 table over title
+and body, kept by the same triggers). Each figure is the median of `--rounds`
+runs, ours and the baseline alternating, printed as
+
+    name: ours X ms, hand-written SQL Y ms, ratio Z×
+
+Goals on a 2-core machine: every query at most 1.5×, a batch of 10,000 bundles
+at most 2×, and at least 1,000 one-call applies a second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pasture.caller import Caller
+from pasture.store import SqliteStore, new_eid, open_store
+
+VOCAB = {
+    "$defs": {
+        "jog": {
+            "properties": {
+                "who": {"type": "string"},
+                "miles": {"type": "number"},
+                "at": {"type": "string", "format": "date-time"},
+            }
+        }
+    }
+}
+ADA = Caller("a1a1a1a1a1a1a1a1", "Ada")
+WORDS = [f"w{i}" for i in range(3000)]
+
+BASELINE = [
+    """CREATE TABLE runs (id INTEGER PRIMARY KEY, eid TEXT NOT NULL UNIQUE, who TEXT,
+       miles NUMERIC, at TEXT, title TEXT, body TEXT, created_at TEXT, created_by TEXT,
+       updated_at TEXT, updated_by TEXT)""",
+    *(
+        f"CREATE INDEX runs_{c} ON runs({c})"
+        for c in (
+            "who",
+            "miles",
+            "at",
+            "title",
+            "created_at",
+            "created_by",
+            "updated_at",
+            "updated_by",
+        )
+    ),
+    "CREATE TABLE people (eid TEXT PRIMARY KEY, name TEXT)",
+    """CREATE VIRTUAL TABLE runs_fts USING fts5(title, body, content='runs',
+       content_rowid='id', tokenize='porter unicode61 remove_diacritics 2')""",
+    """CREATE TRIGGER runs_ai AFTER INSERT ON runs BEGIN
+       INSERT INTO runs_fts(rowid, title, body) VALUES (new.id, new.title, new.body); END""",
+]
+INSERT = (
+    "INSERT INTO runs(eid, who, miles, at, title, body, created_at, created_by, updated_at, "
+    "updated_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def fake(rng: random.Random, i: int) -> dict[str, Any]:
+    who = f"runner{rng.randrange(1000)}"
+    return {
+        "who": who,
+        "miles": round(rng.uniform(0, 30), 1),
+        "at": f"2026-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d}",
+        "title": f"Run {i} by {who}",
+        "body": " ".join(rng.choice(WORDS) for _ in range(12)),
+    }
+
+
+def bundle(run: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "jog": {"who": run["who"], "miles": run["miles"], "at": run["at"]},
+        "doc": {"title": run["title"], "body": run["body"]},
+    }
+
+
+def baseline_row(run: dict[str, Any]) -> tuple[Any, ...]:
+    stamp = "2026-11-30T04:00:00.000000Z"
+    return (
+        new_eid(),
+        run["who"],
+        run["miles"],
+        run["at"] + "T00:00:00Z",
+        run["title"],
+        run["body"],
+        stamp,
+        ADA.eid,
+        stamp,
+        ADA.eid,
+    )
+
+
+def open_baseline(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, isolation_level=None, cached_statements=1024)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = NORMAL")
+    for statement in BASELINE:
+        db.execute(statement)
+    db.execute("INSERT INTO people VALUES (?, ?)", (ADA.eid, ADA.name))
+    return db
+
+
+def timed(fn: Callable[[], object], at_least: float = 0.05) -> float:
+    """Seconds per call of `fn`, repeated until `at_least` seconds have passed."""
+    calls = 0
+    start = time.perf_counter()
+    while True:
+        fn()
+        calls += 1
+        spent = time.perf_counter() - start
+        if spent >= at_least:
+            return spent / calls
+
+
+def side_by_side(
+    name: str, ours: Callable[[], object], theirs: Callable[[], object], rounds: int
+) -> float:
+    ours_t: list[float] = []
+    theirs_t: list[float] = []
+    ours()
+    theirs()  # warm: compiled filters and prepared statements, pages in cache
+    for _ in range(rounds):
+        ours_t.append(timed(ours))
+        theirs_t.append(timed(theirs))
+    return report(name, statistics.median(ours_t), statistics.median(theirs_t))
+
+
+def report(name: str, ours: float, theirs: float) -> float:
+    ratio = ours / theirs
+    print(
+        f"{name}: ours {ours * 1000:.3f} ms, hand-written SQL {theirs * 1000:.3f} ms, "
+        f"ratio {ratio:.2f}×",
+        flush=True,
+    )
+    return ratio
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--entities", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--batch", type=int, default=10_000)
+    parser.add_argument("--calls", type=int, default=2_000)
+    args = parser.parse_args()
+    rng = random.Random(7)
+    with tempfile.TemporaryDirectory() as tmp:
+        store: SqliteStore = open_store(Path(tmp) / "ours.db")
+        store.declare(VOCAB)
+        base = open_baseline(Path(tmp) / "theirs.db")
+        runs = [fake(rng, i) for i in range(args.entities)]
+        start = time.perf_counter()
+        for i in range(0, len(runs), 10_000):
+            store.apply([bundle(r) for r in runs[i : i + 10_000]], ADA)
+        loaded_ours = time.perf_counter() - start
+        start = time.perf_counter()
+        base.execute("BEGIN")
+        base.executemany(INSERT, [baseline_row(r) for r in runs])
+        base.execute("COMMIT")
+        loaded_theirs = time.perf_counter() - start
+        print(
+            f"loaded {args.entities} entities: ours {loaded_ours:.1f} s, "
+            f"hand-written SQL {loaded_theirs:.1f} s",
+            flush=True,
+        )
+        for db in (store._db, base):
+            db.execute("ANALYZE")
+        store._compiled.clear()
+
+        ratios: dict[str, float] = {}
+        word = WORDS[17]
+        queries: list[tuple[str, str, str, tuple[Any, ...]]] = [
+            (
+                ".jog.miles>=29.5&.doc?&limit=20",
+                ".jog.miles>=29.5&.doc?&limit=20",
+                "SELECT eid, who, miles, at, title, body FROM runs WHERE miles >= ? "
+                "ORDER BY id DESC LIMIT 20",
+                (29.5,),
+            ),
+            (
+                ".jog.who=runner42",
+                ".jog.who=runner42",
+                "SELECT eid, who, miles, at FROM runs WHERE who = ? ORDER BY id",
+                ("runner42",),
+            ),
+            (
+                f"full text: {word}",
+                word,
+                "SELECT r.eid FROM runs_fts JOIN runs r ON r.id = runs_fts.rowid "
+                "WHERE runs_fts MATCH ? ORDER BY runs_fts.rank",
+                (f'"{word}"',),
+            ),
+            (
+                ".jog!&.created!&limit=50",
+                ".jog!&.created!&limit=50",
+                "SELECT r.eid, r.who, r.miles, r.at, r.created_at, r.created_by, p.name "
+                "FROM runs r LEFT JOIN people p ON p.eid = r.created_by "
+                "ORDER BY r.id DESC LIMIT 50",
+                (),
+            ),
+        ]
+        for name, text, sql, params in queries:
+            assert len(store.query(text, ADA)) == len(base.execute(sql, params).fetchall())
+
+            def ours(text: str = text) -> object:
+                return store.query(text, ADA)
+
+            def theirs(sql: str = sql, params: tuple[Any, ...] = params) -> object:
+                return base.execute(sql, params).fetchall()
+
+            ratios[name] = side_by_side(name, ours, theirs, args.rounds)
+
+        # A batch of bundles in one call, against one executemany in one transaction.
+        batch_ours: list[float] = []
+        batch_theirs: list[float] = []
+        for r in range(max(3, args.rounds // 2)):
+            more = [fake(rng, args.entities + r * args.batch + i) for i in range(args.batch)]
+            start = time.perf_counter()
+            store.apply([bundle(x) for x in more], ADA)
+            batch_ours.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            base.execute("BEGIN")
+            base.executemany(INSERT, [baseline_row(x) for x in more])
+            base.execute("COMMIT")
+            batch_theirs.append(time.perf_counter() - start)
+        ratios["batch"] = report(
+            f"apply {args.batch} bundles in one call",
+            statistics.median(batch_ours),
+            statistics.median(batch_theirs),
+        )
+
+        # One bundle a call: each its own transaction on both sides.
+        calls = [fake(rng, i) for i in range(args.calls)]
+        start = time.perf_counter()
+        for x in calls:
+            store.apply(bundle(x), ADA)
+        one_ours = (time.perf_counter() - start) / len(calls)
+        start = time.perf_counter()
+        for x in calls:
+            base.execute("BEGIN")
+            base.execute(INSERT, baseline_row(x))
+            base.execute("COMMIT")
+        one_theirs = (time.perf_counter() - start) / len(calls)
+        report("apply one bundle a call", one_ours, one_theirs)
+        per_second = 1 / one_ours
+        print(f"one-call applies: {per_second:,.0f} a second (goal: at least 1,000)")
+        store.close()
+        base.close()
+
+    queries_ok = all(v <= 1.5 for k, v in ratios.items() if k != "batch")
+    print(
+        "goals: queries ≤1.5× "
+        + ("met" if queries_ok else "MISSED")
+        + ", batch ≤2× "
+        + ("met" if ratios["batch"] <= 2 else "MISSED")
+        + ", ≥1,000 applies/s "
+        + ("met" if per_second >= 1000 else "MISSED")
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
