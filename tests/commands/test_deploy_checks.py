@@ -301,3 +301,13 @@ def test_an_argument_whole_in_a_column_has_the_column_s_type(runs: Vocabulary) -
         "log_run: comment.target is an eid and $note is a number — declare note as text in"
         " log_run.input",
     ]
+
+
+def test_a_query_is_checked_beside_the_entry_s_other_problems(runs: Vocabulary) -> None:
+    doc = {"board": {"description": "", "input": {}, "query": ".jogs!"}}
+    assert refused(doc, runs).problems == [
+        "board: description is the sentence a model chooses the command by — write what it"
+        ' does, like "Log a run for the club leaderboard"',
+        "board: jogs is not a component of this app — declare it in vocab.json or use one of"
+        " the platform's own: doc, alias, comment, person",
+    ]

@@ -216,7 +216,7 @@ def _entry(
         )
     elif has_query:
         action = "query"
-        _query(name, entry["query"], types, vocabulary, problems)
+        _query(name, entry["query"], types, vocabulary, problems, loose)
     else:
         action = "apply"
         _apply(name, entry["apply"], types, vocabulary, problems, loose)
@@ -287,13 +287,14 @@ def _query(
     types: Mapping[str, ValueType],
     vocabulary: Vocabulary,
     problems: list[str],
+    loose: Set[str] = frozenset(),
 ) -> None:
     if not isinstance(query, str) or not query.strip():
         problems.append(f'{name}: query is a filter line, a string like ".jog!&.created!"')
         return
     unbound = list(dict.fromkeys(v for v in variables(query) if v not in types))
     problems += [_no_such(name, v) for v in unbound]
-    if problems:
+    if unbound or loose:
         return  # the filter is checked once its arguments are right
     try:
         check_filter(fill_query(query, placeholders(types)), vocabulary)
