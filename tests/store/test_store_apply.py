@@ -165,8 +165,8 @@ def test_a_reference_takes_an_eid_an_alias_a_read_back_pair_or_an_alias_name(
     coach = store.apply(
         {"entity": {"eid": "$c"}, "alias": {"name": "coach-kim"}, "person": {"name": "Kim"}}, ADA
     ).aliases["$c"]
-    for given in (coach, {"eid": coach, "name": "Kim"}, "coach-kim"):
-        store.apply({"recipe": {"coach": given}}, ADA)
+    for ref in (coach, {"eid": coach, "name": "Kim"}, "coach-kim"):
+        store.apply({"recipe": {"coach": ref}}, ADA)
     store.apply(
         [{"entity": {"eid": "$k"}, "person": {"name": "Lee"}}, {"recipe": {"coach": "$k"}}], ADA
     )

@@ -69,7 +69,8 @@ class SqliteDialect(Dialect):
 
     def fts_query(self, words: Sequence[str]) -> str:
         # Every word or phrase as an FTS5 string, so nothing in it is FTS syntax.
-        return " ".join('"' + w.replace('"', '""') + '"' for w in words)
+        # (a NUL would end FTS5's string early, so it goes)
+        return " ".join('"' + w.replace("\x00", " ").replace('"', '""') + '"' for w in words)
 
 
 SQLITE = SqliteDialect(
@@ -180,7 +181,7 @@ def compile_ast(
         elif isinstance(p, ast.Compare | ast.Range | ast.Empty | ast.Present):
             _column_predicate(st, p)
         elif isinstance(p, ast.Words):
-            if p.text.strip():
+            if p.text.replace("\x00", " ").strip():
                 words.append(p.text)
         elif isinstance(p, ast.Limit):
             if limit is not None and limit != p.count:
