@@ -354,3 +354,15 @@ def test_random_bundles_round_trip(store: SqliteStore, batch: list[dict[str, Any
             expected = {c: cols.get(c) for c in declared}
             assert row[comp] == expected
         assert "created" in row
+
+
+def test_a_tombstone_leaves_nothing_behind_for_the_next_entity(store: SqliteStore) -> None:
+    eid = store.apply({"entity": {"eid": "$r"}, "starred": {}, "jog": {"who": "x"}}, ADA).aliases[
+        "$r"
+    ]
+    store.declare({"$defs": {"jog": {"properties": {"who": {"type": "string"}}}}})
+    store.apply({"entity": {"eid": eid}, "tombstone": {}}, ADA)
+    store.declare({"$defs": {"jog": {"properties": {"who": {"type": "string"}}}, "starred": {}}})
+    store.apply({"jog": {"who": "y"}}, ADA)
+    assert store.query(".starred!", ADA) == []
+    assert [r["jog"]["who"] for r in store.query(".jog!", ADA)] == ["y"]

@@ -232,13 +232,16 @@ def compile_ast(
         alias = _comp_alias(st, name)
         kind = "JOIN" if inner else "LEFT JOIN"
         sources.append(f"{kind} {table(name)} {alias} ON {alias}._e = e._e")
-    select: list[str] = ["e.eid", "e.kind"]
+    # Every entity carrying the app's first kind is listed as that kind: no need to read it.
+    order_of_kinds = vocabulary.kind_order()
+    known_kind = drive if drive is not None and drive == order_of_kinds[0] else None
+    select: list[str] = ["e.eid", "NULL" if known_kind else "e.kind"]
     if tallied is not None:
         return _tally(st, tallied, sources, limit, order)
     builder: Callable[[list[tuple[Any, ...]]], list[Row]] = _count_rows
     if not count:
         shown = list(vocabulary.components) if every else st.named
-        builder, extra = _row_builder(st, shown, every, len(select))
+        builder, extra = _row_builder(st, shown, every, len(select), known_kind)
         select.extend(extra)
     sql = f"SELECT {', '.join(select)} FROM {' '.join(sources + _walks(st))}"
     if st.conds:
@@ -534,7 +537,7 @@ def _bool(value: Any) -> bool | None:
 
 
 def _row_builder(
-    st: _State, shown: list[str], every: bool, start: int
+    st: _State, shown: list[str], every: bool, start: int, known_kind: str | None = None
 ) -> tuple[Callable[[list[tuple[Any, ...]]], list[Row]], list[str]]:
     """A function made for this filter that turns SQL rows into the store's rows.
 
@@ -581,7 +584,8 @@ def _row_builder(
             conditional.append((comp_name, body, presence))
         else:
             parts.append(f"{comp_name!r}: ({body} if r[{presence}] is not None else None)")
-    head = "{'kind': r[1], 'entity': {'eid': r[0]}" + "".join(", " + p for p in parts) + "}"
+    kind = repr(known_kind) if known_kind else "r[1]"
+    head = "{'kind': " + kind + ", 'entity': {'eid': r[0]}" + "".join(", " + p for p in parts) + "}"
     if not conditional:
         source = f"def build(rows):\n    return [{head} for r in rows]\n"
     else:

@@ -257,15 +257,14 @@ class SqliteStore:
     def _kinds(self) -> None:
         order = self._vocab.kind_order()
         self._rank = {name: i for i, name in enumerate(order)}
-        self._tables = [c for c in self._vocab.components if c not in STAMPS]
-        physical = {
-            r[0] for r in self._db.execute("SELECT DISTINCT component FROM pasture_columns")
-        }
-        # every component table there is, declared now or before, for tombstones
-        self._all_tables = sorted(set(self._tables) | {c for c in physical if c not in STAMPS})
-        self._known_tables = {
-            r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        }
+        # every component table there is, declared now or before: a tombstone empties them all
+        self._all_tables = [
+            r[0][2:]
+            for r in self._db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'c\\_%' "
+                "ESCAPE '\\'"
+            )
+        ]
 
     def _kind_sql(self, vocab: Vocabulary) -> str:
         cases = " ".join(
@@ -368,8 +367,7 @@ class SqliteStore:
             )
         for row, eid in tombs:
             for comp in self._all_tables:
-                if table(comp) in self._known_tables:
-                    db.execute(f"DELETE FROM {table(comp)} WHERE _e = ?", (row,))
+                db.execute(f"DELETE FROM {table(comp)} WHERE _e = ?", (row,))
             db.execute("DELETE FROM edge WHERE parent = ? OR child = ?", (row, eid))
             db.execute("DELETE FROM entity WHERE _e = ?", (row,))
         return Applied([s.eid for s in plan.steps], dict(plan.aliases))
