@@ -148,17 +148,17 @@ class _Segment:
 
     # -- the forms ---------------------------------------------------------
 
-    def _predicate(self, start: int) -> tuple[Predicate | None, int]:
+    def _predicate(self, start: int) -> tuple[Predicate, int]:
         """One predicate starting at `.` or `*`; returns it and where it ended."""
         if self.text[start] == "*":
             return Every(), start + 1
         names, pos = self._path(start + 1)
         pos = self._skip_space(pos)
         if len(names) == 1:
-            return self._single(names[0], start, pos)
-        return self._column(names, start, pos)
+            return self._single(names[0], pos)
+        return self._column(names, pos)
 
-    def _single(self, name: str, start: int, pos: int) -> tuple[Predicate | None, int]:
+    def _single(self, name: str, pos: int) -> tuple[Predicate, int]:
         """`.comp!`, `.comp=`, `.comp?`, `.count!`, `.tally=comp.col`, `.comments>=2`."""
         text = self.text
         shown = "." + name
@@ -188,7 +188,7 @@ class _Segment:
             )
         return Plural(name, op, number), len(text)
 
-    def _column(self, path: Path, start: int, pos: int) -> tuple[Predicate, int]:
+    def _column(self, path: Path, pos: int) -> tuple[Predicate, int]:
         """`.comp.col OP value` and its relatives: any-of, ranges, empty, present."""
         shown = "." + ".".join(path)
         op, pos = self._operator(shown, pos)
