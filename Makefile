@@ -2,7 +2,8 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-export PASTURE_HOME ?= $(CURDIR)/.pasture
+# `make run` keeps its data here unless PASTURE_HOME says otherwise.
+RUN_HOME ?= $(if $(PASTURE_HOME),$(PASTURE_HOME),$(CURDIR)/.pasture)
 
 .PHONY: run test lint typecheck pytest bench system-deps clean
 
@@ -16,7 +17,7 @@ venv: $(VENV)/.installed
 
 # The server with the example apps on an embedded SQLite, on 127.0.0.1:8000.
 run: $(VENV)/.installed
-	$(PY) -m pasture demo --examples examples
+	PASTURE_HOME=$(RUN_HOME) $(PY) -m pasture demo --examples examples
 
 system-deps:
 	bash scripts/system-deps.sh
