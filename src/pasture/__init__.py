@@ -12,6 +12,7 @@ from pasture.errors import (
     NotFound,
     PastureError,
     Refused,
+    Unauthorized,
     UsageError,
 )
 
@@ -29,6 +30,7 @@ __all__ = [
     "PastureError",
     "Refused",
     "Result",
+    "Unauthorized",
     "UsageError",
     "__version__",
 ]

@@ -4,6 +4,7 @@
      └── Refused           a sentence for the caller, shown as it is by every door
           ├── DeployRefused  every problem with an app in one message (.problems)
           ├── UsageError     arguments a person or code got wrong (exit code 2)
+          ├── Unauthorized   no one signed in, or a secret that signs nobody in (HTTP 401)
           ├── Forbidden      the caller may not do this (HTTP 403)
           ├── NotFound       no such app, page, command or entity (HTTP 404)
           └── Conflict       a compare-and-set guard saw a value move (HTTP 409)
@@ -55,6 +56,12 @@ class UsageError(Refused):
     """Arguments that do not fit what the command declares."""
 
     exit_code = 2
+
+
+class Unauthorized(Refused):
+    """Nobody is signed in where someone must be, or a token or password signs nobody in."""
+
+    status = 401
 
 
 class Forbidden(Refused):

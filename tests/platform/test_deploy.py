@@ -105,12 +105,13 @@ def test_a_deploy_killed_before_the_switch_leaves_the_last_good_version(
     script = textwrap.dedent(
         f"""
         import os, signal
+        from pasture.platform.apps import Apps
         from pasture.platform.service import Service
 
         def killed(*args, **kwargs):
             os.kill(os.getpid(), signal.SIGKILL)
 
-        Service._switch_version = killed
+        Apps._switch_version = killed
         svc = Service({str(service.home)!r})
         svc.deploy(svc.local_owner(), {str(folder)!r})
         """

@@ -12,7 +12,8 @@ import hmac
 import re
 import secrets
 
-from pasture.errors import Refused, UsageError
+from pasture.errors import Unauthorized as Unauthorized  # its home is pasture.errors
+from pasture.errors import UsageError
 
 # scrypt's cost: 16 MiB of memory per check, the usual interactive setting.
 _N, _R, _P = 2**14, 8, 1
@@ -22,12 +23,6 @@ USER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,39}$")
 
 # Space names sit at the root of the web's addresses, beside the platform's own.
 RESERVED = frozenset({"api", "mcp", "signin", "signout", "static", "docs", "docs.md", "me"})
-
-
-class Unauthorized(Refused):
-    """A token or password that signs nobody in."""
-
-    status = 401
 
 
 def hash_password(password: str) -> str:

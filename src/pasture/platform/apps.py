@@ -1,0 +1,219 @@
+"""Apps as versions: deploy (check everything, then install), read the source back, roll back.
+
+A deploy checks the whole app before anything is installed and refuses with
+every problem at once; it installs components before commands, writes the
+version's files, and makes it current in one transaction (`_switch_version`,
+the commit point).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from pasture.caller import Caller
+from pasture.commands.model import Command, Result
+from pasture.errors import DeployRefused, NotFound, UsageError
+from pasture.platform import deploy as _deploy
+from pasture.platform import identity as _id
+from pasture.platform.access import Gate
+from pasture.platform.catalog import Catalog
+from pasture.platform.db import PlatformDB
+from pasture.platform.model import ACCESSES, Access, Loaded, now, plural
+from pasture.platform.people import People
+from pasture.platform.spaces import Spaces
+
+if TYPE_CHECKING:
+    from pasture.store.vocab import Vocabulary
+
+
+class Apps:
+    """Deploying, reading back and rolling back an app's versions."""
+
+    def __init__(
+        self, db: PlatformDB, catalog: Catalog, people: People, spaces: Spaces, gate: Gate
+    ) -> None:
+        self.db = db
+        self.catalog = catalog
+        self.people = people
+        self.spaces = spaces
+        self.gate = gate
+
+    def deploy(
+        self,
+        caller: Caller,
+        files: Path | Mapping[str, bytes | str],
+        *,
+        space: str | None = None,
+        app: str | None = None,
+        access: Access | None = None,
+        title: str | None = None,
+    ) -> Result:
+        """Check the whole app, then install it as a new version, or refuse with every problem."""
+        from pasture.commands import load_commands
+        from pasture.store.vocab import Vocabulary
+
+        if app and "/" in app and space is None:
+            space, _, app = app.partition("/")
+        space = space or self.people.personal_space(caller)
+        if isinstance(files, (str, Path)):
+            folder = Path(files)
+            slug = app or folder.resolve().name.lower()
+            raw: dict[str, bytes] = _deploy.read_dir(folder)
+            problems: list[str] = []
+        else:
+            if not app:
+                raise UsageError("name the app to deploy these files as (app=…, or --app)")
+            slug = app
+            raw, problems = _deploy.normalise(files)
+        _id.check_slug(slug)
+        if access is not None and access not in ACCESSES:
+            raise UsageError(f"{access} is not an access — say private, public or open")
+        if self.spaces.role(caller, space) not in ("owner", "editor"):
+            self.spaces.no_deploy(caller, space)
+        at = f"{space}/{slug}"
+        if not raw:
+            raise DeployRefused(["there are no files to deploy — put index.html in the folder"])
+
+        current = self.db.one("SELECT * FROM apps WHERE space = ? AND slug = ?", space, slug)
+        previous: Vocabulary | None = None
+        if current is not None:
+            previous = self.catalog.load(space, slug).vocabulary
+
+        # Check everything before anything is installed.
+        vocab_doc: dict[str, Any] | None = None
+        vocabulary: Vocabulary | None = None
+        if "vocab.json" in raw:
+            try:
+                parsed = json.loads(raw["vocab.json"])
+            except (ValueError, UnicodeDecodeError) as e:
+                problems.append(f"vocab.json: not JSON — {e}")
+            else:
+                if isinstance(parsed, dict):
+                    vocab_doc = parsed
+                else:
+                    problems.append("vocab.json: an object with $defs, one entry per component")
+        if not any(p.startswith("vocab.json") for p in problems):
+            try:
+                vocabulary = Vocabulary.from_json(vocab_doc, previous=previous)
+            except DeployRefused as e:
+                problems.append(str(e))
+        commands: list[Command] = []
+        if vocabulary is not None:
+            try:
+                commands = load_commands(raw, vocabulary, at)
+            except DeployRefused as e:
+                problems.append(str(e))
+        if "worker.py" in raw:
+            problems.extend(_deploy.check_worker(raw["worker.py"]))
+        if problems:
+            raise DeployRefused(problems)
+        assert vocabulary is not None
+
+        app_title = title or _deploy.title_of(raw) or slug
+        app_dir = self.catalog.app_dir(space, slug)
+        with _deploy.app_lock(app_dir):
+            row = self.db.one(
+                "SELECT MAX(version) AS v FROM versions WHERE space = ? AND slug = ?", space, slug
+            )
+            recorded = int(row["v"]) if row is not None and row["v"] is not None else 0
+            _deploy.sweep(app_dir, recorded)
+            version = recorded + 1
+            _deploy.write_version(app_dir, version, raw)
+            # Components before commands: the store knows this release's vocabulary
+            # before any of its commands can be called.
+            self.catalog.store(space, slug).declare(vocab_doc or {})
+            chosen: Access = access or (
+                cast(Access, current["access"]) if current is not None else "public"
+            )
+            self._switch_version(caller, space, slug, version, app_title, chosen)
+        self.catalog.remember(space, slug, Loaded(version, app_title, chosen, commands, vocabulary))
+        names = [c.agent_name for c in commands]
+        url = self.catalog.url(space, slug)
+        return Result(
+            f"deployed {at} v{version}: {url}\ncommands: {', '.join(names) or 'none'}",
+            {"at": at, "version": version, "url": url, "title": app_title, "commands": names},
+        )
+
+    def _switch_version(
+        self, caller: Caller, space: str, slug: str, version: int, title: str, access: Access
+    ) -> None:
+        """The commit point of a deploy: one transaction makes the new version current."""
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO versions (space, slug, version, title, deployed_by, deployed_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (space, slug, version, title, caller.eid, now()),
+            )
+            conn.execute(
+                "INSERT INTO apps (space, slug, title, access, version) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (space, slug) DO UPDATE SET title = excluded.title, "
+                "access = excluded.access, version = excluded.version",
+                (space, slug, title, access, version),
+            )
+
+    def files(self, caller: Caller, app: str, path: str | None = None) -> Result:
+        """An app's source read back: the list of files, or one file's text."""
+        reached = self.gate.reach(caller, app)
+        loaded = self.catalog.load(reached.space, reached.slug)
+        root = self.catalog.app_dir(reached.space, reached.slug) / f"v{loaded.version}"
+        if path is None or path.strip("/") == "":
+            names = sorted(_deploy.read_dir(root))
+            return Result(
+                f"{reached.at} v{loaded.version}: {plural(len(names), 'file', 'files')}\n"
+                + "\n".join(names),
+                {"at": reached.at, "version": loaded.version, "files": names},
+            )
+        clean = _deploy.clean_path(path)
+        target = root / clean if clean else None
+        if target is None or not target.is_file():
+            raise NotFound(f"no file {path} in {reached.at} — app_files lists them")
+        text = target.read_bytes().decode("utf-8", "replace")
+        return Result(
+            text, {"at": reached.at, "version": loaded.version, "path": clean, "text": text}
+        )
+
+    def rollback(self, caller: Caller, app: str, version: int) -> Result:
+        from pasture.store.vocab import Vocabulary
+
+        reached = self.gate.reach(caller, app)
+        if reached.role not in ("owner", "editor"):
+            self.spaces.no_deploy(caller, reached.space)
+        space, slug = reached.space, reached.slug
+        row = self.db.one(
+            "SELECT title FROM versions WHERE space = ? AND slug = ? AND version = ?",
+            space,
+            slug,
+            version,
+        )
+        if row is None or not (self.catalog.app_dir(space, slug) / f"v{version}").is_dir():
+            kept = [
+                str(r["version"])
+                for r in self.db.all(
+                    "SELECT version FROM versions WHERE space = ? AND slug = ? ORDER BY version",
+                    space,
+                    slug,
+                )
+            ]
+            raise NotFound(f"{reached.at} has no v{version} — it has v{', v'.join(kept)}")
+        current = self.catalog.load(space, slug)
+        loaded = self.catalog.read_version(space, slug, version, row["title"], current.access)
+        files = _deploy.read_version(self.catalog.app_dir(space, slug) / f"v{version}")
+        doc = json.loads(files["vocab.json"]) if "vocab.json" in files else None
+        # The rows written since stay; the older vocabulary must still describe them.
+        Vocabulary.from_json(doc, previous=current.vocabulary)
+        self.catalog.store(space, slug).declare(doc or {})
+        with self.db.transaction() as conn:
+            conn.execute(
+                "UPDATE apps SET version = ?, title = ? WHERE space = ? AND slug = ?",
+                (version, row["title"], space, slug),
+            )
+        self.catalog.remember(space, slug, loaded)
+        names = [c.agent_name for c in loaded.commands]
+        return Result(
+            f"{reached.at} is back at v{version}: {self.catalog.url(space, slug)}\n"
+            f"commands: {', '.join(names) or 'none'}",
+            {"at": reached.at, "version": version, "commands": names},
+        )

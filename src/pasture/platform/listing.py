@@ -1,0 +1,175 @@
+"""Commands across a caller's apps: the listing, finding the one a name means, running it.
+
+The refusals are the spec's sentences: the ambiguous name (`log_run is a
+command of club/runs and yourname/runs — say which app`), the unknown one
+(`no command add_run — your apps offer …`), and the viewer's write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pasture.caller import NOBODY, Caller
+from pasture.commands.model import Command, Context, Result
+from pasture.errors import NotFound, Refused, Unauthorized, UsageError
+from pasture.platform.access import Gate
+from pasture.platform.catalog import Catalog
+from pasture.platform.model import SIGN_IN, AppInfo, and_, plural
+
+
+class Listing:
+    """The commands a caller's apps offer, and running one of them as the caller."""
+
+    def __init__(self, catalog: Catalog, gate: Gate) -> None:
+        self.catalog = catalog
+        self.gate = gate
+
+    def _commands_of(self, caller: Caller, app: str | None) -> list[tuple[AppInfo, Command]]:
+        if app is not None:
+            reached = self.gate.reach(caller, app)
+            pairs = [(reached.space, reached.slug)]
+        else:
+            pairs = self.catalog.member_apps(caller)
+        out: list[tuple[AppInfo, Command]] = []
+        for space, slug in pairs:
+            info = self.catalog.info(space, slug)
+            for cmd in self.catalog.load(space, slug).commands:
+                out.append((info, cmd))
+        return out
+
+    def list_commands(self, caller: Caller, app: str | None = None) -> Result:
+        """The spec's listing grouped by app; data `{commands: [{at, name, title, …}]}`."""
+        if not caller.signed_in and app is None:
+            return Result(f"no apps to list — {SIGN_IN}", {"commands": []})
+        found = self._commands_of(caller, app)
+        if not found:
+            if app is not None:
+                return Result(f"{app} has no commands yet", {"commands": []})
+            if not self.catalog.member_apps(caller):
+                return Result(
+                    "you have no apps yet — deploy one with pasture deploy DIR", {"commands": []}
+                )
+            return Result("your apps have no commands yet", {"commands": []})
+        blocks: list[str] = []
+        listing: list[dict[str, Any]] = []
+        current = ""
+        for info, cmd in found:
+            if info.at != current:
+                blocks.append(f"## {info.at}")
+                current = info.at
+            address = info.url.split("://", 1)[-1]
+            blocks[-1] += (
+                f"\n{cmd.signature()} — {cmd.description} — {info.title}, an app at {address}"
+            )
+            listing.append(cmd.listing(info.at, info.title))
+        return Result("\n\n".join(blocks), {"commands": listing})
+
+    def resolve_command(
+        self, caller: Caller, name: str, app: str | None = None, *, via_web: bool = False
+    ) -> tuple[AppInfo, Command]:
+        """The one command a call names, or the spec's refusal (ambiguous, unknown)."""
+        name = name.strip().replace(" ", "_")
+        if app is not None:
+            reached = self.gate.reach(caller, app, via_web=via_web)
+            loaded = self.catalog.load(reached.space, reached.slug)
+            cmd = loaded.command(name)
+            if cmd is None:
+                raise self._unknown(caller, name, [(reached.space, reached.slug)])
+            return self.catalog.info(reached.space, reached.slug), cmd
+        if not caller.signed_in:
+            raise Unauthorized(f"no command {name} — {SIGN_IN}")
+        mine = self.catalog.member_apps(caller)
+        matches: list[tuple[str, str, Command]] = []
+        for space, slug in mine:
+            cmd = self.catalog.load(space, slug).command(name)
+            if cmd is not None:
+                matches.append((space, slug, cmd))
+        if not matches:
+            raise self._unknown(caller, name, mine)
+        if len(matches) > 1:
+            ats = sorted(f"{s}/{a}" for s, a, _ in matches)
+            raise UsageError(f"{name} is a command of {and_(ats)} — say which app")
+        space, slug, cmd = matches[0]
+        return self.catalog.info(space, slug), cmd
+
+    def _unknown(self, caller: Caller, name: str, apps: list[tuple[str, str]]) -> Refused:
+        offers = []
+        for space, slug in apps:
+            names = [c.agent_name for c in self.catalog.load(space, slug).commands]
+            if names:
+                offers.append(f"{space}/{slug}: {', '.join(names)}")
+        if not apps:
+            return NotFound(
+                f"no command {name} — you have no apps yet; deploy one with pasture deploy DIR"
+            )
+        if not offers:
+            return NotFound(
+                f"no command {name} — your apps have no commands yet; give one a "
+                "tools.json or a vocab.json and deploy it again"
+            )
+        return NotFound(
+            f"no command {name} — your apps offer {'; '.join(offers)}. "
+            "commands lists them with their arguments."
+        )
+
+    def run_command(
+        self,
+        caller: Caller,
+        name: str,
+        args: Mapping[str, Any],
+        app: str | None = None,
+        *,
+        via_web: bool = False,
+    ) -> Result:
+        """Run a command as the caller; the refusals are the spec's sentences."""
+        info, cmd = self.resolve_command(caller, name, app, via_web=via_web)
+        if not cmd.read_only:
+            self.gate.check_write(caller, self.gate.reach(caller, info.at, via_web=via_web))
+        if not isinstance(args, Mapping):
+            raise UsageError(f"{cmd.agent_name}'s args are an object of argument names to values")
+        return cmd.run(args, Context(caller, self.catalog.store(info.space, info.slug), info.at))
+
+    def status(self, caller: Caller) -> Result:
+        """Every reachable app's state, one line each."""
+        if not caller.signed_in:
+            return Result(f"no apps to show — {SIGN_IN}", {"apps": []})
+        lines: list[str] = []
+        apps: list[dict[str, Any]] = []
+        for info in self.gate.list_apps(caller):
+            entities = self._count(info.space, info.slug)
+            lines.append(
+                f"{info.at} v{info.version} — {info.title} — "
+                f"{plural(entities, 'entity', 'entities')}, "
+                f"{plural(len(info.commands), 'command', 'commands')}, {info.access}"
+            )
+            apps.append(
+                {
+                    "at": info.at,
+                    "version": info.version,
+                    "title": info.title,
+                    "entities": entities,
+                    "commands": info.commands,
+                    "access": info.access,
+                    "url": info.url,
+                }
+            )
+        if not lines:
+            return Result("you have no apps yet — deploy one with pasture deploy DIR", {"apps": []})
+        return Result("\n".join(lines), {"apps": apps})
+
+    def _count(self, space: str, slug: str) -> int:
+        """How many things the app keeps: entities carrying its own components or a doc."""
+        store = self.catalog.store(space, slug)
+        count = getattr(store, "count", None)
+        if callable(count):
+            return int(count())
+        names = [c.name for c in self.catalog.load(space, slug).vocabulary.declared()]
+        eids: set[str] = set()
+        for name in [*names, "doc"]:
+            try:
+                rows = store.query(f".{name}!", NOBODY)
+            except Refused:
+                continue
+            eids.update(str(r.get("entity", {}).get("eid")) for r in rows)
+        return len(eids)

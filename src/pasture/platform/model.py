@@ -1,0 +1,96 @@
+"""The platform's nouns and its shared sentences: apps as listed, pages, roles, accesses.
+
+Every module of the platform speaks these; `pasture.platform.service` re-exports
+the public ones (`AppInfo`, `Page`, `Access`, `Role`, `VIEWER_WRITES`, …).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Literal
+
+from pasture.commands.model import Command
+
+if TYPE_CHECKING:
+    from pasture.store.vocab import Vocabulary
+
+Access = Literal["private", "public", "open"]
+Role = Literal["owner", "editor", "viewer"]
+ACCESSES: tuple[Access, ...] = ("private", "public", "open")
+ROLES: tuple[Role, ...] = ("owner", "editor", "viewer")
+
+VIEWER_WRITES = "you can read this app but not change it — its owner can make you an editor"
+SIGN_IN = "sign in, or present a token (Authorization: Bearer …), to reach your apps"
+
+
+@dataclass(frozen=True)
+class AppInfo:
+    """An app as listings show it."""
+
+    space: str
+    slug: str
+    title: str
+    access: Access
+    version: int
+    url: str  # the app's address, ending in "/"
+    commands: list[str] = field(default_factory=list)
+    views: list[str] = field(default_factory=list)  # pages a command names
+
+    @property
+    def at(self) -> str:
+        return f"{self.space}/{self.slug}"
+
+
+@dataclass(frozen=True)
+class Page:
+    """A file of an app as the web serves it."""
+
+    body: bytes
+    media_type: str
+
+
+@dataclass
+class Loaded:
+    """An app's current version, ready to run: no file is read on a command call."""
+
+    version: int
+    title: str
+    access: Access
+    commands: list[Command]
+    vocabulary: Vocabulary
+
+    def command(self, name: str) -> Command | None:
+        for cmd in self.commands:
+            if cmd.agent_name == name:
+                return cmd
+        return None
+
+
+@dataclass(frozen=True)
+class Reached:
+    """An app the caller reached, with their role in its space (None for a stranger)."""
+
+    space: str
+    slug: str
+    role: Role | None
+
+    @property
+    def at(self) -> str:
+        return f"{self.space}/{self.slug}"
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def and_(items: Sequence[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    if len(items) <= 1:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} and {items[-1]}"

@@ -1,0 +1,100 @@
+"""An app's files as the web and MCP serve them: pages, and the views commands name.
+
+A page is any file of the app's current version but its source (tools.json,
+vocab.json, worker.py, …); an HTML page comes with a `<base href>` at the
+app's address unless it carries its own. A view is a page a command names,
+read by `ui://space/app/file`.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import re
+
+from pasture.caller import Caller
+from pasture.errors import NotFound, Refused
+from pasture.platform import deploy as _deploy
+from pasture.platform.access import Gate
+from pasture.platform.catalog import Catalog
+from pasture.platform.model import AppInfo, Page
+
+
+def media_type(path: str) -> str:
+    if path.endswith((".html", ".htm")):
+        return "text/html; charset=utf-8"
+    guessed, _ = mimetypes.guess_type(path)
+    if guessed is None:
+        return "application/octet-stream"
+    if guessed.startswith("text/") or guessed in ("application/javascript", "application/json"):
+        return f"{guessed}; charset=utf-8"
+    return guessed
+
+
+def with_base(body: bytes, url: str) -> bytes:
+    """The page with a `<base href>` at the app's address, unless it carries its own."""
+    text = body.decode("utf-8", "replace")
+    if re.search(r"<base[\s>]", text, re.IGNORECASE):
+        return body
+    tag = f'<base href="{url}">'
+    head = re.search(r"<head[^>]*>", text, re.IGNORECASE)
+    if head:
+        at = head.end()
+    else:
+        doctype = re.match(r"\s*<!doctype[^>]*>", text, re.IGNORECASE)
+        at = doctype.end() if doctype else 0
+    return (text[:at] + tag + text[at:]).encode()
+
+
+class Pages:
+    """Files of apps for the web, and views for the MCP connector."""
+
+    def __init__(self, catalog: Catalog, gate: Gate) -> None:
+        self.catalog = catalog
+        self.gate = gate
+
+    def page(self, caller: Caller, space: str, slug: str, path: str) -> Page:
+        """A file of the app for the web; source files (tools.json, vocab.json, …) are NotFound."""
+        info = self.gate.web_app(caller, space, slug)
+        path = path.lstrip("/")
+        if path == "" or path.endswith("/"):
+            path += "index.html"
+        clean = _deploy.clean_path(path)
+        missing = NotFound(f"no page {path} in {info.at}")
+        if clean is None or clean in _deploy.SOURCE_FILES:
+            raise missing
+        target = self.catalog.app_dir(space, slug) / f"v{info.version}" / clean
+        if not target.is_file():
+            raise missing
+        body = target.read_bytes()
+        media = media_type(clean)
+        if media.startswith("text/html"):
+            body = with_base(body, info.url)
+        return Page(body, media)
+
+    def view(self, caller: Caller, uri: str) -> Page:
+        """A page a command names, by `ui://space/app/file`, for the MCP connector."""
+        missing = NotFound(f"no resource {uri}")
+        if not uri.startswith("ui://"):
+            raise missing
+        parts = uri[len("ui://") :].split("/", 2)
+        if len(parts) != 3:
+            raise missing
+        space, slug, file = parts
+        try:
+            info = self.gate.app_info(caller, f"{space}/{slug}")
+        except Refused:
+            raise missing from None
+        if file not in info.views:
+            raise missing
+        target = self.catalog.app_dir(space, slug) / f"v{info.version}" / file
+        if not target.is_file():
+            raise missing
+        return Page(with_base(target.read_bytes(), info.url), "text/html;profile=mcp-app")
+
+    def views(self, caller: Caller) -> list[tuple[str, AppInfo]]:
+        """Every `ui://…` view the caller can read, with its app."""
+        return [
+            (f"ui://{info.space}/{info.slug}/{v}", info)
+            for info in self.gate.list_apps(caller)
+            for v in info.views
+        ]

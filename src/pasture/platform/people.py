@@ -1,0 +1,188 @@
+"""Who is asking: users, the machine's owner, bearer tokens, web sessions, passwords.
+
+Secrets are kept hashed (`pasture.platform.identity`); a token or password that
+signs nobody in is `Unauthorized` with a sentence saying how to get a good one.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import sqlite3
+
+from pasture.caller import NOBODY, Caller
+from pasture.commands.model import Result
+from pasture.errors import Conflict, Forbidden, NotFound, Unauthorized, UsageError
+from pasture.platform import identity as _id
+from pasture.platform.db import PlatformDB
+from pasture.platform.model import SIGN_IN, now
+
+_OWNER = "SELECT eid, name FROM users WHERE admin = 1 ORDER BY created LIMIT 1"
+
+
+class People:
+    """Users and the secrets that name them."""
+
+    def __init__(self, db: PlatformDB, base_url: str) -> None:
+        self.db = db
+        self.base_url = base_url
+
+    def local_owner(self) -> Caller:
+        """The machine's owner (created with a personal space on first use)."""
+        row = self.db.one(_OWNER)
+        if row is not None:
+            return Caller(row["eid"], row["name"])
+        name = os.environ.get("PASTURE_USER") or getpass.getuser()
+        _id.check_user_name(name)
+        with self.db.transaction() as conn:
+            # Another process may have made the owner between the read and the lock.
+            found = conn.execute(_OWNER).fetchone()
+            if found is not None:
+                return Caller(found["eid"], found["name"])
+            return self._create_user(conn, name, None, admin=True)
+
+    def _create_user(
+        self, conn: sqlite3.Connection, name: str, password: str | None, *, admin: bool
+    ) -> Caller:
+        from pasture.store.base import new_eid
+
+        if conn.execute("SELECT 1 FROM users WHERE name = ?", (name,)).fetchone():
+            raise Conflict(f"there is already a user named {name} — pick another name")
+        space = _id.space_name_for(name)
+        if (
+            space in _id.RESERVED
+            or conn.execute("SELECT 1 FROM spaces WHERE name = ?", (space,)).fetchone()
+        ):
+            raise Conflict(
+                f"there is already a space named {space} — pick another name for the user"
+            )
+        eid = new_eid()
+        conn.execute(
+            "INSERT INTO users (eid, name, space, password, admin, created) VALUES (?,?,?,?,?,?)",
+            (
+                eid,
+                name,
+                space,
+                _id.hash_password(password) if password else None,
+                int(admin),
+                now(),
+            ),
+        )
+        conn.execute("INSERT INTO spaces (name, created) VALUES (?, ?)", (space, now()))
+        conn.execute("INSERT INTO members (space, user, role) VALUES (?, ?, 'owner')", (space, eid))
+        return Caller(eid, name)
+
+    def new_user(self, caller: Caller, name: str, password: str | None = None) -> Caller:
+        """A new person (with a personal space of the same name); only the owner adds people."""
+        self.require_admin(caller)
+        _id.check_user_name(name)
+        with self.db.transaction() as conn:
+            return self._create_user(conn, name, password, admin=False)
+
+    # -- tokens and sessions --------------------------------------------------
+    def caller_for_token(self, token: str | None) -> Caller:
+        """The person a bearer token belongs to; nobody for None; Refused for a bad token."""
+        if token is None or not token.strip():
+            return NOBODY
+        row = self.db.one(
+            "SELECT users.eid, users.name FROM tokens JOIN users ON users.eid = tokens.user "
+            "WHERE tokens.hash = ?",
+            _id.secret_hash(token.strip()),
+        )
+        if row is None:
+            raise Unauthorized(
+                "that token is not one this server gave out — make one with pasture token new"
+            )
+        return Caller(row["eid"], row["name"])
+
+    def caller_for_session(self, session: str | None) -> Caller:
+        """The person a session cookie belongs to, or nobody."""
+        if not session:
+            return NOBODY
+        row = self.db.one(
+            "SELECT users.eid, users.name FROM sessions JOIN users ON users.eid = sessions.user "
+            "WHERE sessions.hash = ?",
+            _id.secret_hash(session),
+        )
+        return NOBODY if row is None else Caller(row["eid"], row["name"])
+
+    def sign_in(self, name: str, password: str) -> str:
+        """A new session id for the web's cookie; Refused on a wrong name or password."""
+        row = self.db.one("SELECT eid, name, password FROM users WHERE name = ?", name.strip())
+        if row is None or not _id.check_password(password, row["password"]):
+            raise Unauthorized(
+                "that name and password do not match — the owner sets a password with "
+                "pasture password"
+            )
+        return self.new_session(Caller(row["eid"], row["name"]))
+
+    def new_session(self, caller: Caller) -> str:
+        """A new session id for a signed-in caller."""
+        self.require_signed_in(caller)
+        session = _id.new_secret("pss")
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO sessions (hash, user, created) VALUES (?, ?, ?)",
+                (_id.secret_hash(session), caller.eid, now()),
+            )
+        return session
+
+    def session_for_token(self, token: str) -> str:
+        """A new session id for the person a token belongs to (the web's `/signin?token=…`)."""
+        caller = self.caller_for_token(token)
+        if not caller.signed_in:
+            raise Unauthorized("give a token to sign in with — make one with pasture token new")
+        return self.new_session(caller)
+
+    def sign_out(self, session: str | None) -> None:
+        """Forget a session id; nothing happens for one this server never gave out."""
+        if session:
+            with self.db.transaction() as conn:
+                conn.execute("DELETE FROM sessions WHERE hash = ?", (_id.secret_hash(session),))
+
+    def new_token(self, caller: Caller, label: str = "agent") -> str:
+        """A new bearer token for the caller (stored hashed, shown once)."""
+        self.require_signed_in(caller)
+        token = _id.new_secret("pst")
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO tokens (hash, user, label, created) VALUES (?, ?, ?, ?)",
+                (_id.secret_hash(token), caller.eid, label, now()),
+            )
+        return token
+
+    def set_password(self, caller: Caller, password: str, user: str | None = None) -> Result:
+        """Set the caller's web password (or, for the machine's owner, another user's)."""
+        self.require_signed_in(caller)
+        if len(password) < 8:
+            raise UsageError("a password is at least 8 characters long")
+        target = caller.name
+        if user is not None and user.lower() != (caller.name or "").lower():
+            self.require_admin(caller)
+            target = user
+        with self.db.transaction() as conn:
+            done = conn.execute(
+                "UPDATE users SET password = ? WHERE name = ?",
+                (_id.hash_password(password), target),
+            )
+            if done.rowcount == 0:
+                raise NotFound(f"no user {target} — add them with pasture user new {target}")
+        return Result(f"password set for {target}: sign in at {self.base_url}/signin")
+
+    # -- checks other parts make ------------------------------------------------
+    def require_signed_in(self, caller: Caller) -> None:
+        if not caller.signed_in:
+            raise Unauthorized(SIGN_IN)
+
+    def require_admin(self, caller: Caller) -> None:
+        self.require_signed_in(caller)
+        row = self.db.one("SELECT admin FROM users WHERE eid = ?", caller.eid)
+        if row is None or not row["admin"]:
+            raise Forbidden("only the server's owner adds people — ask them")
+
+    def personal_space(self, caller: Caller) -> str:
+        self.require_signed_in(caller)
+        row = self.db.one("SELECT space FROM users WHERE eid = ?", caller.eid)
+        if row is None:
+            raise Unauthorized(SIGN_IN)
+        return str(row["space"])

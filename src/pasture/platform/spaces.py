@@ -1,0 +1,97 @@
+"""Spaces and their members: making a space, adding people in a role, who is what where."""
+
+from __future__ import annotations
+
+from typing import NoReturn, cast
+
+from pasture.caller import Caller
+from pasture.commands.model import Result
+from pasture.errors import Conflict, Forbidden, NotFound, Unauthorized, UsageError
+from pasture.platform import identity as _id
+from pasture.platform.catalog import Catalog
+from pasture.platform.db import PlatformDB
+from pasture.platform.model import ROLES, SIGN_IN, Role, now
+from pasture.platform.people import People
+
+
+class Spaces:
+    """The spaces people belong to, and the role each has in them."""
+
+    def __init__(self, db: PlatformDB, catalog: Catalog, people: People) -> None:
+        self.db = db
+        self.catalog = catalog
+        self.people = people
+
+    def new_space(self, caller: Caller, name: str) -> Result:
+        self.people.require_signed_in(caller)
+        _id.check_space_name(name)
+        with self.db.transaction() as conn:
+            if conn.execute("SELECT 1 FROM spaces WHERE name = ?", (name,)).fetchone():
+                raise Conflict(f"there is already a space named {name} — pick another name")
+            conn.execute("INSERT INTO spaces (name, created) VALUES (?, ?)", (name, now()))
+            conn.execute(
+                "INSERT INTO members (space, user, role) VALUES (?, ?, 'owner')",
+                (name, caller.eid),
+            )
+        return Result(
+            f"space {name} made, with you as its owner: deploy into it with "
+            f"pasture deploy DIR --space {name}",
+            {"space": name, "role": "owner"},
+        )
+
+    def add_member(self, caller: Caller, space: str, user: str, role: Role) -> Result:
+        if role not in ROLES:
+            raise UsageError(f"{role} is not a role — say owner, editor or viewer")
+        if self.role(caller, space) != "owner":
+            self.no_space(caller, space, "add people to it")
+        row = self.db.one("SELECT eid, name FROM users WHERE name = ?", user)
+        if row is None:
+            raise NotFound(f"no user {user} — the server's owner adds them with pasture user new")
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO members (space, user, role) VALUES (?, ?, ?) "
+                "ON CONFLICT (space, user) DO UPDATE SET role = excluded.role",
+                (space, row["eid"], role),
+            )
+        article = "an" if role in ("owner", "editor") else "a"
+        return Result(
+            f"{row['name']} is now {article} {role} of {space}",
+            {"space": space, "user": row["name"], "role": role},
+        )
+
+    def spaces(self, caller: Caller) -> list[tuple[str, Role]]:
+        """The spaces the caller belongs to, with their role in each."""
+        if not caller.signed_in:
+            return []
+        rows = self.db.all(
+            "SELECT space, role FROM members WHERE user = ? ORDER BY space", caller.eid
+        )
+        return [(r["space"], cast(Role, r["role"])) for r in rows]
+
+    def role(self, caller: Caller, space: str) -> Role | None:
+        """The caller's role in a space, or None when they are not a member."""
+        return self.catalog.role(caller, space)
+
+    def no_space(self, caller: Caller, space: str, doing: str) -> NoReturn:
+        """The refusal for changing a space the caller does not own."""
+        role = self.role(caller, space)
+        if role is None:
+            if not caller.signed_in:
+                raise Unauthorized(SIGN_IN)
+            raise NotFound(f"no space {space} of yours — make one with pasture space new {space}")
+        raise Forbidden(f"you are {role} of {space}; only its owners {doing}")
+
+    def no_deploy(self, caller: Caller, space: str) -> NoReturn:
+        """The refusal for deploying into a space the caller may not deploy to."""
+        role = self.role(caller, space)
+        if role is None:
+            if not caller.signed_in:
+                raise Unauthorized(SIGN_IN)
+            raise NotFound(
+                f"no space {space} of yours — deploy into your own, or make one with "
+                f"pasture space new {space}"
+            )
+        raise Forbidden(
+            f"you can read the apps of {space} but not deploy to it — its owner can make you "
+            "an editor"
+        )
