@@ -46,6 +46,10 @@ def club(store: SqliteStore) -> SqliteStore:
     return store
 
 
+ADA_REF = {"eid": ADA.eid, "name": "Ada"}
+BOB_REF = {"eid": BOB.eid, "name": "Bob"}
+
+
 def q(store: SqliteStore, text: str) -> list[dict[str, Any]]:
     return store.query(text, ADA)
 
@@ -148,6 +152,33 @@ def test_references_read_back_the_targets_name(club: SqliteStore) -> None:
     club.apply({"entity": {"eid": row["comment"]["target"]["eid"]}, "alias": None}, ADA)
     (row,) = q(club, ".comment!")
     assert row["comment"]["target"]["name"] == "Morning run"
+
+
+def test_each_row_reads_back_its_own_references(club: SqliteStore) -> None:
+    made = club.apply(
+        [
+            {"entity": {"eid": "$c2"}, "comment": {"target": "$r"}},
+            {"entity": {"eid": "$r"}, "doc": {"title": "Hill repeats"}},
+            {"comment": {"target": "$gone"}},
+            {"entity": {"eid": "$gone"}, "doc": {"title": "Gone soon"}},
+            {"comment": {"target": "$bare"}},
+            {"entity": {"eid": "$bare"}, "jog": {"miles": 1}},
+        ],
+        BOB,
+    )
+    gone = made.aliases["$gone"]
+    club.apply({"entity": {"eid": gone}, "tombstone": {}}, BOB)
+    rows = q(club, ".comment!&.created!")
+    assert [(r["comment"]["target"], r["created"]["by"]) for r in rows] == [
+        ({"eid": rows[0]["comment"]["target"]["eid"], "name": "first"}, ADA_REF),
+        ({"eid": made.aliases["$r"], "name": "Hill repeats"}, BOB_REF),
+        ({"eid": gone}, BOB_REF),  # a reference to a tombstoned entity keeps its eid
+        ({"eid": made.aliases["$bare"]}, BOB_REF),
+    ]
+    assert [r["comment"]["target"]["eid"] for r in q(club, ".comment!&limit=2")] == [
+        gone,
+        made.aliases["$bare"],
+    ]
 
 
 def test_count_and_tally(club: SqliteStore) -> None:

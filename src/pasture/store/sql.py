@@ -33,6 +33,8 @@ from pasture.store.vocab import PLATFORM, Column, Component, Vocabulary
 from pasture.values import TIME_FORMAT, BadValue, convert, normalize_time
 
 Row = dict[str, Any]
+# SQL rows and the names of the entities they refer to -> the store's rows
+Build = Callable[[list[tuple[Any, ...]], dict[str, Any]], list[Row]]
 
 # The stamps every entity carries, kept as columns of `entity`.
 STAMPS = {"created": ("created_at", "created_by"), "updated": ("updated_at", "updated_by")}
@@ -92,10 +94,12 @@ class Compiled:
 
     sql: str
     params: list[Any]
-    build: Callable[[list[tuple[Any, ...]]], list[Row]]
-    reverse: bool = False  # listed newest first in SQL, turned round after
+    build: Build
     cacheable: bool = True
     edges: bool = False  # `*`: each row also lists the edges from it
+    # positions of reference eids in each SQL row: their names are read once per distinct
+    # eid and handed to `build` ({eid: name}), not joined row by row
+    refs: tuple[int, ...] = ()
 
 
 @dataclass
@@ -235,13 +239,16 @@ def compile_ast(
     # Every entity carrying the app's first kind is listed as that kind: no need to read it.
     order_of_kinds = vocabulary.kind_order()
     known_kind = drive if drive is not None and drive == order_of_kinds[0] else None
-    select: list[str] = ["e.eid", "NULL" if known_kind else "e.kind"]
+    select: list[str] = ["e.eid"] if known_kind else ["e.eid", "e.kind"]
     if tallied is not None:
         return _tally(st, tallied, sources, limit, order)
-    builder: Callable[[list[tuple[Any, ...]]], list[Row]] = _count_rows
+    builder: Build = _count_rows
+    refs: tuple[int, ...] = ()
+    # newest N are selected newest first; the builder turns them round
+    reverse = not words and limit is not None
     if not count:
         shown = list(vocabulary.components) if every else st.named
-        builder, extra = _row_builder(st, shown, every, len(select), known_kind)
+        builder, extra, refs = _row_builder(st, shown, every, len(select), known_kind, reverse)
         select.extend(extra)
     sql = f"SELECT {', '.join(select)} FROM {' '.join(sources + _walks(st))}"
     if st.conds:
@@ -255,7 +262,6 @@ def compile_ast(
         return Compiled(
             f"SELECT count(*) FROM ({inner_sql})", params, builder, cacheable=st.cacheable
         )
-    reverse = False
     if words:
         sql += f" ORDER BY {order}"
         if limit is not None:
@@ -264,10 +270,9 @@ def compile_ast(
     elif limit is not None:
         sql += f" ORDER BY {order} DESC LIMIT ?"
         params.append(limit)
-        reverse = True
     else:
         sql += f" ORDER BY {order}"
-    return Compiled(sql, params, builder, reverse=reverse, cacheable=st.cacheable, edges=every)
+    return Compiled(sql, params, builder, cacheable=st.cacheable, edges=every, refs=refs)
 
 
 def _need(st: _State, component: str, *, inner: bool) -> None:
@@ -484,7 +489,7 @@ def _plural(st: _State, p: ast.Plural) -> None:
     st.params.append(p.number)
 
 
-def _count_rows(rows: list[tuple[Any, ...]]) -> list[Row]:
+def _count_rows(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> list[Row]:
     return [{"count": rows[0][0]}]
 
 
@@ -510,14 +515,14 @@ def _tally(
             "GROUP BY v ORDER BY n DESC, v"
         )
 
-        def build(rows: list[tuple[Any, ...]]) -> list[Row]:
+        def build(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> list[Row]:
             return [{"value": _ref(r[0], r[1]), "count": r[2]} for r in rows]
 
     else:
         sql = f"SELECT v, count(*) AS n FROM ({inner}) GROUP BY v ORDER BY n DESC, v"
         is_bool = column.type == "bool"
 
-        def build(rows: list[tuple[Any, ...]]) -> list[Row]:
+        def build(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> list[Row]:
             return [{"value": _bool(r[0]) if is_bool else r[0], "count": r[1]} for r in rows]
 
     return Compiled(sql, params, build, cacheable=st.cacheable)
@@ -537,17 +542,26 @@ def _bool(value: Any) -> bool | None:
 
 
 def _row_builder(
-    st: _State, shown: list[str], every: bool, start: int, known_kind: str | None = None
-) -> tuple[Callable[[list[tuple[Any, ...]]], list[Row]], list[str]]:
+    st: _State,
+    shown: list[str],
+    every: bool,
+    start: int,
+    known_kind: str | None,
+    reverse: bool,
+) -> tuple[Build, list[str], tuple[int, ...]]:
     """A function made for this filter that turns SQL rows into the store's rows.
 
     It is generated as Python source (names come from the checked vocabulary,
-    positions are integers) because building rows is most of a read's cost.
+    positions are integers) because building rows is most of a read's cost:
+    each SQL row is unpacked into locals `c0, c1, …` once, and every row is one
+    dict display. A reference column selects only its eid; the function is
+    handed `names` ({eid: name}, read once per distinct eid) to make `{eid, name}`.
     """
     select: list[str] = []
+    refs: list[int] = []
     pos = start
-    parts: list[str] = []  # (key, python expression, presence position or None)
-    conditional: list[tuple[str, str, int]] = []
+    parts: list[str] = []
+    conditional: list[tuple[str, str, int]] = []  # (component, dict display, presence)
     for comp_name in shown:
         comp = st.vocabulary.components[comp_name]
         presence: int | None = None
@@ -557,48 +571,50 @@ def _row_builder(
             pos += 1
         fields: list[str] = []
         for column in comp.columns.values():
-            expr = _expr(st, comp_name, column.name)
+            select.append(_expr(st, comp_name, column.name))
+            c = f"c{pos}"
             if column.reference:
-                n = len(st.joins)
-                alias = f"r{n}"
-                st.joins[("ref", comp_name, column.name)] = _Join(
-                    alias, f"LEFT JOIN entity {alias} ON {alias}.eid = {expr}"
-                )
-                select.extend([expr, f"{alias}.name"])
-                eid, name = f"r[{pos}]", f"r[{pos + 1}]"
+                refs.append(pos)
                 # inline rather than a call: this runs once per row and column
                 fields.append(
-                    f"{column.name!r}: ({{'eid': {eid}, 'name': {name}}} if {name} is not None "
-                    f"else ({{'eid': {eid}}} if {eid} is not None else None))"
+                    f"{column.name!r}: ({{'eid': {c}, 'name': _n}} "
+                    f"if (_n := names.get({c})) is not None "
+                    f"else ({{'eid': {c}}} if {c} is not None else None))"
                 )
-                pos += 2
+            elif column.type == "bool":
+                fields.append(f"{column.name!r}: (None if {c} is None else bool({c}))")
             else:
-                select.append(expr)
-                value = f"_bool(r[{pos}])" if column.type == "bool" else f"r[{pos}]"
-                fields.append(f"{column.name!r}: {value}")
-                pos += 1
+                fields.append(f"{column.name!r}: {c}")
+            pos += 1
         body = "{" + ", ".join(fields) + "}"
         if presence is None:
             parts.append(f"{comp_name!r}: {body}")
         elif every:
             conditional.append((comp_name, body, presence))
         else:
-            parts.append(f"{comp_name!r}: ({body} if r[{presence}] is not None else None)")
-    kind = repr(known_kind) if known_kind else "r[1]"
-    head = "{'kind': " + kind + ", 'entity': {'eid': r[0]}" + "".join(", " + p for p in parts) + "}"
+            parts.append(f"{comp_name!r}: ({body} if c{presence} is not None else None)")
+    kind = repr(known_kind) if known_kind else "c1"
+    head = "{'kind': " + kind + ", 'entity': {'eid': c0}" + "".join(", " + p for p in parts) + "}"
+    unpack = "".join(f"c{i}, " for i in range(pos))
+    source_rows = "reversed(rows)" if reverse else "rows"
     if not conditional:
-        source = f"def build(rows):\n    return [{head} for r in rows]\n"
+        source = f"def build(rows, names):\n    return [{head} for {unpack} in {source_rows}]\n"
     else:
-        lines = ["def build(rows):", "    out = []", "    for r in rows:", f"        d = {head}"]
+        lines = [
+            "def build(rows, names):",
+            "    out = []",
+            f"    for {unpack} in {source_rows}:",
+            f"        d = {head}",
+        ]
         for comp_name, body, presence in conditional:
-            lines.append(f"        if r[{presence}] is not None:")
+            lines.append(f"        if c{presence} is not None:")
             lines.append(f"            d[{comp_name!r}] = {body}")
         lines.extend(["        out.append(d)", "    return out", ""])
         source = "\n".join(lines)
-    scope: dict[str, Any] = {"_ref": _ref, "_bool": _bool}
+    scope: dict[str, Any] = {}
     exec(compile(source, "<filter rows>", "exec"), scope)
-    build: Callable[[list[tuple[Any, ...]]], list[Row]] = scope["build"]
-    return build, select
+    build: Build = scope["build"]
+    return build, select, tuple(refs)
 
 
 # -- tables ---------------------------------------------------------------------------------

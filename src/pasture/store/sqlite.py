@@ -35,6 +35,7 @@ from pasture.store.vocab import Column, Vocabulary, changed_type
 from pasture.values import now
 
 _CACHE = 512  # compiled filters kept per store
+_NONE: dict[str, Any] = {}  # no names to hand a row builder (never written to)
 
 _FTS = [
     """CREATE VIRTUAL TABLE IF NOT EXISTS doc_fts USING fts5(
@@ -168,14 +169,36 @@ class SqliteStore:
                         self._compiled.popitem(last=False)
             try:
                 found = self._db.execute(compiled.sql, compiled.params).fetchall()
+                names = self._names(found, compiled.refs) if compiled.refs and found else _NONE
             except sqlite3.OperationalError as e:
                 raise _busy(e) from None
-        rows = compiled.build(found)
-        if compiled.reverse:
-            rows.reverse()
+        rows = compiled.build(found, names)
         if compiled.edges and rows:
             self._edges(rows)
         return rows
+
+    def _names(self, found: list[tuple[Any, ...]], refs: tuple[int, ...]) -> dict[str, Any]:
+        """{eid: name} of the entities the rows refer to, each read once."""
+        if len(refs) == 1:
+            (at,) = refs
+            eids = {r[at] for r in found}
+        else:
+            eids = {r[at] for r in found for at in refs}
+        eids.discard(None)
+        if not eids:
+            return _NONE
+        db = self._db
+        if len(eids) == 1:
+            (eid,) = eids
+            one = db.execute("SELECT name FROM entity WHERE eid = ?", (eid,)).fetchone()
+            return {} if one is None else {eid: one[0]}
+        names: dict[str, Any] = {}
+        listed = list(eids)
+        for i in range(0, len(listed), 500):
+            part = listed[i : i + 500]
+            marks = ", ".join("?" * len(part))
+            names.update(db.execute(f"SELECT eid, name FROM entity WHERE eid IN ({marks})", part))
+        return names
 
     def _edges(self, rows: list[Row]) -> None:
         """Each row's edges, `[{type, child: {eid, name?}}]`, where it has any."""
