@@ -98,8 +98,9 @@ def _wire(result: types.CallToolResult) -> dict[str, Any]:
 def test_the_leaderboard_view_draws_the_answer_and_calls_back(club: Club, host_page: str) -> None:
     from playwright.sync_api import sync_playwright
 
-    # bo reads ada's board: the view's own call names no app, and only ada/runs has `since` for him.
-    service, ada, bo = club.service, club.ada, club.bo
+    # ada has `since` in two apps (ada/runs and club/runs): the view's own call
+    # must name its app, read from the <base href> the connector gives the page.
+    service, ada = club.service, club.ada
     service.run_command(ada, "log_run", RUN, "ada/runs")
     service.run_command(ada, "log_run", {**RUN, "who": "Bo", "miles": 3}, "ada/runs")
 
@@ -112,7 +113,7 @@ def test_the_leaderboard_view_draws_the_answer_and_calls_back(club: Club, host_p
         assert isinstance(contents, types.TextResourceContents)
         return contents.text, board
 
-    html, board = in_memory(service, bo, "legacy", open_view)
+    html, board = in_memory(service, ada, "legacy", open_view)
     ok(board)
     calls: list[tuple[str, dict[str, Any]]] = []
     pool = concurrent.futures.ThreadPoolExecutor(1)
@@ -124,7 +125,7 @@ def test_the_leaderboard_view_draws_the_answer_and_calls_back(club: Club, host_p
         async def call(client: Client) -> types.CallToolResult:
             return await client.call_tool(name, arguments)
 
-        return _wire(pool.submit(in_memory, service, bo, "legacy", call).result())
+        return _wire(pool.submit(in_memory, service, ada, "legacy", call).result())
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
@@ -147,7 +148,7 @@ def test_the_leaderboard_view_draws_the_answer_and_calls_back(club: Club, host_p
             size = page.evaluate("sizes[sizes.length - 1]")
             assert size["height"] > 0 and size["width"] > 0
 
-            # The redraw goes back through the host, to the connector, as bo.
+            # The redraw goes back through the host, to the connector, as ada.
             service.run_command(ada, "log_run", {**RUN, "who": "Cy", "miles": 8}, "ada/runs")
             page.frame_locator("#view").locator("#today").click()
             rows.nth(2).wait_for()
@@ -160,3 +161,4 @@ def test_the_leaderboard_view_draws_the_answer_and_calls_back(club: Club, host_p
     assert name == "command"
     assert arguments["name"] == "since"
     assert set(arguments["args"]) == {"since"}
+    assert arguments["app"] == "ada/runs"
