@@ -234,3 +234,47 @@ def test_random_arguments_are_written_whole_or_not_at_all(
     assert row["miles"] == float(str(args["miles"]).strip())
     assert isinstance(row["who"], str) and isinstance(row["at"], str)
     assert len(store.query(".jog!", ADA)) == len(before) + 1
+
+
+def test_an_argument_where_an_entity_goes_never_mints_a_new_one(tmp_path: Path) -> None:
+    # drop_run's $run and note_on's $target stand where an entity goes: bound by
+    # an argument, they name an entity that is there, so "$x" is refused, not minted.
+    tools = {
+        "drop_run": {
+            "description": "Delete a run somebody logged by mistake",
+            "input": {"run": "text"},
+            "apply": {"entity": {"eid": "$run"}, "tombstone": {}},
+        },
+        "note_on": {
+            "description": "Say something about a run",
+            "input": {"target": "text", "note": "text"},
+            "apply": {
+                "entity": {"eid": "$said"},
+                "doc": {"body": "$note"},
+                "comment": {"target": "$target"},
+            },
+        },
+    }
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for page in (EXAMPLES / "runs").iterdir():
+        (folder / page.name).write_bytes(page.read_bytes())
+    club_tools = json.loads((EXAMPLES / "runs" / "tools.json").read_text())
+    (folder / "tools.json").write_text(json.dumps({**club_tools, **tools}))
+    store, commands = app(folder, "yourname/runs", tmp_path / "runs.db")
+    try:
+        with pytest.raises(UsageError) as refused:
+            run(commands, store, "drop_run", ADA, run="$x")
+        assert str(refused.value) == (
+            "run names an entity that is there already: its eid or its alias name, not $x"
+        )
+        with pytest.raises(UsageError):
+            run(commands, store, "note_on", ADA, target="$run", note="fast")
+        assert store.query(".count!", ADA) == [{"count": 0}]
+
+        logged = run(commands, store, "log_run", ADA, who="Ada", miles=5, at="2026-09-01")
+        eid = logged.data["entities"][0]
+        run(commands, store, "note_on", ADA, target=eid, note="fast")
+        assert store.query(".comments>=1&.jog!", ADA)[0]["entity"] == {"eid": eid}
+    finally:
+        store.close()

@@ -62,6 +62,9 @@ class Template:
     keep_empty: Set[str] = field(default_factory=frozenset)
     words: Set[str] = field(default_factory=frozenset)
     whole: Set[str] = field(default_factory=frozenset)
+    # Arguments standing whole where an entity goes (an eid, an edge's child, a
+    # reference column): their value names an existing entity, never a new one.
+    entities: Set[str] = field(default_factory=frozenset)
 
     def convert(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """The arguments as their declared types; UsageError names every bad one at once."""
@@ -79,6 +82,12 @@ class Template:
                 converted = convert(arg, kind, value)
             except BadValue as bad:
                 problems.append(str(bad))
+                continue
+            if arg in self.entities and str(converted).lstrip().startswith("$"):
+                problems.append(
+                    f"{arg} names an entity that is there already: its eid or its alias name,"
+                    f" not {str(converted).strip()[:40]}"
+                )
                 continue
             if arg in self.whole:
                 if converted != int(converted) or converted < 1:
@@ -105,6 +114,36 @@ class Template:
             return Result(f"{self.name}: {count} in {ctx.at}", {"rows": rows})
         applied = ctx.store.apply(filled, ctx.caller)
         return wrote(self.name, ctx.at, applied)
+
+
+def entity_arguments(template: Any, vocabulary: Vocabulary) -> frozenset[str]:
+    """The variables an apply template puts whole where an entity goes.
+
+    Bound by an argument, such a variable patches or points at the entity the
+    argument names; a value like `$x` there would mint a new entity instead, so
+    `convert` refuses it.
+    """
+    found: set[str] = set()
+    for bundle in template if isinstance(template, list) else [template]:
+        if not isinstance(bundle, Mapping):
+            continue
+        slots: list[Any] = []
+        entity = bundle.get("entity")
+        if isinstance(entity, Mapping):
+            slots.append(entity.get("eid"))
+        edges = bundle.get("edges")
+        if isinstance(edges, list):
+            slots += [e.get("child") for e in edges if isinstance(e, Mapping)]
+        for key, columns in bundle.items():
+            component = vocabulary.components.get(key) if isinstance(key, str) else None
+            if component is not None and isinstance(columns, Mapping):
+                slots += [
+                    value
+                    for col, value in columns.items()
+                    if col in component.columns and component.columns[col].reference
+                ]
+        found.update(v for v in (whole_variable(s) for s in slots) if v is not None)
+    return frozenset(found)
 
 
 def wrote(name: str, at: str, applied: Applied) -> Result:
@@ -225,7 +264,8 @@ def _entry(
     if action is None or problems:
         return None
     template = entry[action]
-    run = Template(name, action, template, types, frozenset(types))
+    entities = entity_arguments(template, vocabulary) if action == "apply" else frozenset()
+    run = Template(name, action, template, types, frozenset(types), entities=entities)
     return Command(
         name=name,
         description=str(description).strip(),
