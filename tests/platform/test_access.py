@@ -6,6 +6,10 @@ and cy a viewer; di belongs to a space of her own only; nobody is signed out.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -122,3 +126,43 @@ def test_a_viewer_running_a_write_command_hears_the_specs_sentence(
     with pytest.raises(Forbidden) as refused:
         service.run_command(people["viewer"], "log_run", RUN, "club/public")
     assert refused.value.sentence == VIEWER_WRITES
+
+
+def _in_another_process(home: Path, code: str) -> None:
+    """`code` run against the same data by a process of its own, as a second server would."""
+    script = "from pasture.platform.service import Service\n"
+    script += f"svc = Service({str(home)!r})\nada = svc.local_owner()\n"
+    script += textwrap.dedent(code)
+    env = {**os.environ, "PASTURE_USER": "ada"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+
+
+def test_a_server_running_sees_members_changed_by_another_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PASTURE_USER", "ada")
+    service = Service(tmp_path / "home")
+    try:
+        ada = service.local_owner()
+        bo = service.new_user(ada, "bo")
+        service.deploy(ada, RUNS)
+        with pytest.raises(NotFound) as missing:
+            service.run_command(bo, "leaderboard", {})
+        assert "you have no apps yet" in missing.value.sentence
+        assert service.list_apps(bo) == []
+
+        _in_another_process(service.home, 'svc.add_member(ada, "ada", "bo", "viewer")')
+        assert [app.at for app in service.list_apps(bo)] == ["ada/runs"]
+        assert service.role(bo, "ada") == "viewer"
+        assert service.run_command(bo, "leaderboard", {}).data["rows"] == []
+        with pytest.raises(Forbidden) as refused:
+            service.run_command(bo, "log_run", RUN)
+        assert refused.value.sentence == VIEWER_WRITES
+
+        _in_another_process(service.home, 'svc.add_member(ada, "ada", "bo", "editor")')
+        assert service.run_command(bo, "log_run", RUN).text.startswith("log_run: wrote 1 entity")
+        rows = service.run_command(bo, "leaderboard", {}).data["rows"]
+        assert [r["jog"]["miles"] for r in rows] == [5]
+    finally:
+        service.close()

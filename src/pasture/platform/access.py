@@ -14,7 +14,7 @@ from __future__ import annotations
 from pasture.caller import Caller
 from pasture.errors import Forbidden, NotFound, Refused, Unauthorized, UsageError
 from pasture.platform.catalog import Catalog
-from pasture.platform.model import SIGN_IN, VIEWER_WRITES, AppInfo, Reached, and_
+from pasture.platform.model import SIGN_IN, VIEWER_WRITES, AppInfo, Loaded, Reached, and_
 
 
 class Gate:
@@ -28,8 +28,7 @@ class Gate:
         app = app.strip().strip("/")
         if "/" in app:
             space, _, slug = app.partition("/")
-            access = self.catalog.access_of(space, slug)
-            role = self.catalog.role(caller, space)
+            access, role = self.catalog.standing(caller, space, slug)
             if access is not None:
                 if role is not None:
                     return Reached(space, slug, role)
@@ -38,7 +37,8 @@ class Gate:
             if via_web:
                 raise NotFound(f"no app {space}/{slug}")
             raise self.no_app(caller, app)
-        found = [(s, a) for s, a in self.catalog.member_apps(caller) if a == app]
+        mine, roles = self.catalog.mine(caller)
+        found = [(s, a) for s, a in mine if a == app]
         if not found:
             raise self.no_app(caller, app)
         if len(found) > 1:
@@ -48,7 +48,7 @@ class Gate:
                 f"{' or '.join(ats)}"
             )
         space, slug = found[0]
-        return Reached(space, slug, self.catalog.role(caller, space))
+        return Reached(space, slug, roles.get(space))
 
     def no_app(self, caller: Caller, app: str) -> Refused:
         if not caller.signed_in:
@@ -58,9 +58,10 @@ class Gate:
             return NotFound(f"no app {app} — you have no apps yet; deploy one with pasture deploy")
         return NotFound(f"no app {app} — your apps are {', '.join(mine)}")
 
-    def check_write(self, caller: Caller, reached: Reached) -> None:
-        """Refused unless the caller may change the app they reached."""
-        loaded = self.catalog.load(reached.space, reached.slug)
+    def check_write(self, caller: Caller, reached: Reached, loaded: Loaded | None = None) -> None:
+        """Refused unless the caller may change the app they reached (`loaded`: its version)."""
+        if loaded is None:
+            loaded = self.catalog.load(reached.space, reached.slug)
         if loaded.access == "open" or reached.role in ("owner", "editor"):
             return
         if reached.role == "viewer":
@@ -73,7 +74,11 @@ class Gate:
 
     def list_apps(self, caller: Caller) -> list[AppInfo]:
         """Every app in every space the caller belongs to."""
-        return [self.catalog.info(space, slug) for space, slug in self.catalog.member_apps(caller)]
+        mine = self.catalog.member_apps(caller)
+        return [
+            self.catalog.describe(space, slug, loaded)
+            for (space, slug), loaded in zip(mine, self.catalog.loads(mine), strict=True)
+        ]
 
     def app_info(self, caller: Caller, app: str) -> AppInfo:
         """One app the caller can reach by command (`slug` or `space/slug`)."""

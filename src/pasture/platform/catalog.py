@@ -2,14 +2,17 @@
 
 Every other part of the platform asks here: which apps a person's spaces hold,
 their role in a space, an app's current version ready to run (`Loaded`), its
-store. Another process may deploy at any time, so a version is checked
-against the database before it is used.
+store. The apps and members tables are read whole into a `_Snapshot`, kept
+while `PlatformDB.stamp()` stays the same: a deploy or a new member made by
+this process or by another `pasture serve` on the same data is seen on the
+next call, and a call in between asks the database one cheap question.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -23,6 +26,16 @@ if TYPE_CHECKING:
     from pasture.store.base import Store
 
 
+@dataclass
+class _Snapshot:
+    """The apps and members tables as they were at `stamp`."""
+
+    stamp: tuple[int, int]
+    apps: dict[tuple[str, str], tuple[str, Access, int]]  # (space, slug) → title, access, version
+    roles: dict[str, dict[str, Role]]  # user eid → space → role
+    member_apps: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # by user eid
+
+
 class Catalog:
     """Apps, members, loaded versions and open stores of one data directory."""
 
@@ -33,6 +46,25 @@ class Catalog:
         self._lock = threading.RLock()
         self._stores: dict[tuple[str, str], Store] = {}
         self._loaded: dict[tuple[str, str], Loaded] = {}
+        self._snapshot: _Snapshot | None = None
+
+    def _now(self) -> _Snapshot:
+        """The tables as they are now: the kept snapshot, unless the database moved since."""
+        stamp = self.db.stamp()
+        snapshot = self._snapshot
+        if snapshot is not None and snapshot.stamp == stamp:
+            return snapshot
+        # The stamp is taken first: a change made while these are read moves it again.
+        apps = {
+            (r["space"], r["slug"]): (str(r["title"]), cast(Access, r["access"]), int(r["version"]))
+            for r in self.db.all("SELECT space, slug, title, access, version FROM apps")
+        }
+        roles: dict[str, dict[str, Role]] = {}
+        for r in self.db.all("SELECT space, user, role FROM members"):
+            roles.setdefault(r["user"], {})[r["space"]] = cast(Role, r["role"])
+        snapshot = _Snapshot(stamp, apps, roles)
+        self._snapshot = snapshot
+        return snapshot
 
     # -- where things are -------------------------------------------------------
     def app_dir(self, space: str, slug: str) -> Path:
@@ -42,32 +74,37 @@ class Catalog:
         return f"{self.base_url}/{space}/{slug}/"
 
     # -- members ----------------------------------------------------------------
+    # Each of these looks at the database once: a call asks a handful of them.
     def role(self, caller: Caller, space: str) -> Role | None:
         """The caller's role in a space, or None when they are not a member."""
-        if not caller.signed_in:
+        if caller.eid is None:
             return None
-        row = self.db.one(
-            "SELECT role FROM members WHERE space = ? AND user = ?", space, caller.eid
-        )
-        return None if row is None else cast(Role, row["role"])
+        return self._now().roles.get(caller.eid, {}).get(space)
 
     def member_apps(self, caller: Caller) -> list[tuple[str, str]]:
         """Every app in every space the caller belongs to, by space then slug."""
-        if not caller.signed_in:
-            return []
-        rows = self.db.all(
-            "SELECT apps.space, apps.slug FROM apps JOIN members ON members.space = apps.space "
-            "WHERE members.user = ? ORDER BY apps.space, apps.slug",
-            caller.eid,
-        )
-        return [(r["space"], r["slug"]) for r in rows]
+        return self.mine(caller)[0]
+
+    def mine(self, caller: Caller) -> tuple[list[tuple[str, str]], dict[str, Role]]:
+        """The caller's apps (as `member_apps`) and their role in each of their spaces."""
+        if caller.eid is None:
+            return [], {}
+        snapshot = self._now()
+        roles = snapshot.roles.get(caller.eid, {})
+        found = snapshot.member_apps.get(caller.eid)
+        if found is None:
+            found = sorted(key for key in snapshot.apps if key[0] in roles)
+            snapshot.member_apps[caller.eid] = found
+        return list(found), dict(roles)
+
+    def standing(self, caller: Caller, space: str, slug: str) -> tuple[Access | None, Role | None]:
+        """The app's access (None: no such app) and the caller's role in its space."""
+        snapshot = self._now()
+        found = snapshot.apps.get((space, slug))
+        role = None if caller.eid is None else snapshot.roles.get(caller.eid, {}).get(space)
+        return (None if found is None else found[1]), role
 
     # -- apps -------------------------------------------------------------------
-    def access_of(self, space: str, slug: str) -> Access | None:
-        """The app's access, or None when there is no such app."""
-        row = self.db.one("SELECT access FROM apps WHERE space = ? AND slug = ?", space, slug)
-        return None if row is None else cast(Access, row["access"])
-
     def store(self, space: str, slug: str) -> Store:
         from pasture.store import open_store
 
@@ -83,22 +120,30 @@ class Catalog:
 
     def load(self, space: str, slug: str) -> Loaded:
         """The app's current version, loaded once per version (another process may switch it)."""
-        row = self.db.one("SELECT * FROM apps WHERE space = ? AND slug = ?", space, slug)
-        if row is None:
-            raise NotFound(f"no app {space}/{slug}")
+        return self._load(self._now(), space, slug)
+
+    def loads(self, apps: list[tuple[str, str]]) -> list[Loaded]:
+        """`load` for each app, with one look at the database for them all."""
+        snapshot = self._now()
+        return [self._load(snapshot, space, slug) for space, slug in apps]
+
+    def _load(self, snapshot: _Snapshot, space: str, slug: str) -> Loaded:
         key = (space, slug)
-        version = int(row["version"])
+        found = snapshot.apps.get(key)
+        if found is None:
+            raise NotFound(f"no app {space}/{slug}")
+        title, access, version = found
         with self._lock:
             loaded = self._loaded.get(key)
             if loaded is not None and loaded.version == version:
-                loaded.title = row["title"]
-                loaded.access = row["access"]
+                loaded.title = title
+                loaded.access = access
                 return loaded
             if loaded is not None:
                 # Another process deployed: its store declared a vocabulary this one's
                 # open store has not read, so the next call opens the store afresh.
                 self._stores.pop(key, None)
-            loaded = self.read_version(space, slug, version, row["title"], row["access"])
+            loaded = self.read_version(space, slug, version, title, access)
             self._loaded[key] = loaded
             return loaded
 
@@ -121,7 +166,10 @@ class Catalog:
             self._loaded[(space, slug)] = loaded
 
     def info(self, space: str, slug: str) -> AppInfo:
-        loaded = self.load(space, slug)
+        return self.describe(space, slug, self.load(space, slug))
+
+    def describe(self, space: str, slug: str, loaded: Loaded) -> AppInfo:
+        """The listing's view of an app whose version is at hand."""
         views: list[str] = []
         for cmd in loaded.commands:
             if cmd.view and cmd.view not in views:
@@ -143,3 +191,4 @@ class Catalog:
                 store.close()
             self._stores.clear()
             self._loaded.clear()
+            self._snapshot = None

@@ -3,6 +3,11 @@
 One connection per `PlatformDB`, shared by threads under a lock (the web runs
 handlers on a thread pool), in WAL mode so a `pasture deploy` in another
 process can switch a version while `pasture serve` keeps reading.
+
+`stamp()` changes whenever what the file says may have changed: SQLite's
+`data_version` moves when another connection (another process) commits, and
+a counter here moves on every transaction of this one. What is derived from
+the file can be kept for as long as the stamp stays the same.
 """
 
 from __future__ import annotations
@@ -74,6 +79,7 @@ class PlatformDB:
             path, check_same_thread=False, isolation_level=None, timeout=30
         )
         self._conn.row_factory = sqlite3.Row
+        self._writes = 0
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA foreign_keys=ON")
         self._conn.execute("PRAGMA busy_timeout=30000")
@@ -93,6 +99,17 @@ class PlatformDB:
                 self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
+            self._writes += 1
+
+    def stamp(self) -> tuple[int, int]:
+        """A value that changes whenever platform.db may have changed, here or elsewhere.
+
+        Take it before reading what it guards: a change made during the read moves it
+        again, so the next look reads afresh.
+        """
+        with self._lock:
+            row = self._conn.execute("PRAGMA data_version").fetchone()
+            return int(row[0]), self._writes
 
     def one(self, sql: str, *params: Any) -> sqlite3.Row | None:
         with self._lock:

@@ -8,6 +8,7 @@ command of club/runs and yourname/runs — say which app`), the unknown one
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pasture.caller import NOBODY, Caller
@@ -15,7 +16,17 @@ from pasture.commands.model import Command, Context, Result
 from pasture.errors import NotFound, Refused, Unauthorized, UsageError
 from pasture.platform.access import Gate
 from pasture.platform.catalog import Catalog
-from pasture.platform.model import SIGN_IN, AppInfo, and_, plural
+from pasture.platform.model import SIGN_IN, AppInfo, Loaded, Reached, and_, plural
+
+
+@dataclass(frozen=True)
+class _Listed:
+    """One app's part of the listing, made once per loaded version and title."""
+
+    loaded: Loaded
+    title: str
+    block: str  # "## space/app" and a line per command; "" for an app without commands
+    entries: list[dict[str, Any]]
 
 
 class Listing:
@@ -24,51 +35,56 @@ class Listing:
     def __init__(self, catalog: Catalog, gate: Gate) -> None:
         self.catalog = catalog
         self.gate = gate
+        self._listed: dict[tuple[str, str], _Listed] = {}
 
-    def _commands_of(self, caller: Caller, app: str | None) -> list[tuple[AppInfo, Command]]:
-        if app is not None:
-            reached = self.gate.reach(caller, app)
-            pairs = [(reached.space, reached.slug)]
-        else:
-            pairs = self.catalog.member_apps(caller)
-        out: list[tuple[AppInfo, Command]] = []
-        for space, slug in pairs:
-            info = self.catalog.info(space, slug)
-            for cmd in self.catalog.load(space, slug).commands:
-                out.append((info, cmd))
-        return out
+    def _listing_of(self, space: str, slug: str, loaded: Loaded) -> _Listed:
+        kept = self._listed.get((space, slug))
+        if kept is not None and kept.loaded is loaded and kept.title == loaded.title:
+            return kept
+        at, title = f"{space}/{slug}", loaded.title
+        address = self.catalog.url(space, slug).split("://", 1)[-1]
+        lines = "".join(
+            f"\n{cmd.signature()} — {cmd.description} — {title}, an app at {address}"
+            for cmd in loaded.commands
+        )
+        listed = _Listed(
+            loaded,
+            title,
+            f"## {at}{lines}" if lines else "",
+            [cmd.listing(at, title) for cmd in loaded.commands],
+        )
+        self._listed[(space, slug)] = listed
+        return listed
 
     def list_commands(self, caller: Caller, app: str | None = None) -> Result:
         """The spec's listing grouped by app; data `{commands: [{at, name, title, …}]}`."""
         if not caller.signed_in and app is None:
             return Result(f"no apps to list — {SIGN_IN}", {"commands": []})
-        found = self._commands_of(caller, app)
-        if not found:
+        if app is not None:
+            reached = self.gate.reach(caller, app)
+            pairs = [(reached.space, reached.slug)]
+        else:
+            pairs = self.catalog.member_apps(caller)
+        blocks: list[str] = []
+        listing: list[dict[str, Any]] = []
+        for (space, slug), loaded in zip(pairs, self.catalog.loads(pairs), strict=True):
+            listed = self._listing_of(space, slug, loaded)
+            if listed.block:
+                blocks.append(listed.block)
+                listing.extend(listed.entries)
+        if not listing:
             if app is not None:
                 return Result(f"{app} has no commands yet", {"commands": []})
-            if not self.catalog.member_apps(caller):
+            if not pairs:
                 return Result(
                     "you have no apps yet — deploy one with pasture deploy DIR", {"commands": []}
                 )
             return Result("your apps have no commands yet", {"commands": []})
-        blocks: list[str] = []
-        listing: list[dict[str, Any]] = []
-        current = ""
-        for info, cmd in found:
-            if info.at != current:
-                blocks.append(f"## {info.at}")
-                current = info.at
-            address = info.url.split("://", 1)[-1]
-            blocks[-1] += (
-                f"\n{cmd.signature()} — {cmd.description} — {info.title}, an app at {address}"
-            )
-            listing.append(cmd.listing(info.at, info.title))
         return Result("\n\n".join(blocks), {"commands": listing})
 
-    def resolve_command(
-        self, caller: Caller, name: str, app: str | None = None, *, via_web: bool = False
-    ) -> tuple[AppInfo, Command]:
-        """The one command a call names, or the spec's refusal (ambiguous, unknown)."""
+    def _resolve(
+        self, caller: Caller, name: str, app: str | None, via_web: bool
+    ) -> tuple[Reached, Loaded, Command]:
         name = name.strip().replace(" ", "_")
         if app is not None:
             reached = self.gate.reach(caller, app, via_web=via_web)
@@ -76,27 +92,34 @@ class Listing:
             cmd = loaded.command(name)
             if cmd is None:
                 raise self._unknown(caller, name, [(reached.space, reached.slug)])
-            return self.catalog.info(reached.space, reached.slug), cmd
+            return reached, loaded, cmd
         if not caller.signed_in:
             raise Unauthorized(f"no command {name} — {SIGN_IN}")
-        mine = self.catalog.member_apps(caller)
-        matches: list[tuple[str, str, Command]] = []
-        for space, slug in mine:
-            cmd = self.catalog.load(space, slug).command(name)
+        mine, roles = self.catalog.mine(caller)
+        matches: list[tuple[str, str, Loaded, Command]] = []
+        for (space, slug), loaded in zip(mine, self.catalog.loads(mine), strict=True):
+            cmd = loaded.command(name)
             if cmd is not None:
-                matches.append((space, slug, cmd))
+                matches.append((space, slug, loaded, cmd))
         if not matches:
             raise self._unknown(caller, name, mine)
         if len(matches) > 1:
-            ats = sorted(f"{s}/{a}" for s, a, _ in matches)
+            ats = sorted(f"{s}/{a}" for s, a, _, _ in matches)
             raise UsageError(f"{name} is a command of {and_(ats)} — say which app")
-        space, slug, cmd = matches[0]
-        return self.catalog.info(space, slug), cmd
+        space, slug, loaded, cmd = matches[0]
+        return Reached(space, slug, roles.get(space)), loaded, cmd
+
+    def resolve_command(
+        self, caller: Caller, name: str, app: str | None = None, *, via_web: bool = False
+    ) -> tuple[AppInfo, Command]:
+        """The one command a call names, or the spec's refusal (ambiguous, unknown)."""
+        reached, loaded, cmd = self._resolve(caller, name, app, via_web)
+        return self.catalog.describe(reached.space, reached.slug, loaded), cmd
 
     def _unknown(self, caller: Caller, name: str, apps: list[tuple[str, str]]) -> Refused:
         offers = []
-        for space, slug in apps:
-            names = [c.agent_name for c in self.catalog.load(space, slug).commands]
+        for (space, slug), loaded in zip(apps, self.catalog.loads(apps), strict=True):
+            names = [c.agent_name for c in loaded.commands]
             if names:
                 offers.append(f"{space}/{slug}: {', '.join(names)}")
         if not apps:
@@ -123,12 +146,13 @@ class Listing:
         via_web: bool = False,
     ) -> Result:
         """Run a command as the caller; the refusals are the spec's sentences."""
-        info, cmd = self.resolve_command(caller, name, app, via_web=via_web)
+        reached, loaded, cmd = self._resolve(caller, name, app, via_web)
         if not cmd.read_only:
-            self.gate.check_write(caller, self.gate.reach(caller, info.at, via_web=via_web))
+            self.gate.check_write(caller, reached, loaded)
         if not isinstance(args, Mapping):
             raise UsageError(f"{cmd.agent_name}'s args are an object of argument names to values")
-        return cmd.run(args, Context(caller, self.catalog.store(info.space, info.slug), info.at))
+        store = self.catalog.store(reached.space, reached.slug)
+        return cmd.run(args, Context(caller, store, reached.at))
 
     def status(self, caller: Caller) -> Result:
         """Every reachable app's state, one line each."""
