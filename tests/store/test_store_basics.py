@@ -1,5 +1,6 @@
 """Writing a run and reading it back, the way the run club's commands do."""
 
+import sqlite3
 from pathlib import Path
 
 from store_fixtures import ADA, RUNS
@@ -42,3 +43,21 @@ def test_the_vocabulary_survives_reopening_the_file(tmp_path: Path) -> None:
     with open_store(tmp_path / "app.db") as s:
         assert [c.name for c in s.vocabulary.declared()] == ["jog", "recipe", "starred"]
         assert s.query(".jog.miles>=3", ADA)[0]["jog"]["miles"] == 3
+
+
+def test_a_file_made_before_component_rows_carried_eids_reads_the_same(tmp_path: Path) -> None:
+    path = tmp_path / "app.db"
+    with open_store(path) as s:
+        s.declare(RUNS)
+        s.apply([{"jog": {"who": "Ada", "miles": 3}, "doc": {"title": "Hills"}}], ADA)
+        before = s.query(".jog!&.doc?&.created!", ADA)
+    old = sqlite3.connect(path)  # the layout as it was: no _eid, no layout mark
+    for name in ("c_jog", "c_doc", "c_person"):
+        old.execute(f"ALTER TABLE {name} DROP COLUMN _eid")
+    old.execute("DELETE FROM pasture_meta WHERE key = 'layout'")
+    old.commit()
+    old.close()
+    with open_store(path) as s:
+        assert s.query(".jog!&.doc?&.created!", ADA) == before
+        assert s.query(".jog.who=Ada", ADA)[0]["entity"] == before[0]["entity"]
+        assert s.query("hills", ADA)[0]["entity"] == before[0]["entity"]

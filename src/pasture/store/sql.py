@@ -3,7 +3,7 @@
 The layout, one schema per app:
 
     entity(_e integer key, eid, kind, name, created_at, created_by, updated_at, updated_by)
-    c_<component>(_e → entity, one typed column per declared column, an index on each)
+    c_<component>(_e → entity, _eid, one typed column per declared column, an index on each)
     edge(parent → entity, type, child eid)
     doc_fts                full text over c_doc(title, body)
 
@@ -11,7 +11,9 @@ The layout, one schema per app:
 "oldest first" is `_e` order. `kind` (the component a row is listed as) and
 `name` (what a reference to it reads back as) are kept on the entity by every
 write, so a read never has to work them out. The stamps `created`/`updated` are
-on every entity, so they live on `entity` itself.
+on every entity, so they live on `entity` itself. A component row also carries
+its entity's eid as `_eid` (an eid never changes), so a listing driven from a
+component table that needs nothing else from `entity` does not join it.
 
 `compile_filter` turns a filter line into one SELECT. A value is never spliced
 into SQL text: names are checked against the vocabulary (and match
@@ -21,6 +23,7 @@ between SQLite and PostgreSQL.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -120,6 +123,8 @@ class _State:
     params: list[Any] = field(default_factory=list)
     cacheable: bool = True
     counter: int = 0
+    drive: str | None = None  # the alias of the component table a listing is driven from
+    keep_entity: bool = False
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -195,6 +200,7 @@ def compile_ast(
             limit = p.count
         elif isinstance(p, ast.Id):
             st.conds.append("e.eid = ?")
+            st.keep_entity = True  # found through entity's eid index
             st.params.append(p.eid)
         elif isinstance(p, ast.Count):
             count = True
@@ -225,6 +231,7 @@ def compile_ast(
             alias = _comp_alias(st, drive)
             sources.append(f"{table(drive)} {alias} JOIN entity e ON e._e = {alias}._e")
             order = f"{alias}._e"
+            st.drive = alias
         else:
             sources.append("entity e")
     if every:
@@ -241,7 +248,9 @@ def compile_ast(
     known_kind = drive if drive is not None and drive == order_of_kinds[0] else None
     select: list[str] = ["e.eid"] if known_kind else ["e.eid", "e.kind"]
     if tallied is not None:
-        return _tally(st, tallied, sources, limit, order)
+        compiled = _tally(st, tallied, sources, limit, order)
+        compiled.sql = _lean(st, compiled.sql)
+        return compiled
     builder: Build = _count_rows
     refs: tuple[int, ...] = ()
     # newest N are selected newest first; the builder turns them round
@@ -260,7 +269,10 @@ def compile_ast(
             inner_sql += f" ORDER BY {order} DESC LIMIT ?"
             params.append(limit)
         return Compiled(
-            f"SELECT count(*) FROM ({inner_sql})", params, builder, cacheable=st.cacheable
+            _lean(st, f"SELECT count(*) FROM ({inner_sql})"),
+            params,
+            builder,
+            cacheable=st.cacheable,
         )
     if words:
         sql += f" ORDER BY {order}"
@@ -272,7 +284,29 @@ def compile_ast(
         params.append(limit)
     else:
         sql += f" ORDER BY {order}"
-    return Compiled(sql, params, builder, cacheable=st.cacheable, edges=every, refs=refs)
+    return Compiled(_lean(st, sql), params, builder, cacheable=st.cacheable, edges=every, refs=refs)
+
+
+# `e.<column>` where `e` is the entity table's alias (never a part of another name)
+_ENTITY_USE = re.compile(r"(?<![\w.\"])e\.(\w+)")
+
+
+def _lean(st: _State, sql: str) -> str:
+    """The SELECT without its join to `entity`, when it needs only `_e` and `eid` from it.
+
+    Every component table carries its entity's eid as `_eid` (eids never change),
+    so a listing driven from a component table reads eids from there.
+    """
+    if st.drive is None or st.keep_entity:
+        return sql
+    join = f" JOIN entity e ON e._e = {st.drive}._e"
+    if sql.count(join) != 1:  # pragma: no cover - compile_ast writes it once
+        return sql
+    rest = sql.replace(join, "")
+    if not {m.group(1) for m in _ENTITY_USE.finditer(rest)} <= {"_e", "eid"}:
+        return sql
+    drive = st.drive
+    return _ENTITY_USE.sub(lambda m: f"{drive}.{'_e' if m.group(1) == '_e' else '_eid'}", rest)
 
 
 def _need(st: _State, component: str, *, inner: bool) -> None:
@@ -654,7 +688,7 @@ def component_ddl(dialect: Dialect, comp: Component, existing: dict[str, str] | 
     name = table(comp.name)
     if existing is None:
         cols = "".join(f", {q(c.name)} {sql_type(dialect, c)}" for c in comp.columns.values())
-        out.append(f"CREATE TABLE {name} (_e INTEGER PRIMARY KEY{cols})")
+        out.append(f"CREATE TABLE {name} (_e INTEGER PRIMARY KEY, _eid TEXT{cols})")
         new = list(comp.columns.values())
     else:
         new = [c for c in comp.columns.values() if c.name not in existing]

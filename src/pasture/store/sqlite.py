@@ -35,6 +35,7 @@ from pasture.store.vocab import Column, Vocabulary, changed_type
 from pasture.values import now
 
 _CACHE = 512  # compiled filters kept per store
+_LAYOUT = "2"  # component rows carry `_eid` (see pasture.store.sql)
 _NONE: dict[str, Any] = {}  # no names to hand a row builder (never written to)
 
 _FTS = [
@@ -95,6 +96,7 @@ class SqliteStore:
                 stored = db.execute("SELECT value FROM pasture_meta WHERE key = 'vocab'").fetchone()
                 doc = json.loads(stored[0]) if stored else None
                 self._vocab = Vocabulary.from_json(doc)
+                self._upgrade()
                 self._install(self._vocab)
                 db.execute("COMMIT")
             except BaseException:
@@ -256,6 +258,21 @@ class SqliteStore:
             out[comp][col] = kind
         return out
 
+    def _upgrade(self) -> None:
+        """Give the component rows of a file made before they carried `_eid` their eids."""
+        db = self._db
+        if db.execute("SELECT 1 FROM pasture_meta WHERE key = 'layout'").fetchone():
+            return
+        for (name,) in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'c\\_%' ESCAPE '\\'"
+        ).fetchall():
+            if "_eid" not in {r[1] for r in db.execute(f"PRAGMA table_info({q(name)})")}:
+                db.execute(f"ALTER TABLE {q(name)} ADD COLUMN _eid TEXT")
+                db.execute(
+                    f"UPDATE {q(name)} SET _eid = (SELECT eid FROM entity WHERE _e = {q(name)}._e)"
+                )
+        db.execute("INSERT INTO pasture_meta(key, value) VALUES ('layout', ?)", (_LAYOUT,))
+
     def _install(self, vocab: Vocabulary) -> None:
         db = self._db
         physical = self._physical()
@@ -332,9 +349,9 @@ class SqliteStore:
                     if cols is None:
                         continue
                     names = tuple(cols)
-                    marks = ", ".join("?" * (len(names) + 1))
-                    sql = f"INSERT INTO {table(comp)}(_e{_cols(names)}) VALUES ({marks})"
-                    grouped[sql].append((row, *cols.values()))
+                    marks = ", ".join("?" * (len(names) + 2))
+                    sql = f"INSERT INTO {table(comp)}(_e, _eid{_cols(names)}) VALUES ({marks})"
+                    grouped[sql].append((row, step.eid, *cols.values()))
             else:
                 row = step.row
                 if step.tombstone:
@@ -345,18 +362,18 @@ class SqliteStore:
                     if cols is None:
                         grouped[f"DELETE FROM {table(comp)} WHERE _e = ?"].append((row,))
                     elif not cols:
-                        grouped[f"INSERT OR IGNORE INTO {table(comp)}(_e) VALUES (?)"].append(
-                            (row,)
-                        )
+                        grouped[
+                            f"INSERT OR IGNORE INTO {table(comp)}(_e, _eid) VALUES (?, ?)"
+                        ].append((row, step.eid))
                     else:
                         names = tuple(cols)
-                        marks = ", ".join("?" * (len(names) + 1))
+                        marks = ", ".join("?" * (len(names) + 2))
                         sets = ", ".join(f"{q(n)} = excluded.{q(n)}" for n in names)
                         sql = (
-                            f"INSERT INTO {table(comp)}(_e{_cols(names)}) VALUES ({marks}) "
+                            f"INSERT INTO {table(comp)}(_e, _eid{_cols(names)}) VALUES ({marks}) "
                             f"ON CONFLICT(_e) DO UPDATE SET {sets}"
                         )
-                        grouped[sql].append((row, *cols.values()))
+                        grouped[sql].append((row, step.eid, *cols.values()))
                 patched.append((row, set(step.writes)))
             rows[step.eid] = row
             for kind_of_edge, child in step.edges:
@@ -410,12 +427,15 @@ class SqliteStore:
                 "updated_by) VALUES (?, ?, 'person', ?, ?, ?, ?, ?)",
                 (top, caller.eid, caller.name, stamp, caller.eid, stamp, caller.eid),
             )
-            db.execute("INSERT INTO c_person(_e, name) VALUES (?, ?)", (top, caller.name))
+            db.execute(
+                "INSERT INTO c_person(_e, _eid, name) VALUES (?, ?, ?)",
+                (top, caller.eid, caller.name),
+            )
         elif found[1] is None or found[2] != caller.name:
             db.execute(
-                "INSERT INTO c_person(_e, name) VALUES (?, ?) "
+                "INSERT INTO c_person(_e, _eid, name) VALUES (?, ?, ?) "
                 "ON CONFLICT(_e) DO UPDATE SET name = excluded.name",
-                (found[0], caller.name),
+                (found[0], caller.eid, caller.name),
             )
             db.execute(
                 f"UPDATE entity SET kind = {self._kind_sql(self._vocab)}, name = {_NAME_SQL} "
