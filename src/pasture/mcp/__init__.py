@@ -14,8 +14,9 @@ from mcp.server import NotificationOptions
 from mcp.server.stdio import stdio_server
 
 from pasture.caller import Caller
-from pasture.mcp._server import NO_RESOURCE, build_server, with_base
+from pasture.mcp._server import NO_RESOURCE, build_server
 from pasture.mcp._tools import TOOL_NAMES, TOOLS
+from pasture.platform.rewrite import with_base
 from pasture.platform.service import Service
 
 

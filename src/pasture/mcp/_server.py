@@ -10,7 +10,6 @@ anything unexpected becomes a plain sentence, its traceback kept in the log.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
@@ -28,7 +27,7 @@ from pasture.caller import Caller
 from pasture.commands.model import Result
 from pasture.errors import NotFound, Refused, UsageError
 from pasture.mcp._tools import INPUT_SCHEMAS, TOOL_NAMES, TOOLS
-from pasture.platform.service import Access, AppInfo, Service
+from pasture.platform.service import Access, AppInfo, Service, with_base
 
 logger = logging.getLogger("pasture.mcp")
 
@@ -45,8 +44,6 @@ INSTRUCTIONS = (
 )
 
 _ACCESS: tuple[Access, ...] = ("private", "public", "open")
-_BASE_TAG = re.compile(rb"<base[\s>/]", re.IGNORECASE)
-_DOCTYPE = re.compile(rb"\A(\xef\xbb\xbf)?\s*<!doctype[^>]*>", re.IGNORECASE)
 
 
 # -- arguments ---------------------------------------------------------------
@@ -152,18 +149,6 @@ def _csp(address: str) -> dict[str, Any]:
             }
         }
     }
-
-
-def with_base(body: bytes, address: str) -> bytes:
-    """The page with `<base href>` at the app's address, unless it carries a `<base>` of its own."""
-    if _BASE_TAG.search(body):
-        return body
-    tag = b'<base href="' + address.replace('"', "%22").encode() + b'" />'
-    doctype = _DOCTYPE.match(body)
-    # After a doctype, so the page keeps its standards mode.
-    if doctype:
-        return body[: doctype.end()] + b"\n" + tag + body[doctype.end() :]
-    return tag + b"\n" + body
 
 
 def _split_view(uri: str) -> tuple[str, str, str] | None:
@@ -294,6 +279,7 @@ def build_server(service: Service, caller_of: CallerOf) -> MCPServer:
             raise MCPError(code=types.INVALID_PARAMS, message=NO_RESOURCE) from None
         except Refused as refused:
             raise MCPError(code=types.INVALID_PARAMS, message=refused.sentence) from None
+        # The platform's one rewrite, without the web's script: a view is not a tab.
         text = with_base(body, address).decode("utf-8", errors="replace")
         return types.ReadResourceResult(
             contents=[

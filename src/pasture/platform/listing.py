@@ -56,12 +56,14 @@ class Listing:
         self._listed[(space, slug)] = listed
         return listed
 
-    def list_commands(self, caller: Caller, app: str | None = None) -> Result:
+    def list_commands(
+        self, caller: Caller, app: str | None = None, *, via_web: bool = False
+    ) -> Result:
         """The spec's listing grouped by app; data `{commands: [{at, name, title, …}]}`."""
         if not caller.signed_in and app is None:
             return Result(f"no apps to list — {SIGN_IN}", {"commands": []})
         if app is not None:
-            reached = self.gate.reach(caller, app)
+            reached = self.gate.reach(caller, app, via_web=via_web)
             pairs = [(reached.space, reached.slug)]
         else:
             pairs = self.catalog.member_apps(caller)

@@ -2,14 +2,13 @@
 
 A page is any file of the app's current version but its source (tools.json,
 vocab.json, worker.py, …); an HTML page comes with a `<base href>` at the
-app's address unless it carries its own. A view is a page a command names,
-read by `ui://space/app/file`.
+app's address unless it carries its own (`pasture.platform.rewrite`). A view
+is a page a command names, read by `ui://space/app/file`.
 """
 
 from __future__ import annotations
 
 import mimetypes
-import re
 
 from pasture.caller import Caller
 from pasture.errors import NotFound, Refused
@@ -17,6 +16,7 @@ from pasture.platform import deploy as _deploy
 from pasture.platform.access import Gate
 from pasture.platform.catalog import Catalog
 from pasture.platform.model import AppInfo, Page
+from pasture.platform.rewrite import with_base
 
 
 def media_type(path: str) -> str:
@@ -30,21 +30,6 @@ def media_type(path: str) -> str:
     return guessed
 
 
-def with_base(body: bytes, url: str) -> bytes:
-    """The page with a `<base href>` at the app's address, unless it carries its own."""
-    text = body.decode("utf-8", "replace")
-    if re.search(r"<base[\s>]", text, re.IGNORECASE):
-        return body
-    tag = f'<base href="{url}">'
-    head = re.search(r"<head[^>]*>", text, re.IGNORECASE)
-    if head:
-        at = head.end()
-    else:
-        doctype = re.match(r"\s*<!doctype[^>]*>", text, re.IGNORECASE)
-        at = doctype.end() if doctype else 0
-    return (text[:at] + tag + text[at:]).encode()
-
-
 class Pages:
     """Files of apps for the web, and views for the MCP connector."""
 
@@ -52,8 +37,13 @@ class Pages:
         self.catalog = catalog
         self.gate = gate
 
-    def page(self, caller: Caller, space: str, slug: str, path: str) -> Page:
-        """A file of the app for the web; source files (tools.json, vocab.json, …) are NotFound."""
+    def page(
+        self, caller: Caller, space: str, slug: str, path: str, *, module: str | None = None
+    ) -> Page:
+        """A file of the app for the web; source files (tools.json, vocab.json, …) are NotFound.
+
+        An HTML page gets its `<base>` and, with `module`, that script (see `rewrite`).
+        """
         info = self.gate.web_app(caller, space, slug)
         path = path.lstrip("/")
         if path == "" or path.endswith("/"):
@@ -68,7 +58,7 @@ class Pages:
         body = target.read_bytes()
         media = media_type(clean)
         if media.startswith("text/html"):
-            body = with_base(body, info.url)
+            body = with_base(body, info.url, module=module)
         return Page(body, media)
 
     def view(self, caller: Caller, uri: str) -> Page:

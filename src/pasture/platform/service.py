@@ -50,8 +50,9 @@ from pasture.platform.model import (
     Page,
     Role,
 )
-from pasture.platform.pages import Pages, with_base
+from pasture.platform.pages import Pages
 from pasture.platform.people import People
+from pasture.platform.rewrite import with_base
 from pasture.platform.spaces import Spaces
 
 
@@ -175,9 +176,14 @@ class Service:
         return self._gate.app_info(caller, app)
 
     # -- commands -----------------------------------------------------------
-    def list_commands(self, caller: Caller, app: str | None = None) -> Result:
-        """The spec's listing grouped by app; data `{commands: [{at, name, title, …}]}`."""
-        return self._listing.list_commands(caller, app)
+    def list_commands(
+        self, caller: Caller, app: str | None = None, *, via_web: bool = False
+    ) -> Result:
+        """The spec's listing grouped by app; data `{commands: [{at, name, title, …}]}`.
+
+        `via_web=True`: `app` is `space/slug`, reached as the web reaches it.
+        """
+        return self._listing.list_commands(caller, app, via_web=via_web)
 
     def resolve_command(
         self, caller: Caller, name: str, app: str | None = None, *, via_web: bool = False
@@ -224,12 +230,16 @@ class Service:
         """
         return self._gate.web_app(caller, space, slug)
 
-    def page(self, caller: Caller, space: str, slug: str, path: str) -> Page:
+    def page(
+        self, caller: Caller, space: str, slug: str, path: str, *, module: str | None = None
+    ) -> Page:
         """A file of the app for the web; source files (tools.json, vocab.json, …) are NotFound.
 
-        An HTML page comes with a `<base href>` at the app's address, unless it has its own.
+        An HTML page comes with a `<base href>` at the app's address, unless it has its own,
+        and with `module` (a path under the app's address) a `<script type="module">`
+        loading it, unless the page opts out (`pasture.platform.rewrite`).
         """
-        return self._pages.page(caller, space, slug, path)
+        return self._pages.page(caller, space, slug, path, module=module)
 
     def view(self, caller: Caller, uri: str) -> Page:
         """A page a command names, by `ui://space/app/file`, for the MCP connector."""

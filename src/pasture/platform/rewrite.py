@@ -1,0 +1,117 @@
+"""The one place pasture changes an app's HTML before serving it: `with_base`.
+
+Every door that serves an app's page (the web, MCP's views) calls it:
+
+- a `<base href>` at the app's address goes right after `<head>` (else after
+  `<html>`, else after the doctype, else at the very top), so the page's
+  relative links reach the app however the page was addressed; a page that
+  carries a `<base>` of its own keeps it and gets none;
+- with `module` (the web passes `api/webmcp.js`), a `<script type="module">`
+  loading that file of the app goes right after the base, unless the page opts
+  out with `<meta name="pasture-webmcp" content="off">`.
+
+Where a tag goes is decided by a real parse (`html.parser`), so a comment, a
+script or a string that mentions `<head>` or `<base` is not mistaken for one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+from html.parser import HTMLParser
+
+OPT_OUT = "pasture-webmcp"
+"""`<meta name="pasture-webmcp" content="off">` keeps the web's script module off a page."""
+
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass
+class _Outline:
+    """What the parse found: where each landmark ends (a byte offset), and what the page says."""
+
+    head: int | None = None
+    html: int | None = None
+    doctype: int | None = None
+    own_base: bool = False
+    opted_out: bool = False
+
+
+class _Reader(HTMLParser):
+    """Reads a page once and notes its landmarks; text, comments and scripts are skipped."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.text = text
+        self.outline = _Outline()
+        self.started = False  # a start tag was seen: a later doctype is no landmark
+        self.lines = [0]
+        at = text.find("\n")
+        while at != -1:
+            self.lines.append(at + 1)
+            at = text.find("\n", at + 1)
+
+    def here(self) -> int:
+        line, column = self.getpos()
+        return self.lines[line - 1] + column
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.started = True
+        found = self.outline
+        if tag == "base":
+            found.own_base = True
+        elif tag == "meta":
+            named = {k: (v or "").strip().lower() for k, v in attrs}
+            if named.get("name") == OPT_OUT and named.get("content") == "off":
+                found.opted_out = True
+        elif tag in ("head", "html") and getattr(found, tag) is None:
+            written = self.get_starttag_text() or ""
+            setattr(found, tag, self.here() + len(written))
+
+    def handle_decl(self, decl: str) -> None:
+        if self.started or self.outline.doctype is not None:
+            return
+        if decl.lower().startswith("doctype"):
+            end = self.text.find(">", self.here())
+            if end != -1:
+                self.outline.doctype = end + 1
+
+
+def _outline(body: bytes) -> _Outline:
+    # Latin-1 maps each byte to one character, so a character offset is a byte offset,
+    # and every tag name and attribute pasture looks for is ASCII whatever the encoding.
+    reader = _Reader(body.decode("latin-1"))
+    try:
+        reader.feed(reader.text)
+        reader.close()
+    except Exception:  # a page the parser gives up on keeps what it found so far
+        pass
+    return reader.outline
+
+
+def with_base(body: bytes, url: str, *, module: str | None = None) -> bytes:
+    """The page with `<base href="url">` (unless it has its own) and, with `module`, its script.
+
+    `module` is a path under the app's address (`api/webmcp.js`); under pasture's own
+    base it is written `./api/webmcp.js`, under a page's own base as a whole address.
+    """
+    found = _outline(body)
+    tags = ""
+    if not found.own_base:
+        tags += f'<base href="{escape(url)}">'
+    if module is not None and not found.opted_out:
+        src = f"./{module}" if not found.own_base else url + module
+        tags += f'<script type="module" src="{escape(src)}"></script>'
+    if not tags:
+        return body
+    at = found.head if found.head is not None else found.html
+    if at is None:
+        at = found.doctype
+    if at is None:
+        # Before a doctype the browser would switch to quirks mode; after a BOM it
+        # still reads the page's encoding from the BOM.
+        at = len(_BOM) if body.startswith(_BOM) else 0
+    return body[:at] + tags.encode() + body[at:]
+
+
+__all__ = ["OPT_OUT", "with_base"]
