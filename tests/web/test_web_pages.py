@@ -155,7 +155,10 @@ def test_the_app_folder_serves_index_html_with_a_base_after_head(site: Site) -> 
     answer = site.client().get("/ada/runs/")
     assert answer.status_code == 200
     assert answer.headers["content-type"].startswith("text/html")
-    assert f'<html><head><base href="{BASE}/ada/runs/"><meta charset="utf-8">' in answer.text
+    assert (
+        f'<html><head><base href="{BASE}/ada/runs/">'
+        '<script type="module" src="./api/webmcp.js"></script><meta charset="utf-8">'
+    ) in answer.text
     assert answer.text.count("<base") == 1
 
 

@@ -11,12 +11,18 @@ Routes (the app's address is `{base_url}/{space}/{app}/`):
     GET  /{space}/{app}                 redirect to /{space}/{app}/
     GET  /{space}/{app}/{path}          a file of the app; a folder serves its index.html;
                                         HTML gets `<base href="{app address}">` after <head>
+                                        and the WebMCP module after it (pasture.platform.rewrite)
     POST /{space}/{app}/api/apply       body: bundles (an object or a list)
     GET  /{space}/{app}/api/query?F     F is the filter, passed on exactly as written;
                                         or ?filter=<F percent-encoded> (what client.js sends)
     POST /{space}/{app}/api/command     body: {"name": …, "args": {…}}
     GET  /{space}/{app}/api/me          {"eid": …, "name": …}, or {"eid": null}
     GET  /{space}/{app}/api/client.js   the ES module pages import (text/javascript)
+    GET  /{space}/{app}/api/tools       the app's commands as the caller sees them: the same
+                                        {"commands": [{at, name, title, description, readOnly,
+                                        input, view?}]} that `pasture inspect` prints
+    GET  /{space}/{app}/api/webmcp.js   the module that offers them to a browser agent as
+                                        WebMCP tools (see pasture.web.webmcp)
 
 Who is asking: `Authorization: Bearer <token>`, else the `pasture_session` cookie,
 else nobody. A token the platform does not know is a 401. A POST made with the
@@ -46,7 +52,6 @@ from __future__ import annotations
 import importlib
 import json
 import logging
-import re
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
@@ -65,8 +70,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from pasture.caller import NOBODY, Caller
 from pasture.commands.model import Result
 from pasture.errors import Forbidden, NotFound, Refused
+from pasture.platform.rewrite import with_base
 from pasture.platform.service import Service
-from pasture.web import pages
+from pasture.web import pages, webmcp
 from pasture.web.client import CLIENT_JS
 
 log = logging.getLogger("pasture.web")
@@ -118,6 +124,8 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
         Route("/{space}/{app}/api/command", web.command, methods=["POST"], max_body_size=MAX_BODY),
         Route("/{space}/{app}/api/me", web.me, methods=["GET"]),
         Route("/{space}/{app}/api/client.js", web.client_js, methods=["GET", "HEAD"]),
+        Route("/{space}/{app}/api/tools", web.tools, methods=["GET"]),
+        Route("/{space}/{app}/api/webmcp.js", web.webmcp_js, methods=["GET", "HEAD"]),
         Route("/{space}/{app}/{path:path}", web.page, methods=["GET", "HEAD"]),
     ]
 
@@ -196,32 +204,8 @@ def _result(result: Result) -> Response:
     return JSONResponse({"text": result.text, "data": result.data})
 
 
-_HEAD = re.compile(rb"<head(?=[\s>/])[^>]*>", re.IGNORECASE)
-_HTML = re.compile(rb"<html(?=[\s>])[^>]*>", re.IGNORECASE)
-_DOCTYPE = re.compile(rb"\A\s*(?:<!--.*?-->\s*)*<!doctype[^>]*>", re.IGNORECASE | re.DOTALL)
-_OWN_BASE = re.compile(rb"<base(?=[\s>/])", re.IGNORECASE)
-
-
-def inject_base(body: bytes, href: str) -> bytes:
-    """The page with `<base href>` right after `<head>`; a page with its own `<base>` keeps it.
-
-    With no `<head>`, the tag goes after `<html>` or the doctype, else at the very top
-    (before a doctype it would put the browser in quirks mode).
-    """
-    if _OWN_BASE.search(body):
-        return body
-    tag = f'<base href="{_attr(href)}">'.encode()
-    for pattern in (_HEAD, _HTML, _DOCTYPE):
-        found = pattern.search(body)
-        if found:
-            return body[: found.end()] + tag + body[found.end() :]
-    return tag + body
-
-
-def _attr(text: str) -> str:
-    return (
-        text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
-    )
+# The platform's one rewrite of an app's HTML, under the name this door gave it first.
+inject_base = with_base
 
 
 class _Web:
@@ -407,12 +391,11 @@ class _Web:
             return await self.no_api(request, space, slug, path)
 
         async def work(caller: Caller) -> Response:
-            page = await self.call(self.service.page, caller, space, slug, path)
-            body = page.body
-            if page.media_type.split(";")[0].strip().lower() == "text/html":
-                body = inject_base(body, f"{self.base}/{space}/{slug}/")
+            page = await self.call(
+                self.service.page, caller, space, slug, path, module=webmcp.MODULE
+            )
             return Response(
-                body,
+                page.body,
                 media_type=page.media_type,
                 headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache"},
             )
@@ -484,13 +467,32 @@ class _Web:
         return await self.api(request, work)
 
     async def client_js(self, request: Request) -> Response:
+        return await self.script(request, CLIENT_JS)
+
+    async def webmcp_js(self, request: Request) -> Response:
+        return await self.script(request, webmcp.WEBMCP_JS)
+
+    async def script(self, request: Request, text: str) -> Response:
+        """One of pasture's own modules, served under an app the caller reaches."""
         space, slug = request.path_params["space"], request.path_params["app"]
 
         async def work(caller: Caller) -> Response:
             await self.call(self.service.web_app, caller, space, slug)
             return Response(
-                CLIENT_JS,
+                text,
                 media_type="text/javascript; charset=utf-8",
+                headers={"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"},
+            )
+
+        return await self.api(request, work)
+
+    async def tools(self, request: Request) -> Response:
+        at = _at(request)
+
+        async def work(caller: Caller) -> Response:
+            listing = await self.call(self.service.list_commands, caller, at, via_web=True)
+            return JSONResponse(
+                {"commands": listing.data.get("commands", [])},
                 headers={"Cache-Control": "no-cache"},
             )
 

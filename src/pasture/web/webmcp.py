@@ -1,0 +1,118 @@
+"""`./api/webmcp.js`: an app's commands as WebMCP tools of the page a person has open.
+
+Every HTML page of an app loads it (the platform adds
+`<script type="module" src="./api/webmcp.js">` next to the page's `<base>`;
+`<meta name="pasture-webmcp" content="off">` keeps it off a page). In a browser
+without WebMCP (`document.modelContext` undefined) the module does nothing at
+all. Otherwise it fetches `./api/tools` once per page load and registers each
+command with `document.modelContext.registerTool`:
+
+    {name: "log_run", description: "Log a run for the club leaderboard",
+     inputSchema: {type: "object", properties: {…}, required: […]},
+     annotations: {readOnlyHint: true}   // only on a command that only reads
+     execute}
+
+`execute(input)` posts `{name, args: input}` to `./api/command` with the page's
+own sign-in, so the command runs as the person whose tab it is, through the
+same Service call and refusals as every other door. It resolves to the MCP
+shape of a tool's answer:
+
+    {content: [{type: "text", text: "log_run: wrote 1 entity in ada/runs: …"}],
+     structuredContent: {entities: […], aliases: {…}}}
+
+and a refusal to `{content: [{type: "text", text: <the sentence>}], isError: true}`.
+It does not throw: the browser hands an agent only "the script function threw
+an error" for a thrown error, never its message, so the sentence would be lost.
+"""
+
+from __future__ import annotations
+
+MODULE = "api/webmcp.js"
+"""Where the module is, under an app's address (the platform's rewrite injects it)."""
+
+WEBMCP_JS = """\
+// This app's commands as WebMCP tools, run as whoever has this page open.
+// Without WebMCP in the browser (no document.modelContext) it does nothing.
+// A tool answers {content: [{type: "text", text}], structuredContent: data};
+// a refusal answers {content: [{type: "text", text: sentence}], isError: true}.
+
+const context = globalThis.document?.modelContext;
+const once = Symbol.for("pasture.webmcp");
+
+if (context && typeof context.registerTool === "function" && !document[once]) {
+  document[once] = true;
+  const api = new URL("./", import.meta.url);
+  const unreachable = "the server could not be reached — check that pasture is running";
+
+  const answer = (text, data) => ({
+    content: [{ type: "text", text: String(text) }],
+    structuredContent: data && typeof data === "object" ? data : {},
+  });
+  const refusal = (sentence) => ({
+    content: [{ type: "text", text: String(sentence) }],
+    isError: true,
+  });
+
+  async function run(name, input) {
+    if (typeof input === "string") {
+      try { input = JSON.parse(input); } catch { input = {}; }
+    }
+    let response;
+    try {
+      response = await fetch(new URL("command", api), {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { Accept: "application/json", "Content-Type": "application/json" },
+        body: JSON.stringify({ name, args: input ?? {} }),
+      });
+    } catch {
+      return refusal(unreachable);
+    }
+    let body = null;
+    try { body = await response.json(); } catch { body = null; }
+    if (!response.ok) {
+      return refusal(body && typeof body.error === "string"
+        ? body.error
+        : `the server answered ${response.status} — try again in a moment`);
+    }
+    return answer(body?.text ?? "", body?.data);
+  }
+
+  async function register() {
+    let listing;
+    try {
+      const response = await fetch(new URL("tools", api), {
+        credentials: "same-origin",
+        headers: { Accept: "application/json" },
+      });
+      listing = await response.json();
+      if (!response.ok) {
+        console.warn(`WebMCP: this app's commands are not offered: ${listing?.error}`);
+        return;
+      }
+    } catch {
+      console.warn(`WebMCP: this app's commands are not offered: ${unreachable}`);
+      return;
+    }
+    for (const command of listing.commands ?? []) {
+      const tool = {
+        name: command.name,
+        description: command.description || command.name,
+        inputSchema: command.input ?? { type: "object", properties: {} },
+        execute: (input) => run(command.name, input),
+      };
+      if (command.readOnly) tool.annotations = { readOnlyHint: true };
+      try {
+        await context.registerTool(tool);
+      } catch (error) {
+        // Another page script may have offered a tool of the same name first.
+        console.warn(`WebMCP: ${command.name} is not offered: ${error?.message ?? error}`);
+      }
+    }
+  }
+
+  register();
+}
+"""
+
+__all__ = ["MODULE", "WEBMCP_JS"]
