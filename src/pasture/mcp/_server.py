@@ -110,20 +110,28 @@ def _access(arguments: Mapping[str, Any]) -> Access | None:
 
 
 # -- results -----------------------------------------------------------------
-def _success(result: Result) -> types.CallToolResult:
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=result.text)],
-        structured_content=result.data,
-    )
+# A tool's answer goes back as the dict the SDK would have dumped from a
+# CallToolResult: the SDK checks that dict against the protocol's own model
+# before it is sent, and dumping a large structuredContent once more before
+# that check cost as much as the rest of a `commands` call.
+Wire = dict[str, Any]
 
 
-def _refusal(sentence: str) -> types.CallToolResult:
+def _success(result: Result) -> Wire:
+    wire = types.CallToolResult(
+        content=[types.TextContent(type="text", text=result.text)]
+    ).model_dump(by_alias=True, mode="json", exclude_none=True)
+    wire["structuredContent"] = result.data
+    return wire
+
+
+def _refusal(sentence: str) -> Wire:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=sentence)], is_error=True
-    )
+    ).model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
-def _answer(tool: str, run: Callable[[], Result]) -> types.CallToolResult:
+def _answer(tool: str, run: Callable[[], Result]) -> Wire:
     """Run one Service call: its Result, its refusal's sentence, or a plain sentence for a bug."""
     try:
         return _success(run())
@@ -184,7 +192,7 @@ def build_server(service: Service, caller_of: CallerOf) -> MCPServer:
         # The Service is synchronous (a database under it): keep the event loop free.
         return await anyio.to_thread.run_sync(run)
 
-    def tool_call(name: str, arguments: Mapping[str, Any], caller: Caller) -> types.CallToolResult:
+    def tool_call(name: str, arguments: Mapping[str, Any], caller: Caller) -> Wire:
         def run() -> Result:
             if name == "commands":
                 return service.list_commands(caller, _text(arguments, "app"))
@@ -229,13 +237,13 @@ def build_server(service: Service, caller_of: CallerOf) -> MCPServer:
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> Wire:
         caller = caller_of()
         arguments = params.arguments or {}
-        result = await call(lambda: tool_call(params.name, arguments, caller))
-        if params.name == "app_deploy" and not result.is_error:
+        result: Wire = await call(lambda: tool_call(params.name, arguments, caller))
+        if params.name == "app_deploy" and not result.get("isError"):
             await _announce_new_views(ctx)
-        return cast(types.CallToolResult, result)
+        return result
 
     async def _announce_new_views(ctx: ServerRequestContext[Any]) -> None:
         # The newest protocol carries change notices on subscriptions/listen streams
@@ -296,11 +304,12 @@ def build_server(service: Service, caller_of: CallerOf) -> MCPServer:
         instructions=INSTRUCTIONS,
         get_tool_input_schema=INPUT_SCHEMAS.get,
         on_list_tools=on_list_tools,
-        on_call_tool=on_call_tool,
         on_list_resources=on_list_resources,
         on_read_resource=on_read_resource,
         on_subscriptions_listen=ListenHandler(bus),
     )
+    # Registered as a plain request handler, which may answer with the wire dict.
+    server.add_request_handler("tools/call", types.CallToolRequestParams, on_call_tool)
     server.extensions[EXTENSION_ID] = {}
     return server
 
