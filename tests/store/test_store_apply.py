@@ -121,6 +121,31 @@ def test_edges_join_existing_or_minted_entities(store: SqliteStore) -> None:
     refusal(store, {"jog": {}, "edges": [{"type": "m", "child": "ffffffffffffffff"}]}, NotFound)
 
 
+def test_an_edge_is_removed_with_remove_true(store: SqliteStore) -> None:
+    club, team = run(store, who="club"), run(store, who="team")
+    edges = [{"type": "member", "child": club}, {"type": "member", "child": team}]
+    eid = store.apply({"entity": {"eid": "$r"}, "jog": {}, "edges": edges}, ADA).aliases["$r"]
+    store.apply(
+        {"entity": {"eid": eid}, "edges": [{"type": "member", "child": club, "remove": True}]},
+        BOB,
+    )
+    row = one(store, f"id={eid}&*&.updated!")
+    assert row["edges"] == [{"type": "member", "child": {"eid": team}}]
+    assert row["updated"]["by"] == {"eid": BOB.eid, "name": "Bob"}
+    # removing an edge that is not there changes nothing; a read row's child works too
+    gone = {"type": "member", "child": row["edges"][0]["child"], "remove": True}
+    store.apply({"entity": {"eid": eid}, "edges": [gone, {**gone, "type": "coach"}]}, ADA)
+    assert "edges" not in one(store, f"id={eid}&*")
+    both = [{"type": "member", "child": club}, {"type": "member", "child": club, "remove": True}]
+    assert "both added and removed in one bundle" in refusal(
+        store, {"entity": {"eid": eid}, "edges": both}
+    )
+    assert "remove is true or false" in refusal(
+        store, {"entity": {"eid": eid}, "edges": [{"type": "member", "child": club, "remove": 1}]}
+    )
+    assert "edges" not in one(store, f"id={eid}&*")
+
+
 def test_was_refuses_the_whole_batch_naming_the_column_that_moved(store: SqliteStore) -> None:
     eid = run(store, who="Ada", miles=5)
     other = run(store, who="Bob", miles=1)

@@ -3,7 +3,8 @@
     { "entity": { "eid": "$run" },            an alias mints; an eid patches
       "jog": { "who": "Ada", "miles": 5 },    only the columns named change
       "doc": null,                            a component null drops it
-      "edges": [ { "type": "member", "child": "$club" } ],
+      "edges": [ { "type": "member", "child": "$club" },
+                 { "type": "member", "child": "4f3c…", "remove": true } ],
       "$was": { "jog": { "miles": "<sha256 of the value read>" } } }
 
     { "entity": { "eid": "4f3c…" }, "tombstone": {} }
@@ -12,6 +13,11 @@
 values to their columns' types and refusing every shape it cannot serve.
 `resolve` then names every entity with the help of a backend's `Lookup`, so a
 PostgreSQL backend shares every rule here.
+
+An edge runs from the bundle's entity to `child`; adding one that is there
+changes nothing. `"remove": true` takes the edge of that type to that child
+away (if it is not there, nothing changes); one bundle cannot both add and
+remove the same edge.
 
 An eid slot (`entity.eid`, a reference column, an edge's `child`) takes an
 alias (`$run`), an existing eid, the `{eid, name}` a read returned, or a plain
@@ -66,6 +72,7 @@ class Checked:
     tombstone: bool = False
     edges: list[tuple[str, Slot]] = field(default_factory=list)
     was: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    unedges: list[tuple[str, Slot]] = field(default_factory=list)  # edges to take away
 
 
 def fingerprint(value: Any) -> str:
@@ -168,7 +175,7 @@ def _bundle(raw: Any, vocabulary: Vocabulary) -> Checked:
                 raise Refused('tombstone is written {} — {"entity": {…}, "tombstone": {}}')
             out.tombstone = True
         elif key == "edges":
-            out.edges = _edges(value)
+            out.edges, out.unedges = _edges(value)
         elif key in ("$was", "was"):
             out.was = _was(value, vocabulary)
         elif key.startswith("$"):
@@ -183,7 +190,7 @@ def _bundle(raw: Any, vocabulary: Vocabulary) -> Checked:
                 raise Refused(f"{key} is stamped by the store — leave it out")
             out.writes[key] = _columns(key, value, vocabulary)
     if out.tombstone:
-        if out.writes or out.edges:
+        if out.writes or out.edges or out.unedges:
             raise Refused(
                 'a tombstone stands alone — write it as its own bundle: {"entity": '
                 '{"eid": "<eid>"}, "tombstone": {}}'
@@ -227,19 +234,28 @@ def column_value(component: str, column: Column, given: Any) -> Any:
         raise Refused(str(e)) from None
 
 
-def _edges(value: Any) -> list[tuple[str, Slot]]:
-    shape = 'edges is a list of {"type": "<name>", "child": "<eid or $alias>"}'
+def _edges(value: Any) -> tuple[list[tuple[str, Slot]], list[tuple[str, Slot]]]:
+    """The edges a bundle adds, and those it removes (`"remove": true`)."""
+    shape = (
+        'edges is a list of {"type": "<name>", "child": "<eid or $alias>"}, with '
+        '"remove": true to take one away'
+    )
     if not isinstance(value, list):
         raise Refused(shape)
-    out: list[tuple[str, Slot]] = []
+    added: list[tuple[str, Slot]] = []
+    removed: list[tuple[str, Slot]] = []
     for edge in value:
-        if not isinstance(edge, Mapping) or set(edge) - {"type", "child"}:
+        if not isinstance(edge, Mapping) or set(edge) - {"type", "child", "remove"}:
             raise Refused(shape)
         kind = edge.get("type")
         if not isinstance(kind, str) or not kind.strip():
             raise Refused(shape)
-        out.append((kind.strip(), slot(edge.get("child"), "an edge's child")))
-    return out
+        remove = edge.get("remove", False)
+        if not isinstance(remove, bool):
+            raise Refused(f"an edge's remove is true or false — {shape}")
+        found = (kind.strip(), slot(edge.get("child"), "an edge's child"))
+        (removed if remove else added).append(found)
+    return added, removed
 
 
 def _was(value: Any, vocabulary: Vocabulary) -> dict[str, dict[str, str | None]]:
@@ -289,6 +305,7 @@ class Step:
     tombstone: bool = False
     edges: list[tuple[str, str]] = field(default_factory=list)
     was: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    unedges: list[tuple[str, str]] = field(default_factory=list)  # edges to take away
 
 
 @dataclass
@@ -368,8 +385,15 @@ def resolve(
                 continue
             writes[comp] = {k: (r.eid(v) if isinstance(v, Slot) else v) for k, v in cols.items()}
         edges = [(kind, r.eid(child)) for kind, child in c.edges]
+        unedges = [(kind, r.eid(child)) for kind, child in c.unedges]
+        both = set(edges) & set(unedges)
+        if both:
+            kind, child = min(both)
+            raise Refused(
+                f"the {kind} edge to {child} is both added and removed in one bundle — keep one"
+            )
         row = None if eid in r.minted else r.rows.get(eid)
-        steps.append(Step(eid, row, writes, c.tombstone, edges, c.was))
+        steps.append(Step(eid, row, writes, c.tombstone, edges, c.was, unedges))
     bare = [e for e in r.aliases.values() if e not in targets]
     return Plan(steps, {a: e for a, e in r.aliases.items()}, bare)
 

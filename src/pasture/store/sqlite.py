@@ -335,6 +335,7 @@ class SqliteStore:
         patched: list[tuple[int, set[str]]] = []
         tombs: list[tuple[int, str]] = []
         edges: list[tuple[Any, ...]] = []
+        unedges: list[tuple[Any, ...]] = []
         rows: dict[str, int] = {}
         for step in plan.steps:
             if step.row is None:
@@ -378,6 +379,8 @@ class SqliteStore:
             rows[step.eid] = row
             for kind_of_edge, child in step.edges:
                 edges.append((row, kind_of_edge, child))
+            for kind_of_edge, child in step.unedges:
+                unedges.append((row, kind_of_edge, child))
         for eid in plan.bare:
             top += 1
             entities.append((top, eid, "created", None, stamp, by, stamp, by))
@@ -401,6 +404,8 @@ class SqliteStore:
                     f"UPDATE entity SET kind = {kind_sql}, name = {_NAME_SQL} WHERE _e = ?",
                     [(row,) for row in changed],
                 )
+        if unedges:
+            db.executemany("DELETE FROM edge WHERE parent = ? AND type = ? AND child = ?", unedges)
         if edges:
             db.executemany(
                 "INSERT OR IGNORE INTO edge(parent, type, child) VALUES (?, ?, ?)", edges
