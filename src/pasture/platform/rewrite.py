@@ -45,6 +45,7 @@ class _Reader(HTMLParser):
         self.text = text
         self.outline = _Outline()
         self.started = False  # a start tag was seen: a later doctype is no landmark
+        self.tags_before_head = 0  # start tags other than <html> seen so far
         self.lines = [0]
         at = text.find("\n")
         while at != -1:
@@ -56,17 +57,22 @@ class _Reader(HTMLParser):
         return self.lines[line - 1] + column
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.started = True
         found = self.outline
-        if tag == "base":
+        # A browser honours `<html>` only as the first tag and `<head>` only before any
+        # other but `<html>`: a later one is ignored, and so it is no landmark here.
+        if tag == "html" and not self.started:
+            found.html = self.here() + len(self.get_starttag_text() or "")
+        elif tag == "head" and found.head is None and self.tags_before_head == 0:
+            found.head = self.here() + len(self.get_starttag_text() or "")
+        elif tag == "base":
             found.own_base = True
         elif tag == "meta":
             named = {k: (v or "").strip().lower() for k, v in attrs}
             if named.get("name") == OPT_OUT and named.get("content") == "off":
                 found.opted_out = True
-        elif tag in ("head", "html") and getattr(found, tag) is None:
-            written = self.get_starttag_text() or ""
-            setattr(found, tag, self.here() + len(written))
+        if tag != "html":
+            self.tags_before_head += 1
+        self.started = True
 
     def handle_decl(self, decl: str) -> None:
         if self.started or self.outline.doctype is not None:

@@ -1,0 +1,387 @@
+"""WebMCP: an app's commands offered to a browser agent by the page a person has open.
+
+In-process first (Starlette's TestClient): `./api/tools` is what `pasture inspect`
+prints, `./api/webmcp.js` is a JavaScript module, and every HTML page of an app
+loads it exactly once, right after its `<base>`, unless it opts out. Then in
+Debian's Chromium with WebMCP turned on, against a real uvicorn: the run club's
+page registers `log_run`, `leaderboard` and `since`; an agent's calls run as the
+person whose tab it is, and a refusal reaches the agent as the Service's sentence.
+Without the flag the page offers nothing and logs nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from html.parser import HTMLParser
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from test_web_browser import CHROMIUM, EXAMPLES, LAUNCH_ARGS, Served, served
+from web_site import BASE, Site
+
+from pasture.platform.model import VIEWER_WRITES
+from pasture.platform.rewrite import with_base
+
+__all__ = ["served"]  # the real server of test_web_browser, used here as a fixture
+
+SCRIPT = '<script type="module" src="./api/webmcp.js"></script>'
+
+# Pages that try to fool a rewrite that reads HTML as text.
+TRICKY = """<!doctype html>
+<!-- an old layout: <head><script src="x.js"></script></head> -->
+<html lang="en">
+<head data-note="<head>">
+<title>Tricky &lt;head&gt;</title>
+<script>const template = "<head><base href='/elsewhere/'><script>";</script>
+</head>
+<body><p>&lt;script&gt; is a tag; <code>&lt;head&gt;</code> too.</p></body>
+</html>
+"""
+OPTED_OUT = """<!doctype html>
+<html><head><meta name="pasture-webmcp" content="off"><title>Quiet</title></head>
+<body>no agents here</body></html>
+"""
+OWN_BASE = """<!doctype html>
+<html><head><base href="https://cdn.example/"><title>Own</title></head><body></body></html>
+"""
+
+
+@pytest.fixture(scope="module")
+def tricky(site: Site) -> str:
+    """An app of ada's whose pages try to fool the rewrite, with one command."""
+    files = {
+        "index.html": TRICKY,
+        "quiet.html": OPTED_OUT,
+        "own.html": OWN_BASE,
+        "vocab.json": '{"$defs": {"note": {"properties": {"text": {"type": "string"}}}}}',
+    }
+    site.service.deploy(site.ada, files, space="ada", app="tricky", access="public")
+    return "ada/tricky"
+
+
+# -- ./api/tools ---------------------------------------------------------------------
+
+
+def test_tools_lists_the_apps_commands_as_the_listing_does(site: Site) -> None:
+    answer = site.client(site.ada_token).get("/ada/runs/api/tools")
+    assert answer.status_code == 200
+    assert answer.headers["content-type"] == "application/json"
+    tools = answer.json()
+    assert tools == site.service.list_commands(site.ada, "ada/runs").data
+    named = {c["name"]: c for c in tools["commands"]}
+    assert list(named) == ["log_run", "leaderboard", "plan_run", "add_jog", "find_jog"]
+    log_run, leaderboard, plan_run = named["log_run"], named["leaderboard"], named["plan_run"]
+    assert log_run == {
+        "at": "ada/runs",
+        "name": "log_run",
+        "title": "Run club",
+        "description": "Log a run for the club leaderboard",
+        "readOnly": False,
+        "input": {
+            "type": "object",
+            "properties": {"who": {"type": "string"}, "miles": {"type": "number"}},
+            "required": ["who", "miles"],
+        },
+    }
+    assert (leaderboard["name"], leaderboard["readOnly"]) == ("leaderboard", True)
+    assert (plan_run["name"], plan_run["readOnly"]) == ("plan_run", False)
+
+
+def test_tools_is_what_pasture_inspect_prints(site: Site) -> None:
+    env = {**os.environ, "PASTURE_HOME": str(site.home), "PASTURE_USER": "ada"}
+    inspected = subprocess.run(
+        [sys.executable, "-m", "pasture", "inspect", "--app", "ada/runs"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert inspected.returncode == 0, inspected.stderr
+    served = site.client(site.ada_token).get("/ada/runs/api/tools").json()
+    assert json.loads(inspected.stdout) == served
+
+
+def test_tools_of_a_public_app_reach_anyone_the_web_lets_in(site: Site) -> None:
+    mine = site.client(site.ada_token).get("/ada/runs/api/tools").json()
+    for client in (site.client(), site.client(site.bob_token), site.signed_in("bob")):
+        answer = client.get("/ada/runs/api/tools")
+        assert answer.status_code == 200
+        assert answer.json() == mine
+
+
+def test_tools_of_a_private_app_are_hidden_from_strangers(site: Site) -> None:
+    answer = site.client(site.bob_token).get("/ada/secret/api/tools")
+    assert answer.status_code == 404
+    assert answer.json() == {"error": "no app ada/secret"}
+    assert site.client().get("/ada/secret/api/tools").status_code == 404
+    mine = site.client(site.ada_token).get("/ada/secret/api/tools")
+    assert [c["name"] for c in mine.json()["commands"]][:3] == [
+        "log_run",
+        "leaderboard",
+        "plan_run",
+    ]
+
+
+def test_tools_of_an_app_without_commands_is_an_empty_list(site: Site, tricky: str) -> None:
+    answer = site.client(site.ada_token).get(f"/{tricky}/api/tools")
+    assert answer.status_code == 200
+    names = [c["name"] for c in answer.json()["commands"]]
+    assert names == ["add_note", "find_note"]  # the generated ones of its vocabulary
+
+
+# -- ./api/webmcp.js ---------------------------------------------------------------------
+
+
+def test_the_module_is_javascript_that_waits_for_webmcp(site: Site) -> None:
+    answer = site.client().get("/ada/runs/api/webmcp.js")
+    assert answer.status_code == 200
+    assert answer.headers["content-type"] == "text/javascript; charset=utf-8"
+    assert answer.headers["x-content-type-options"] == "nosniff"
+    assert "document?.modelContext" in answer.text
+    assert "registerTool" in answer.text
+    assert site.client(site.bob_token).get("/ada/secret/api/webmcp.js").status_code == 404
+
+
+# -- the page loads it ---------------------------------------------------------------------
+
+
+class _Tags(HTMLParser):
+    """Every real start tag of a page, in order, as a browser's tokenizer would see them."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.feed(page)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def _modules(page: str) -> list[str | None]:
+    return [a.get("src") for t, a in _Tags(page).tags if t == "script" and a.get("type")]
+
+
+def test_an_apps_page_loads_the_module_right_after_its_base(site: Site) -> None:
+    for path in ("/ada/runs/", "/ada/runs/sub/", "/ada/runs/nohead.html"):
+        page = site.client().get(path).text
+        assert page.count(SCRIPT) == 1, path
+        assert f'<base href="{BASE}/ada/runs/">{SCRIPT}' in page, path
+
+
+def test_a_page_that_mentions_head_and_script_gets_one_module_in_its_head(
+    site: Site, tricky: str
+) -> None:
+    page = site.client().get(f"/{tricky}/").text
+    assert page.count(SCRIPT) == 1
+    assert f'<head data-note="<head>"><base href="{BASE}/{tricky}/">{SCRIPT}\n<title>' in page
+    tags = [t for t, _ in _Tags(page).tags]
+    assert tags[:5] == ["html", "head", "base", "script", "title"]
+    assert _modules(page) == ["./api/webmcp.js"]
+    # Nothing else of the page changed.
+    assert page.replace(f'<base href="{BASE}/{tricky}/">{SCRIPT}', "") == TRICKY
+
+
+def test_a_page_can_opt_out(site: Site, tricky: str) -> None:
+    page = site.client().get(f"/{tricky}/quiet.html").text
+    assert "webmcp.js" not in page
+    assert f'<head><base href="{BASE}/{tricky}/"><meta name="pasture-webmcp"' in page
+
+
+def test_a_page_with_its_own_base_loads_the_module_from_the_apps_address(
+    site: Site, tricky: str
+) -> None:
+    page = site.client().get(f"/{tricky}/own.html").text
+    assert page.count("<base ") == 1
+    assert _modules(page) == [f"{BASE}/{tricky}/api/webmcp.js"]
+
+
+def test_other_files_and_mcp_views_get_no_module(site: Site) -> None:
+    css = site.client().get("/ada/runs/style.css")
+    assert "webmcp" not in css.text
+    site.service.deploy(site.ada, EXAMPLES / "runs", space="ada", app="club", access="public")
+    view = site.service.view(site.ada, "ui://ada/club/leaderboard.html")
+    assert b"<base " in view.body
+    assert b"webmcp" not in view.body
+    assert b"webmcp" in site.client().get("/ada/club/leaderboard.html").content
+
+
+# Pieces a page may be made of, some of them traps for a rewrite that reads text.
+_PIECES = st.sampled_from(
+    [
+        "<!doctype html>",
+        "<html>",
+        "<head>",
+        "<HEAD lang=en>",
+        "</head>",
+        "<body>",
+        "<title>t</title>",
+        "<!-- <head><script> -->",
+        '<script>let s = "<head><script>";</script>',
+        "<style>p::before { content: '<head>' }</style>",
+        '<p title="<head>">x</p>',
+        "&lt;head&gt;",
+        "\n",
+        "text",
+        "<header>h</header>",
+    ]
+)
+
+
+@given(st.lists(_PIECES, max_size=12))
+def test_any_page_gets_exactly_one_base_then_one_module(pieces: list[str]) -> None:
+    page = "".join(pieces)
+    out = with_base(page.encode(), "U/", module="api/webmcp.js").decode()
+    added = '<base href="U/">' + SCRIPT
+    assert out.count(added) == 1
+    assert out.replace(added, "", 1) == page
+    tags = _Tags(out).tags
+    names = [t for t, _ in tags]
+    assert names.count("base") == 1
+    assert _modules(out) == ["./api/webmcp.js"]
+    at = names.index("base")
+    assert names[at + 1] == "script"
+    assert all(t in ("html", "head") for t in names[:at])
+
+
+# -- in a real browser -------------------------------------------------------------------
+
+TOOL_NAMES = ["leaderboard", "log_run", "since"]
+in_chromium = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin"
+)
+
+
+@contextmanager
+def _chromium(*, webmcp: bool) -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+    args = [*LAUNCH_ARGS, "--enable-features=WebMCP"] if webmcp else LAUNCH_ARGS
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=args)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def _tab(browser: Any, served: Served, token: str, problems: list[str]) -> Any:
+    """A tab signed in as the token's person (through /signin?token=…), on the run club."""
+    page = browser.new_context().new_page()
+    page.set_default_timeout(30_000)
+    page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
+    page.on("console", lambda m: _console(m, problems))
+    page.goto(f"{served.url}/signin?token={token}")
+    page.wait_for_url(f"{served.url}/")
+    page.goto(f"{served.url}/ada/runs/")
+    page.wait_for_load_state("networkidle")
+    return page
+
+
+def _console(message: Any, problems: list[str], kinds: tuple[str, ...] = ("error",)) -> None:
+    """Console errors, but the ones the browser logs for a refusal's status or a favicon."""
+    if message.type not in kinds:
+        return
+    at = str(message.location.get("url", ""))
+    refused = "status of 400" in message.text or "status of 403" in message.text
+    if (at.endswith("/api/command") and refused) or at.endswith("/favicon.ico"):
+        return
+    problems.append(f"{message.text} at {at}")
+
+
+def _offered(page: Any) -> list[dict[str, Any]]:
+    """The page's tools once it has offered them all (it fetches ./api/tools first)."""
+    for _ in range(100):
+        tools: list[dict[str, Any]] = page.webmcp.tools()
+        if len(tools) >= len(TOOL_NAMES):
+            return sorted(tools, key=lambda t: t["name"])
+        page.wait_for_timeout(100)
+    return page.webmcp.tools()  # type: ignore[no-any-return]
+
+
+@in_chromium
+def test_an_agent_in_the_persons_tab_uses_the_run_club(served: Served) -> None:
+    service = served.service
+    ada = service.local_owner()
+    cy = service.new_user(ada, "cy")
+    service.add_member(ada, "ada", "cy", "viewer")
+    problems: list[str] = []
+    listing = {c["name"]: c for c in service.list_commands(ada, "ada/runs").data["commands"]}
+    with _chromium(webmcp=True) as browser:
+        page = _tab(browser, served, service.new_token(ada), problems)
+
+        tools = _offered(page)
+        assert [t["name"] for t in tools] == TOOL_NAMES
+        for tool in tools:
+            command = listing[tool["name"]]
+            assert tool["description"] == command["description"]
+            assert tool["inputSchema"] == command["input"]
+            assert tool.get("annotations") == ({"readOnly": True} if command["readOnly"] else None)
+        assert tools[1]["inputSchema"]["required"] == ["who", "miles", "at"]
+
+        logged = page.webmcp.call_tool("log_run", {"who": "Ada", "miles": "5", "at": "2026-09-01"})
+        assert logged["content"][0]["text"].startswith("log_run: wrote 1 entity in ada/runs")
+        assert "isError" not in logged
+        [eid] = logged["structuredContent"]["entities"]
+
+        board = page.webmcp.call_tool("leaderboard", {})
+        [row] = board["structuredContent"]["rows"]
+        assert row["entity"]["eid"] == eid
+        assert row["jog"]["who"] == "Ada"
+        assert row["jog"]["miles"] == 5
+        assert row["created"]["by"]["name"] == "ada"  # written as the person whose tab it is
+
+        refused = page.webmcp.call_tool(
+            "log_run", {"who": "Ada", "miles": "many", "at": "2026-09-01"}
+        )
+        assert refused == {
+            "content": [{"type": "text", "text": "miles is a number"}],
+            "isError": True,
+        }
+
+        viewer = _tab(browser, served, service.new_token(cy), problems)
+        assert [t["name"] for t in _offered(viewer)] == TOOL_NAMES
+        denied = viewer.webmcp.call_tool("log_run", {"who": "Cy", "miles": 3, "at": "2026-09-02"})
+        assert denied == {"content": [{"type": "text", "text": VIEWER_WRITES}], "isError": True}
+        read = viewer.webmcp.call_tool("leaderboard", {})
+        assert [r["jog"]["who"] for r in read["structuredContent"]["rows"]] == ["Ada"]
+
+        # Reloading offers the same tools once, not twice.
+        page.reload()
+        page.wait_for_load_state("networkidle")
+        assert [t["name"] for t in _offered(page)] == TOOL_NAMES
+    assert problems == []
+    rows = service.query(ada, "ada/runs", ".jog!").data["rows"]
+    assert [r["jog"]["who"] for r in rows] == ["Ada"]
+
+
+@in_chromium
+def test_without_webmcp_the_page_offers_nothing_and_logs_nothing(served: Served) -> None:
+    problems: list[str] = []
+    with _chromium(webmcp=False) as browser:
+        context = browser.new_context()
+        page = context.new_page()
+        asked: list[str] = []
+        page.on("request", lambda r: asked.append(r.url))
+        page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
+        page.on("console", lambda m: _console(m, problems, ("error", "warning")))
+        token = served.service.new_token(served.service.local_owner())
+        page.goto(f"{served.url}/signin?token={token}")
+        page.goto(f"{served.url}/ada/runs/")
+        page.wait_for_load_state("networkidle")
+        assert page.evaluate("document.modelContext === undefined")
+        assert f"{served.url}/ada/runs/api/webmcp.js" in asked
+        assert f"{served.url}/ada/runs/api/tools" not in asked
+        with pytest.raises(Exception, match="WebMCP is not enabled"):
+            page.webmcp.tools()
+        # The page itself still works: signed in, its form is filled in through client.js.
+        sync_api = pytest.importorskip("playwright.sync_api")
+        sync_api.expect(page.locator("input[name=who]")).to_have_value("ada")
+    assert problems == []
