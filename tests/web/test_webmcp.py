@@ -385,3 +385,10 @@ def test_without_webmcp_the_page_offers_nothing_and_logs_nothing(served: Served)
         sync_api = pytest.importorskip("playwright.sync_api")
         sync_api.expect(page.locator("input[name=who]")).to_have_value("ada")
     assert problems == []
+
+
+def test_the_dashboard_links_each_apps_tools(site: Site) -> None:
+    page = site.signed_in("ada").get("/").text
+    link = '<a href="/ada/runs/api/tools">its tools for browser agents (JSON)</a>'
+    assert link in page
+    assert site.signed_in("ada").get("/ada/runs/api/tools").json()["commands"]

@@ -178,7 +178,8 @@ def _app(app: AppInfo, commands: Sequence[Mapping[str, Any]], problem: str | Non
         f'<h3><a href="{escape(path)}">{escape(title)}</a>'
         f'<span class="tag">{escape(app.access)}</span>'
         f'<span class="tag">v{app.version}</span></h3>',
-        f'<div class="meta">{escape(app.at)}</div>',
+        f'<div class="meta">{escape(app.at)} · '
+        f'<a href="{escape(path)}api/tools">its tools for browser agents (JSON)</a></div>',
     ]
     if problem:
         parts.append(f'<p class="error">{escape(problem)}</p>')
