@@ -2,6 +2,10 @@
 
 Secrets are kept hashed (`pasture.platform.identity`); a token or password that
 signs nobody in is `Unauthorized` with a sentence saying how to get a good one.
+Who a token or session names is remembered by its hash until platform.db
+changes (`PlatformDB.stamp()`), so a request presenting one asks the database
+one cheap question, and a sign-out or a change made by another process is
+seen on the next request.
 """
 
 from __future__ import annotations
@@ -18,6 +22,15 @@ from pasture.platform.db import PlatformDB
 from pasture.platform.model import SIGN_IN, now
 
 _OWNER = "SELECT eid, name FROM users WHERE admin = 1 ORDER BY created LIMIT 1"
+_BY_TOKEN = (
+    "SELECT users.eid, users.name FROM tokens JOIN users ON users.eid = tokens.user "
+    "WHERE tokens.hash = ?"
+)
+_BY_SESSION = (
+    "SELECT users.eid, users.name FROM sessions JOIN users ON users.eid = sessions.user "
+    "WHERE sessions.hash = ?"
+)
+_REMEMBERED = 4096  # secrets remembered at most; more and the memory starts again
 
 
 class People:
@@ -26,6 +39,27 @@ class People:
     def __init__(self, db: PlatformDB, base_url: str) -> None:
         self.db = db
         self.base_url = base_url
+        # (stamp, {(query, hash): caller}): replaced whole, so threads never see it half-made.
+        self._known: tuple[tuple[int, int], dict[tuple[str, str], Caller]] = ((-1, -1), {})
+
+    def _who(self, query: str, secret: str) -> Caller | None:
+        """The person a secret's hash names, remembered while platform.db stays the same."""
+        digest = _id.secret_hash(secret)
+        stamp = self.db.stamp()  # before the read: a change during it moves the stamp again
+        kept, known = self._known
+        if kept != stamp:
+            known = {}
+            self._known = (stamp, known)
+        found = known.get((query, digest))
+        if found is not None:
+            return found
+        row = self.db.one(query, digest)
+        if row is None:
+            return None
+        if len(known) >= _REMEMBERED:
+            known.clear()
+        caller = known[(query, digest)] = Caller(row["eid"], row["name"])
+        return caller
 
     def local_owner(self) -> Caller:
         """The machine's owner (created with a personal space on first use)."""
@@ -84,27 +118,18 @@ class People:
         """The person a bearer token belongs to; nobody for None; Refused for a bad token."""
         if token is None or not token.strip():
             return NOBODY
-        row = self.db.one(
-            "SELECT users.eid, users.name FROM tokens JOIN users ON users.eid = tokens.user "
-            "WHERE tokens.hash = ?",
-            _id.secret_hash(token.strip()),
-        )
-        if row is None:
+        caller = self._who(_BY_TOKEN, token.strip())
+        if caller is None:
             raise Unauthorized(
                 "that token is not one this server gave out — make one with pasture token new"
             )
-        return Caller(row["eid"], row["name"])
+        return caller
 
     def caller_for_session(self, session: str | None) -> Caller:
         """The person a session cookie belongs to, or nobody."""
         if not session:
             return NOBODY
-        row = self.db.one(
-            "SELECT users.eid, users.name FROM sessions JOIN users ON users.eid = sessions.user "
-            "WHERE sessions.hash = ?",
-            _id.secret_hash(session),
-        )
-        return NOBODY if row is None else Caller(row["eid"], row["name"])
+        return self._who(_BY_SESSION, session) or NOBODY
 
     def sign_in(self, name: str, password: str) -> str:
         """A new session id for the web's cookie; Refused on a wrong name or password."""
