@@ -64,8 +64,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from starlette.routing import BaseRoute, Mount, Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pasture.caller import NOBODY, Caller
 from pasture.commands.model import Result
@@ -107,11 +107,10 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
     web = _Web(service)
     routes: list[BaseRoute] = []
     mcp = _load_mcp(service, bind_host)
+    mcp_app: ASGIApp | None = None
     mcp_lifespan: McpLifespan | None = None
     if mcp is not None:
         mcp_app, mcp_lifespan = mcp
-        # `/mcp` itself is where clients post; a Mount alone would redirect it.
-        routes += [Route("/mcp", _McpAt(mcp_app)), Mount("/mcp", app=_McpAt(mcp_app))]
     routes += [
         Route("/", web.home, methods=["GET", "HEAD"]),
         Route("/signin", web.signin_form, methods=["GET", "HEAD"]),
@@ -136,11 +135,52 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
                 await stack.enter_async_context(mcp_lifespan())
             yield
 
-    return Starlette(
+    app = _Door(
         routes=routes,
         lifespan=lifespan,
         exception_handlers={HTTPException: _http_error, Exception: _server_fault},
     )
+    if mcp_app is not None:
+        app.mcp = _McpAt(mcp_app)
+    return app
+
+
+class _Door(Starlette):
+    """The web door; `/mcp` and everything under it go straight to the connector.
+
+    An agent's every call is a POST to `/mcp`: it skips the routing table and
+    the exception middleware the pages need, and a bug in it is answered as
+    the rest of the door answers one (a logged traceback, a bare 500).
+    """
+
+    mcp: ASGIApp | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.mcp is not None and scope["type"] == "http":
+            path: str = scope["path"]
+            if path == "/mcp" or path.startswith("/mcp/"):
+                scope["app"] = self
+                await _guarded(self.mcp, scope, receive, send)
+                return
+        await super().__call__(scope, receive, send)
+
+
+async def _guarded(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+    started = False
+
+    async def sending(message: Message) -> None:
+        nonlocal started
+        if message["type"] == "http.response.start":
+            started = True
+        await send(message)
+
+    try:
+        await app(scope, receive, sending)
+    except Exception:
+        log.exception("unexpected error on %s %s", scope.get("method"), scope["path"])
+        if not started:
+            await JSONResponse({"error": SERVER_FAULT}, status_code=500)(scope, receive, send)
+        raise
 
 
 def _load_mcp(service: Service, bind_host: str) -> tuple[ASGIApp, McpLifespan] | None:
