@@ -117,18 +117,24 @@ def _access(arguments: Mapping[str, Any]) -> Access | None:
 Wire = dict[str, Any]
 
 
-def _success(result: Result) -> Wire:
-    wire = types.CallToolResult(
-        content=[types.TextContent(type="text", text=result.text)]
+def _dumped(is_error: bool) -> Wire:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text="")], is_error=is_error
     ).model_dump(by_alias=True, mode="json", exclude_none=True)
-    wire["structuredContent"] = result.data
-    return wire
+
+
+# The SDK's own dump of an answer with empty text, once: each answer is a copy with its text.
+_ANSWER, _REFUSAL = _dumped(False), _dumped(True)
+
+
+def _success(result: Result) -> Wire:
+    text = {**_ANSWER["content"][0], "text": result.text}
+    return {**_ANSWER, "content": [text], "structuredContent": result.data}
 
 
 def _refusal(sentence: str) -> Wire:
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=sentence)], is_error=True
-    ).model_dump(by_alias=True, mode="json", exclude_none=True)
+    text = {**_REFUSAL["content"][0], "text": sentence}
+    return {**_REFUSAL, "content": [text]}
 
 
 def _answer(tool: str, run: Callable[[], Result]) -> Wire:
