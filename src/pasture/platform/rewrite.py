@@ -12,6 +12,8 @@ Every door that serves an app's page (the web, MCP's views) calls it:
 
 Where a tag goes is decided by a real parse (`html.parser`), so a comment, a
 script or a string that mentions `<head>` or `<base` is not mistaken for one.
+The parse stops at the first tag that belongs in a body, as a browser's head
+ends there: a page's own `<base>` and its opt-out `<meta>` are read in its head.
 """
 
 from __future__ import annotations
@@ -24,6 +26,14 @@ OPT_OUT = "pasture-webmcp"
 """`<meta name="pasture-webmcp" content="off">` keeps the web's script module off a page."""
 
 _BOM = b"\xef\xbb\xbf"
+# Tags a browser keeps in the head; any other start tag begins the body.
+_HEAD_TAGS = frozenset(
+    {"html", "head", "title", "meta", "link", "style", "script", "base", "noscript", "template"}
+)
+
+
+class _BodyBegins(Exception):
+    """Raised to stop reading: nothing after the head changes where pasture's tags go."""
 
 
 @dataclass
@@ -46,17 +56,17 @@ class _Reader(HTMLParser):
         self.outline = _Outline()
         self.started = False  # a start tag was seen: a later doctype is no landmark
         self.tags_before_head = 0  # start tags other than <html> seen so far
-        self.lines = [0]
-        at = text.find("\n")
-        while at != -1:
-            self.lines.append(at + 1)
-            at = text.find("\n", at + 1)
+        self.lines = [0]  # where each line starts, found as far as the parse has read
 
     def here(self) -> int:
         line, column = self.getpos()
+        while len(self.lines) < line:
+            self.lines.append(self.text.index("\n", self.lines[-1]) + 1)
         return self.lines[line - 1] + column
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in _HEAD_TAGS:
+            raise _BodyBegins
         found = self.outline
         # A browser honours `<html>` only as the first tag and `<head>` only before any
         # other but `<html>`: a later one is ignored, and so it is no landmark here.
@@ -90,6 +100,8 @@ def _outline(body: bytes) -> _Outline:
     try:
         reader.feed(reader.text)
         reader.close()
+    except _BodyBegins:
+        pass
     except Exception:  # a page the parser gives up on keeps what it found so far
         pass
     return reader.outline
