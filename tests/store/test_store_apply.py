@@ -267,6 +267,12 @@ def test_the_caller_is_kept_as_a_person_and_renamed(store: SqliteStore) -> None:
     bys = [r["created"]["by"] for r in store.query(".jog!&.created!", ADA)]
     assert bys == [{"eid": ADA.eid, "name": "Ada L."}] * 2
     assert one(store, ".person!")["person"] == {"name": "Ada L."}
+    store.apply({"entity": {"eid": ADA.eid}, "person": None}, BOB)
+    assert store.query(".person.name=Ada L.", ADA) == []
+    run(store, who="z")  # Ada writes again: she is a person again, made when she was first
+    (ada,) = store.query(".person.name=Ada&.created!", ADA)
+    assert ada["entity"]["eid"] == ADA.eid
+    assert ada["created"]["by"] == {"eid": ADA.eid, "name": "Ada"}
 
 
 def test_nobody_leaves_no_person(store: SqliteStore) -> None:

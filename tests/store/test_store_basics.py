@@ -3,7 +3,7 @@
 import sqlite3
 from pathlib import Path
 
-from store_fixtures import ADA, RUNS
+from store_fixtures import ADA, BOB, RUNS
 
 from pasture.caller import NOBODY
 from pasture.store import SqliteStore, open_store
@@ -30,6 +30,24 @@ def test_a_run_written_reads_back_with_who_logged_it(store: SqliteStore) -> None
     assert set(row) == {"kind", "entity", "jog", "created"}
 
 
+def test_created_reads_back_who_made_the_entity_not_who_added_a_component(
+    store: SqliteStore,
+) -> None:
+    eid = store.apply({"entity": {"eid": "$n"}, "doc": {"title": "Notes"}}, ADA).aliases["$n"]
+    (made,) = store.query(".doc!&.created!", ADA)
+    store.apply({"entity": {"eid": eid}, "jog": {"who": "Bob", "miles": 2}}, BOB)
+    store.apply({"entity": {"eid": eid}, "starred": {}}, BOB)
+    (row,) = store.query(".jog!&.created!&.updated!&.starred?", ADA)
+    assert (
+        row["created"] == made["created"] == store.query(f"id={eid}&.created!", ADA)[0]["created"]
+    )
+    assert row["created"]["by"] == {"eid": ADA.eid, "name": "Ada"}
+    assert row["updated"]["by"] == {"eid": BOB.eid, "name": "Bob"}
+    assert row["starred"] == {}
+    (person,) = store.query(".person!&.created!&.person.name=Bob", ADA)
+    assert person["created"]["by"] == {"eid": BOB.eid, "name": "Bob"}
+
+
 def test_nobody_stamps_by_null(store: SqliteStore) -> None:
     store.apply({"jog": {"who": "Ann", "miles": 1}}, NOBODY)
     (row,) = store.query(".jog!&.created!", NOBODY)
@@ -51,9 +69,10 @@ def test_a_file_made_before_component_rows_carried_eids_reads_the_same(tmp_path:
         s.declare(RUNS)
         s.apply([{"jog": {"who": "Ada", "miles": 3}, "doc": {"title": "Hills"}}], ADA)
         before = s.query(".jog!&.doc?&.created!", ADA)
-    old = sqlite3.connect(path)  # the layout as it was: no _eid, no layout mark
+    old = sqlite3.connect(path)  # the layout as it was: nothing of entity on a component row
     for name in ("c_jog", "c_doc", "c_person"):
-        old.execute(f"ALTER TABLE {name} DROP COLUMN _eid")
+        for column in ("_eid", "_created_at", "_created_by"):
+            old.execute(f"ALTER TABLE {name} DROP COLUMN {column}")
     old.execute("DELETE FROM pasture_meta WHERE key = 'layout'")
     old.commit()
     old.close()

@@ -3,7 +3,8 @@
 The layout, one schema per app:
 
     entity(_e integer key, eid, kind, name, created_at, created_by, updated_at, updated_by)
-    c_<component>(_e → entity, _eid, one typed column per declared column, an index on each)
+    c_<component>(_e → entity, _eid, _created_at, _created_by,
+                  one typed column per declared column, an index on each)
     edge(parent → entity, type, child eid)
     doc_fts                full text over c_doc(title, body)
 
@@ -12,8 +13,9 @@ The layout, one schema per app:
 `name` (what a reference to it reads back as) are kept on the entity by every
 write, so a read never has to work them out. The stamps `created`/`updated` are
 on every entity, so they live on `entity` itself. A component row also carries
-its entity's eid as `_eid` (an eid never changes), so a listing driven from a
-component table that needs nothing else from `entity` does not join it.
+what never changes of its entity — its eid and `created` stamps (`_eid`,
+`_created_at`, `_created_by`) — so a listing driven from a component table
+that shows nothing else of `entity` does not join it.
 
 `compile_filter` turns a filter line into one SELECT. A value is never spliced
 into SQL text: names are checked against the vocabulary (and match
@@ -259,7 +261,8 @@ def compile_ast(
         shown = list(vocabulary.components) if every else st.named
         builder, extra, refs = _row_builder(st, shown, every, len(select), known_kind, reverse)
         select.extend(extra)
-    sql = f"SELECT {', '.join(select)} FROM {' '.join(sources + _walks(st))}"
+    head = f"SELECT {', '.join(select)}"
+    sql = f"{head} FROM {' '.join(sources + _walks(st))}"
     if st.conds:
         sql += " WHERE " + " AND ".join(st.conds)
     params = list(st.params)
@@ -284,29 +287,37 @@ def compile_ast(
         params.append(limit)
     else:
         sql += f" ORDER BY {order}"
-    return Compiled(_lean(st, sql), params, builder, cacheable=st.cacheable, edges=every, refs=refs)
+    return Compiled(
+        _lean(st, sql, len(head)), params, builder, cacheable=st.cacheable, edges=every, refs=refs
+    )
 
 
 # `e.<column>` where `e` is the entity table's alias (never a part of another name)
 _ENTITY_USE = re.compile(r"(?<![\w.\"])e\.(\w+)")
+# what a component row carries of its entity: `entity` column -> its own column
+_CARRIED = {"_e": "_e", "eid": "_eid", "created_at": "_created_at", "created_by": "_created_by"}
 
 
-def _lean(st: _State, sql: str) -> str:
-    """The SELECT without its join to `entity`, when it needs only `_e` and `eid` from it.
+def _lean(st: _State, sql: str, shown: int = 0) -> str:
+    """The SELECT without its join to `entity`, when its component rows carry what it needs.
 
-    Every component table carries its entity's eid as `_eid` (eids never change),
-    so a listing driven from a component table reads eids from there.
+    Every component row carries its entity's eid and `created` stamps (they
+    never change), so a listing driven from a component table reads them
+    there. The stamps are read there only for showing (`sql[:shown]` is the
+    select list): a condition on them keeps `entity` and its indexes.
     """
     if st.drive is None or st.keep_entity:
         return sql
     join = f" JOIN entity e ON e._e = {st.drive}._e"
-    if sql.count(join) != 1:  # pragma: no cover - compile_ast writes it once
+    if sql.count(join) != 1 or sql.index(join) < shown:  # pragma: no cover - written once
         return sql
-    rest = sql.replace(join, "")
+    head, rest = sql[:shown], sql[shown:].replace(join, "")
+    if not {m.group(1) for m in _ENTITY_USE.finditer(head)} <= _CARRIED.keys():
+        return sql
     if not {m.group(1) for m in _ENTITY_USE.finditer(rest)} <= {"_e", "eid"}:
         return sql
     drive = st.drive
-    return _ENTITY_USE.sub(lambda m: f"{drive}.{'_e' if m.group(1) == '_e' else '_eid'}", rest)
+    return _ENTITY_USE.sub(lambda m: f"{drive}.{_CARRIED[m.group(1)]}", head + rest)
 
 
 def _need(st: _State, component: str, *, inner: bool) -> None:
@@ -676,6 +687,9 @@ BASE_TABLES = [
         PRIMARY KEY (component, col))""",
 ]
 
+# What every component row carries of its entity (never changed once written).
+CARRIED_DDL = "_eid TEXT, _created_at TEXT, _created_by TEXT"
+
 # Columns too long to be worth an ordinary index (full text covers them).
 UNINDEXED = {("doc", "body")}
 
@@ -688,7 +702,8 @@ def component_ddl(dialect: Dialect, comp: Component, existing: dict[str, str] | 
     name = table(comp.name)
     if existing is None:
         cols = "".join(f", {q(c.name)} {sql_type(dialect, c)}" for c in comp.columns.values())
-        out.append(f"CREATE TABLE {name} (_e INTEGER PRIMARY KEY, _eid TEXT{cols})")
+        # carried columns last: a scan reading a declared column need not parse past them
+        out.append(f"CREATE TABLE {name} (_e INTEGER PRIMARY KEY{cols}, {CARRIED_DDL})")
         new = list(comp.columns.values())
     else:
         new = [c for c in comp.columns.values() if c.name not in existing]

@@ -35,7 +35,10 @@ from pasture.store.vocab import Column, Vocabulary, changed_type
 from pasture.values import now
 
 _CACHE = 512  # compiled filters kept per store
-_LAYOUT = "2"  # component rows carry `_eid` (see pasture.store.sql)
+_LAYOUT = "3"  # component rows carry `_eid`, `_created_at`, `_created_by` (pasture.store.sql)
+# the columns a component row carries of its entity, and those columns of `entity`
+_CARRY = "_e, _eid, _created_at, _created_by"
+_OF_ENTITY = "_e, eid, created_at, created_by"
 _NONE: dict[str, Any] = {}  # no names to hand a row builder (never written to)
 
 _FTS = [
@@ -259,19 +262,28 @@ class SqliteStore:
         return out
 
     def _upgrade(self) -> None:
-        """Give the component rows of a file made before they carried `_eid` their eids."""
+        """Give the component rows of a file made before they carried their entity's eid
+        and `created` stamps those columns."""
         db = self._db
-        if db.execute("SELECT 1 FROM pasture_meta WHERE key = 'layout'").fetchone():
+        found = db.execute("SELECT value FROM pasture_meta WHERE key = 'layout'").fetchone()
+        if found is not None and found[0] == _LAYOUT:
             return
         for (name,) in db.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'c\\_%' ESCAPE '\\'"
         ).fetchall():
-            if "_eid" not in {r[1] for r in db.execute(f"PRAGMA table_info({q(name)})")}:
-                db.execute(f"ALTER TABLE {q(name)} ADD COLUMN _eid TEXT")
-                db.execute(
-                    f"UPDATE {q(name)} SET _eid = (SELECT eid FROM entity WHERE _e = {q(name)}._e)"
-                )
-        db.execute("INSERT INTO pasture_meta(key, value) VALUES ('layout', ?)", (_LAYOUT,))
+            had = {r[1] for r in db.execute(f"PRAGMA table_info({q(name)})")}
+            for column in ("_eid", "_created_at", "_created_by"):
+                if column not in had:
+                    db.execute(f"ALTER TABLE {q(name)} ADD COLUMN {column} TEXT")
+            db.execute(
+                f"UPDATE {q(name)} SET (_eid, _created_at, _created_by) = "
+                f"(SELECT eid, created_at, created_by FROM entity WHERE _e = {q(name)}._e)"
+            )
+        db.execute(
+            "INSERT INTO pasture_meta(key, value) VALUES ('layout', ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (_LAYOUT,),
+        )
 
     def _install(self, vocab: Vocabulary) -> None:
         db = self._db
@@ -350,9 +362,9 @@ class SqliteStore:
                     if cols is None:
                         continue
                     names = tuple(cols)
-                    marks = ", ".join("?" * (len(names) + 2))
-                    sql = f"INSERT INTO {table(comp)}(_e, _eid{_cols(names)}) VALUES ({marks})"
-                    grouped[sql].append((row, step.eid, *cols.values()))
+                    marks = ", ".join("?" * (len(names) + 4))
+                    sql = f"INSERT INTO {table(comp)}({_CARRY}{_cols(names)}) VALUES ({marks})"
+                    grouped[sql].append((row, step.eid, stamp, by, *cols.values()))
             else:
                 row = step.row
                 if step.tombstone:
@@ -364,17 +376,19 @@ class SqliteStore:
                         grouped[f"DELETE FROM {table(comp)} WHERE _e = ?"].append((row,))
                     elif not cols:
                         grouped[
-                            f"INSERT OR IGNORE INTO {table(comp)}(_e, _eid) VALUES (?, ?)"
-                        ].append((row, step.eid))
+                            f"INSERT OR IGNORE INTO {table(comp)}({_CARRY}) "
+                            f"SELECT {_OF_ENTITY} FROM entity WHERE _e = ?"
+                        ].append((row,))
                     else:
                         names = tuple(cols)
-                        marks = ", ".join("?" * (len(names) + 2))
+                        marks = "".join(", ?" for _ in names)
                         sets = ", ".join(f"{q(n)} = excluded.{q(n)}" for n in names)
                         sql = (
-                            f"INSERT INTO {table(comp)}(_e, _eid{_cols(names)}) VALUES ({marks}) "
+                            f"INSERT INTO {table(comp)}({_CARRY}{_cols(names)}) "
+                            f"SELECT {_OF_ENTITY}{marks} FROM entity WHERE _e = ? "
                             f"ON CONFLICT(_e) DO UPDATE SET {sets}"
                         )
-                        grouped[sql].append((row, step.eid, *cols.values()))
+                        grouped[sql].append((*cols.values(), row))
                 patched.append((row, set(step.writes)))
             rows[step.eid] = row
             for kind_of_edge, child in step.edges:
@@ -433,14 +447,15 @@ class SqliteStore:
                 (top, caller.eid, caller.name, stamp, caller.eid, stamp, caller.eid),
             )
             db.execute(
-                "INSERT INTO c_person(_e, _eid, name) VALUES (?, ?, ?)",
-                (top, caller.eid, caller.name),
+                f"INSERT INTO c_person({_CARRY}, name) VALUES (?, ?, ?, ?, ?)",
+                (top, caller.eid, stamp, caller.eid, caller.name),
             )
         elif found[1] is None or found[2] != caller.name:
             db.execute(
-                "INSERT INTO c_person(_e, _eid, name) VALUES (?, ?, ?) "
+                f"INSERT INTO c_person({_CARRY}, name) SELECT {_OF_ENTITY}, ? FROM entity "
+                "WHERE _e = ? "
                 "ON CONFLICT(_e) DO UPDATE SET name = excluded.name",
-                (found[0], caller.eid, caller.name),
+                (caller.name, found[0]),
             )
             db.execute(
                 f"UPDATE entity SET kind = {self._kind_sql(self._vocab)}, name = {_NAME_SQL} "
