@@ -11,7 +11,9 @@ on a loopback port, stateless streamable HTTP with JSON responses:
 
 Measured with the SDK's own client, sequentially and with 8 concurrent clients,
 alternating the two servers over several rounds; the medians and their ratio
-are printed. Then `commands` against a pasture with 200 apps deployed.
+are printed, then each round's own ratio and, where /proc tells it, each
+server's CPU time a call (less moved by other work on a shared machine than
+the rates). Then `commands` against a pasture with 200 apps deployed.
 
     .venv/bin/python benchmarks/mcp.py [--calls 400] [--rounds 3] [--mode auto|legacy]
 """
@@ -187,6 +189,15 @@ def in_process_commands(home: Path, calls: int, rounds: int) -> float:
 
 
 # -- measuring -----------------------------------------------------------------
+def cpu_seconds(pid: int) -> float:
+    """CPU time a process has used (user + system), or -1 where /proc cannot say."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return -1.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 Call = Callable[[Client], Awaitable[Any]]
 
 
@@ -260,21 +271,38 @@ def main() -> None:
             f"command log_run over streamable HTTP ({options.mode}), {options.calls} calls a run,"
         )
         print(f"median of {options.rounds} rounds, the two servers alternating:")
+        pasture_pid, bare_pid = processes[0].pid, processes[1].pid
         for clients in (1, CONCURRENT):
             ours: list[float] = []
             theirs: list[float] = []
+            cpu_ours: list[float] = []
+            cpu_theirs: list[float] = []
             for _ in range(options.rounds):
+                used = cpu_seconds(pasture_pid)
                 ours.append(
                     anyio.run(
                         rate, pasture_url, token, options.mode, log_run, options.calls, clients
                     )
                 )
+                cpu_ours.append((cpu_seconds(pasture_pid) - used) / options.calls)
+                used = cpu_seconds(bare_pid)
                 theirs.append(
                     anyio.run(rate, bare_url, None, options.mode, bare_run, options.calls, clients)
                 )
+                cpu_theirs.append((cpu_seconds(bare_pid) - used) / options.calls)
             a, b = statistics.median(ours), statistics.median(theirs)
             label = "sequential" if clients == 1 else f"{clients} concurrent clients"
             print(f"  {label:<22} pasture {a:8.1f}/s   bare SDK {b:8.1f}/s   ratio {a / b:.2f}x")
+            # Each round's two runs are side by side: their ratio is the least moved by
+            # whatever else the machine is doing.
+            paired = " ".join(f"{x / y:.2f}" for x, y in zip(ours, theirs, strict=True))
+            print(f"  {'':<22} ratio in each round: {paired}")
+            if cpu_ours[0] >= 0:
+                c, d = statistics.median(cpu_ours) * 1000, statistics.median(cpu_theirs) * 1000
+                print(
+                    f"  {'':<22} server CPU a call: pasture {c:.2f} ms, bare SDK {d:.2f} ms "
+                    f"(ratio {d / c:.2f}x)"
+                )
 
         for process in processes:
             process.terminate()
@@ -315,7 +343,7 @@ def main() -> None:
         )
         print(
             f"  the same listing, Service in process {direct:8.1f}/s   "
-            f"ratio over MCP {r / direct:.2f}x"
+            f"({1000 / direct:.2f} ms a call; the rest is the transport and the SDK)"
         )
     finally:
         for process in processes:
