@@ -4,7 +4,9 @@ Tables are laid out in `sql.py`, shared with a PostgreSQL backend. A write is
 one `BEGIN IMMEDIATE … COMMIT`: every bundle is checked and every entity named
 before the first row changes, and any refusal rolls the whole call back. Reads
 compile a filter once and keep the compiled SELECT (and its row builder) for
-the next call with the same line.
+the next call with the same line. The names that references read back as
+(`created.by` → `{eid, name}`) are read after the rows, once per distinct
+eid, in the same read transaction.
 """
 
 from __future__ import annotations
@@ -172,9 +174,19 @@ class SqliteStore:
                     self._compiled[filter] = compiled
                     if len(self._compiled) > _CACHE:
                         self._compiled.popitem(last=False)
+            db = self._db
             try:
-                found = self._db.execute(compiled.sql, compiled.params).fetchall()
-                names = self._names(found, compiled.refs) if compiled.refs and found else _NONE
+                if compiled.refs:
+                    # the rows and the names they refer to are read from one snapshot
+                    db.execute("BEGIN")
+                    try:
+                        found = db.execute(compiled.sql, compiled.params).fetchall()
+                        names = self._names(found, compiled.refs) if found else _NONE
+                    finally:
+                        db.execute("COMMIT")
+                else:
+                    found = db.execute(compiled.sql, compiled.params).fetchall()
+                    names = _NONE
             except sqlite3.OperationalError as e:
                 raise _busy(e) from None
         rows = compiled.build(found, names)
