@@ -49,14 +49,13 @@ Pages answer a refusal with a short HTML page carrying the same sentence.
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import Any, ParamSpec, TypeVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from starlette.applications import Starlette
@@ -69,7 +68,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pasture.caller import NOBODY, Caller
 from pasture.commands.model import Result
-from pasture.errors import Forbidden, NotFound, Refused
+from pasture.errors import Forbidden, NotFound, Refused, Unauthorized
 from pasture.platform.rewrite import with_base
 from pasture.platform.service import Service
 from pasture.web import pages, webmcp
@@ -90,10 +89,11 @@ T = TypeVar("T")
 McpLifespan = Callable[[], AbstractAsyncContextManager[None]]
 
 
-class BadToken(Refused):
-    """A bearer token the platform does not know: HTTP's 401."""
+class BadToken(Unauthorized):
+    """The request's own credentials are wrong (a bad Authorization header or token).
 
-    status = 401
+    Answered as JSON even where a page was asked for: the caller is a program.
+    """
 
 
 class NotJson(Refused):
@@ -106,11 +106,7 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
     """The whole web door for `service`, served at `service.base_url`."""
     web = _Web(service)
     routes: list[BaseRoute] = []
-    mcp = _load_mcp(service, bind_host)
-    mcp_app: ASGIApp | None = None
-    mcp_lifespan: McpLifespan | None = None
-    if mcp is not None:
-        mcp_app, mcp_lifespan = mcp
+    mcp_app, mcp_lifespan = _load_mcp(service, bind_host)
     routes += [
         Route("/", web.home, methods=["GET", "HEAD"]),
         Route("/signin", web.signin_form, methods=["GET", "HEAD"]),
@@ -130,9 +126,7 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        async with AsyncExitStack() as stack:
-            if mcp_lifespan is not None:
-                await stack.enter_async_context(mcp_lifespan())
+        async with mcp_lifespan():
             yield
 
     app = _Door(
@@ -140,8 +134,7 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
         lifespan=lifespan,
         exception_handlers={HTTPException: _http_error, Exception: _server_fault},
     )
-    if mcp_app is not None:
-        app.mcp = _McpAt(mcp_app)
+    app.mcp = _McpAt(mcp_app)
     return app
 
 
@@ -183,16 +176,11 @@ async def _guarded(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> 
         raise
 
 
-def _load_mcp(service: Service, bind_host: str) -> tuple[ASGIApp, McpLifespan] | None:
-    """The MCP connector's HTTP app, or None while `pasture.mcp.http` is not there."""
-    try:
-        module = importlib.import_module("pasture.mcp.http")
-    except ModuleNotFoundError as e:
-        if e.name not in ("pasture.mcp.http", "pasture.mcp"):
-            raise
-        return None
-    factory = cast(Callable[..., tuple[ASGIApp, McpLifespan]], module.mcp_http)
-    return factory(service, public_url=_public(service), bind_host=bind_host)
+def _load_mcp(service: Service, bind_host: str) -> tuple[ASGIApp, McpLifespan]:
+    """The MCP connector's HTTP app and its lifespan, imported only when a server starts."""
+    from pasture.mcp.http import mcp_http
+
+    return mcp_http(service, public_url=_public(service), bind_host=bind_host)
 
 
 class _McpAt:
