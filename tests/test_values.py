@@ -67,3 +67,61 @@ def test_any_value_is_converted_or_refused_never_another_error(value: object) ->
             assert isinstance(out, int | float) and math.isfinite(out)
         if kind == "bool":
             assert isinstance(out, bool)
+
+
+def _either(text: str) -> tuple[str, str]:
+    """What normalize_time answers, and what its general path answers, ValueError as a word."""
+    from pasture.values import _normalize_time
+
+    answers = []
+    for fn in (normalize_time, lambda t: _normalize_time(t.strip())):
+        try:
+            answers.append(fn(text))
+        except ValueError:
+            answers.append("refused")
+    return answers[0], answers[1]
+
+
+_DIGITS = st.sampled_from("0123456789٠١٢٣٩")  # a few digits of another script as well
+
+
+def _field(width: int) -> st.SearchStrategy[str]:
+    return st.one_of(
+        st.integers(0, 10**width - 1).map(lambda n: str(n).zfill(width)),
+        st.text(_DIGITS, min_size=width - 1, max_size=width + 1),
+    )
+
+
+_MOMENTS = st.builds(
+    lambda y, mo, d, sep, h, mi, s, end, pad: f"{pad}{y}-{mo}-{d}{sep}{h}:{mi}:{s}{end}{pad}",
+    _field(4),
+    _field(2),
+    _field(2),
+    st.sampled_from(["T", " ", "t", "x"]),
+    _field(2),
+    _field(2),
+    _field(2),
+    st.sampled_from(["Z", "", "z", "+02:00", ".5Z", "Z "]),
+    st.sampled_from(["", " ", "\n"]),
+)
+_DATES = st.builds(
+    lambda y, mo, d, pad: f"{pad}{y}-{mo}-{d}{pad}",
+    _field(4),
+    _field(2),
+    _field(2),
+    st.sampled_from(["", " ", "\t"]),
+)
+
+
+@given(st.one_of(_DATES, _MOMENTS, st.text(max_size=30)))
+def test_the_short_way_for_plain_dates_and_moments_answers_as_the_general_way(text: str) -> None:
+    fast, general = _either(text)
+    assert fast == general
+
+
+def test_plain_dates_and_moments_are_checked_for_being_real() -> None:
+    assert normalize_time(" 2026-09-01 ") == "2026-09-01"
+    assert normalize_time("2026-09-01 10:00:00Z") == "2026-09-01T10:00:00Z"
+    for bad in ("2026-02-30", "0000-01-01", "2026-13-01", "2026-09-01T24:00:00Z"):
+        with pytest.raises(ValueError):
+            normalize_time(bad)

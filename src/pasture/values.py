@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -21,6 +21,8 @@ TIME_FORMAT = "2026-09-01 or 2026-09-01T10:00:00Z"
 URL_FORMAT = "https://example.com/page"
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_PLAIN_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
+_PLAIN_MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}Z", re.ASCII)
 
 
 class BadValue(ValueError):
@@ -69,6 +71,20 @@ def normalize_time(text: str) -> str:
     Raises ValueError when the text is neither.
     """
     text = text.strip()
+    # The two forms nearly every caller sends take a short way; any other form (an
+    # offset, a fraction, digits of another script) takes the general one, which
+    # gives these two the same answers.
+    if _PLAIN_DATE.fullmatch(text):
+        date.fromisoformat(text)  # ValueError for a day there is not, like 2026-02-30
+        return text
+    if _PLAIN_MOMENT.fullmatch(text):
+        datetime.fromisoformat(text[:-1])  # ValueError for a moment there is not
+        return text if text[10] == "T" else f"{text[:10]}T{text[11:]}"
+    return _normalize_time(text)
+
+
+def _normalize_time(text: str) -> str:
+    """`normalize_time` for any form, of a stripped text."""
     if _DATE.match(text):
         datetime.strptime(text, "%Y-%m-%d")
         return text
