@@ -218,6 +218,15 @@ def do_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def do_console(args: argparse.Namespace) -> int:
+    from pasture.cli.console import run_console
+
+    service = open_service(args)
+    token = args.token or os.environ.get("PASTURE_TOKEN")
+    caller = service.caller_for_token(token) if token else service.local_owner()
+    return run_console(service, caller, json_always=args.json)
+
+
 def do_demo(args: argparse.Namespace) -> int:
     from pasture.cli._demo import demo
 
@@ -250,6 +259,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--public-url", metavar="URL", help="the address people reach it at")
 
     p = verb(verbs, "mcp", do_mcp, "speak MCP on stdin/stdout, as the owner or a token's person")
+    p.add_argument("--token", help="act as the person this token belongs to")
+
+    p = verb(verbs, "console", do_console, "type commands at a prompt, with Tab completion")
     p.add_argument("--token", help="act as the person this token belongs to")
 
     p = verb(verbs, "deploy", do_deploy, "check an app's folder and install it as a new version")

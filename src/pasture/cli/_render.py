@@ -26,7 +26,7 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def rows_table(rows: Sequence[dict[str, Any]]) -> None:
+def rows_table(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
     """Query rows as a table: the eid, then each component's columns."""
     columns: list[tuple[str, str | None]] = []
     for row in rows:
@@ -52,13 +52,40 @@ def rows_table(rows: Sequence[dict[str, Any]]) -> None:
                 value = value.get(col) if isinstance(value, dict) else None
             cells.append(_cell(value))
         table.add_row(*cells)
-    Console().print(table)
+    (console or Console()).print(table)
 
 
-def apps_table(apps: Sequence[AppInfo]) -> None:
+def apps_table(apps: Sequence[AppInfo], console: Console | None = None) -> None:
     table = Table(show_edge=False, header_style="bold")
     for name in ("app", "version", "title", "access", "commands", "address"):
         table.add_column(name)
     for a in apps:
         table.add_row(a.at, f"v{a.version}", a.title, a.access, ", ".join(a.commands) or "—", a.url)
-    Console().print(table)
+    (console or Console()).print(table)
+
+
+def key_values(data: dict[str, Any], console: Console | None = None) -> None:
+    """Data that is not rows, as `key: value` lines; a nested object or list as an indented tree."""
+    lines: list[str] = []
+
+    def walk(value: Any, key: str, depth: int) -> None:
+        pad = "  " * depth
+        # A reference ({eid, name}) reads back as its name, as in a table.
+        if isinstance(value, dict) and value and not set(value) <= {"eid", "name"}:
+            lines.append(f"{pad}{key}:")
+            for k, v in value.items():
+                walk(v, str(k), depth + 1)
+        elif isinstance(value, list) and any(isinstance(v, dict | list) for v in value):
+            lines.append(f"{pad}{key}:")
+            for i, v in enumerate(value, 1):
+                walk(v, str(i), depth + 1)
+        elif isinstance(value, list):
+            lines.append(f"{pad}{key}: {', '.join(_cell(v) for v in value)}")
+        else:
+            lines.append(f"{pad}{key}: {_cell(value)}")
+
+    for key, value in data.items():
+        walk(value, str(key), 0)
+    from rich.text import Text
+
+    (console or Console()).print(Text("\n".join(lines)), soft_wrap=True)

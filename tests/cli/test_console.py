@@ -1,0 +1,355 @@
+"""`pasture console`: piped lines as a script sends them, Tab completion, and a real terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from prompt_toolkit.completion import CompleteEvent
+from prompt_toolkit.document import Document
+
+from pasture.cli.console import CommandCompleter, Known, _at_cursor, known_commands
+from pasture.commands.model import Command, Context, Result
+from pasture.platform.service import Service
+
+RUNS = Path(__file__).resolve().parents[2] / "examples" / "runs"
+
+
+def pasture(home: Path, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PASTURE_HOME": str(home), "PASTURE_USER": "ada"}
+    env.pop("PASTURE_TOKEN", None)
+    return subprocess.run(
+        [sys.executable, "-m", "pasture", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        input=input,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    assert pasture(home, "deploy", str(RUNS)).returncode == 0
+    return home
+
+
+def _json_after(text: str, marker: str) -> Any:
+    """The JSON document printed right after the line `marker`."""
+    start = text.index(marker + "\n") + len(marker) + 1
+    return json.JSONDecoder().raw_decode(text[start:])[0]
+
+
+# -- piped: a script drives it -------------------------------------------------
+def test_piped_lines_run_as_the_command_line_runs_them(home: Path) -> None:
+    script = "\n".join(
+        [
+            "log_run Ada 5 2026-09-01",
+            'log_run --who="Bo Brown" --miles=3 --at=2026-09-02',
+            "leaderboard",
+            "log_run Ada lots 2026-09-01",
+            "status",
+            "leaderboard --json",
+            "add_run Ada",
+            "exit",
+            "log_run Cy 1 2026-09-03",
+        ]
+    )
+    done = pasture(home, "console", input=script + "\n")
+
+    out, err = done.stdout, done.stderr
+    assert out.count("log_run: wrote 1 entity in ada/runs: $run=") == 2
+    assert "leaderboard: 2 rows in ada/runs" in out
+    assert "Bo Brown" in out and "jog.miles" in out  # the rows as a table
+    # The refusal is its sentence, and the lines after it still run.
+    assert "miles is a number" in err
+    assert "ada/runs v1 — Run club — 2 entities, 3 commands, public" in out
+    rows = _json_after(out, "ada/runs v1 — Run club — 2 entities, 3 commands, public")["rows"]
+    assert [(r["jog"]["who"], r["jog"]["miles"]) for r in rows] == [("Ada", 5), ("Bo Brown", 3)]
+    assert (
+        "no command add_run — your apps offer ada/runs: log_run, leaderboard, since. "
+        "commands lists them with their arguments." in err
+    )
+    # exit leaves: the line after it never runs.
+    assert "Cy" not in out
+    assert pasture(home, "status").stdout.startswith("ada/runs v1 — Run club — 2 entities")
+    # The exit code is the last refusal's (no command: 1), and no traceback anywhere.
+    assert done.returncode == 1
+    assert "Traceback" not in out + err
+
+
+def test_help_lists_the_commands_by_app_and_one_command_s_arguments(home: Path) -> None:
+    done = pasture(home, "console", input="help\nhelp log_run\nhelp nothing_here\n")
+    lines = done.stdout.splitlines()
+    assert lines[:2] == [
+        "## ada/runs",
+        "log_run(who, miles, at) — Log a run for the club leaderboard — Run club, "
+        "an app at 127.0.0.1:8000/ada/runs/",
+    ]
+    assert any(line.startswith("help NAME shows a command's arguments") for line in lines)
+    assert "log_run(who, miles, at) — Log a run for the club leaderboard — Run club, ada/runs" in (
+        lines
+    )
+    arguments = {line.split()[0]: line.split()[1:3] for line in lines if line[:1] == " "}
+    assert arguments["who"] == ["text", "required"]
+    assert arguments["miles"] == ["number", "required"]
+    assert arguments["at"] == ["time", "required"]
+    assert "log_run WHO MILES AT   or   log_run --who=… --miles=… --at=…" in lines
+    assert done.stderr.startswith("no command nothing_here — your apps offer ada/runs:")
+    assert done.returncode == 1
+
+
+def test_builtins_commands_apps_and_json(home: Path) -> None:
+    done = pasture(home, "console", input="commands --json\napps\nstatus --json\nstatus now\n")
+    listing = json.loads(done.stdout[: done.stdout.index("\n}\n") + 3])
+    assert [c["name"] for c in listing["commands"]] == ["log_run", "leaderboard", "since"]
+    assert "ada/runs" in done.stdout and "Run club" in done.stdout and "public" in done.stdout
+    assert '"entities": 0' in done.stdout
+    assert "status takes only --json, not now" in done.stderr
+    assert done.returncode == 2
+
+
+def test_a_quote_left_open_and_an_empty_line_are_not_the_end(home: Path) -> None:
+    done = pasture(home, "console", input='log_run "Ada 5\n\n# a comment\nleaderboard\n')
+    assert "a quote on this line is not closed" in done.stderr
+    assert "leaderboard: 0 rows in ada/runs" in done.stdout
+
+
+def test_json_for_every_line_and_a_token_s_person(home: Path) -> None:
+    token = json.loads(pasture(home, "token", "new", "--json").stdout)["token"]
+    done = pasture(home, "console", "--json", "--token", token, input="log_run Ada 5 2026-09-01\n")
+    assert list(json.loads(done.stdout)) == ["entities", "aliases"]
+    wrong = pasture(home, "console", "--token", "pst_wrong", input="status\n")
+    assert wrong.returncode == 1
+    assert "that token is not one this server gave out" in wrong.stderr
+
+
+# -- completion ----------------------------------------------------------------
+def _run(args: Mapping[str, Any], ctx: Context) -> Result:
+    return Result("done", dict(args))
+
+
+@dataclass(frozen=True)
+class Suggesting(Command):
+    """A code command with a `suggest` hook, as the registry's commands carry one."""
+
+    suggest: Any = None
+
+
+SIZES = {"type": "string", "enum": ["small", "large"], "description": "How big"}
+CART_ADD = Suggesting(
+    name="cart add",
+    description="Add a product to the cart",
+    input={
+        "type": "object",
+        "properties": {"sku": {"type": "string"}, "size": SIZES, "gift": {"type": "boolean"}},
+        "required": ["sku"],
+    },
+    read_only=False,
+    run=_run,
+    family="code",
+    positional=("sku", "size"),
+    suggest=lambda key, partial: (
+        [{"value": "V60-02", "description": "Dripper"}, "V60 filters"] if key == "sku" else []
+    ),
+)
+CART_STATUS = Command(
+    name="cart status", description="The cart", input={}, read_only=True, run=_run, family="code"
+)
+
+
+@pytest.fixture
+def completer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CommandCompleter:
+    monkeypatch.setenv("PASTURE_USER", "ada")
+    service = Service(tmp_path / "home")
+    owner = service.local_owner()
+    service.deploy(owner, RUNS)
+    known = [
+        *known_commands(service, owner),
+        Known("ada/shop", CART_ADD),
+        Known("ada/shop", CART_STATUS),
+    ]
+    return CommandCompleter(lambda: known)
+
+
+def complete(completer: CommandCompleter, text: str) -> list[str]:
+    """What Tab offers after `text`, as the line would read once one is taken."""
+    found = completer.get_completions(Document(text), CompleteEvent(completion_requested=True))
+    return [text[: len(text) + c.start_position] + c.text for c in found]
+
+
+def test_tab_completes_command_names_and_the_console_s_words(completer: CommandCompleter) -> None:
+    assert complete(completer, "lo") == ["log_run"]
+    assert complete(completer, "le") == ["leaderboard"]
+    assert set(complete(completer, "")) >= {"log_run", "leaderboard", "since", "cart_add", "help"}
+    assert complete(completer, "st") == ["status"]
+    assert complete(completer, "help l") == ["help log_run", "help leaderboard"]
+
+
+def test_tab_completes_the_words_of_a_command_named_in_words(completer: CommandCompleter) -> None:
+    assert complete(completer, "ca") == ["cart_add", "cart", "cart_status"]
+    assert complete(completer, "cart ") == ["cart add", "cart status"]
+    assert complete(completer, "cart s") == ["cart status"]
+
+
+def test_tab_completes_arguments_not_given_yet(completer: CommandCompleter) -> None:
+    assert complete(completer, "log_run --") == [
+        "log_run --who=",
+        "log_run --miles=",
+        "log_run --at=",
+        "log_run --app=",
+        "log_run --json",
+    ]
+    assert complete(completer, "log_run --m") == ["log_run --miles="]
+    assert complete(completer, "log_run Ada --") == [
+        "log_run Ada --miles=",
+        "log_run Ada --at=",
+        "log_run Ada --app=",
+        "log_run Ada --json",
+    ]
+    assert complete(completer, "log_run --miles 5 --w") == ["log_run --miles 5 --who="]
+    assert complete(completer, "leaderboard --") == ["leaderboard --app=", "leaderboard --json"]
+
+
+def test_tab_completes_values_from_enum_bool_and_suggest(completer: CommandCompleter) -> None:
+    assert complete(completer, "cart add --size=") == [
+        "cart add --size=small",
+        "cart add --size=large",
+    ]
+    assert complete(completer, "cart_add --size=l") == ["cart_add --size=large"]
+    assert complete(completer, "cart add --size ") == [
+        "cart add --size small",
+        "cart add --size large",
+    ]
+    assert complete(completer, "cart add --gift=") == [
+        "cart add --gift=true",
+        "cart add --gift=false",
+    ]
+    # The next positional argument's values come first, then the arguments by name.
+    assert complete(completer, "cart add V60-02 ")[:2] == [
+        "cart add V60-02 small",
+        "cart add V60-02 large",
+    ]
+    assert complete(completer, "cart add --sku=V6") == [
+        "cart add --sku=V60-02",
+        "cart add --sku='V60 filters'",
+    ]
+    assert complete(completer, "cart add V") == ["cart add V60-02", "cart add 'V60 filters'"]
+    assert complete(completer, "log_run --app=") == ["log_run --app=ada/runs"]
+
+
+def test_a_hook_that_fails_offers_nothing_and_keeps_the_prompt() -> None:
+    def broken(key: str, partial: str) -> list[str]:
+        raise RuntimeError("the catalog is down")
+
+    failing = Suggesting(**{**CART_ADD.__dict__, "suggest": broken})
+    completer = CommandCompleter(lambda: [Known("ada/shop", failing)])
+    assert complete(completer, "cart add --sku=") == []
+
+
+words = st.lists(st.text(st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"])), max_size=5)
+
+
+@given(words)
+def test_the_word_at_the_cursor_is_the_word_shlex_reads(typed: list[str]) -> None:
+    text = " ".join(shlex.quote(w) for w in typed)
+    done, raw, value = _at_cursor(text)
+    if typed:
+        assert done == typed[:-1] and value == typed[-1] and text.endswith(raw)
+    else:
+        assert (done, raw) == ([], "")
+    assert _at_cursor(text + " ")[:2] == (typed, "")
+
+
+# -- a real terminal -------------------------------------------------------------
+TMUX = shutil.which("tmux")
+needs_tmux = pytest.mark.skipif(
+    TMUX is None and not os.environ.get("CI"), reason="needs tmux (apt-get install tmux)"
+)
+
+
+class Pane:
+    """One tmux pane on a server of its own, running a command in an 100×30 terminal."""
+
+    def __init__(self, socket: Path, command: str) -> None:
+        assert TMUX is not None, "tmux is not installed: apt-get install -y tmux"
+        self.base = [TMUX, "-S", str(socket)]
+        subprocess.run(
+            [*self.base, "new-session", "-d", "-x", "100", "-y", "30", command], check=True
+        )
+
+    def send(self, *keys: str) -> None:
+        subprocess.run([*self.base, "send-keys", "-t", "0", *keys], check=True)
+
+    def screen(self) -> str:
+        done = subprocess.run(
+            [*self.base, "capture-pane", "-p", "-t", "0"], capture_output=True, text=True
+        )
+        return done.stdout
+
+    def wait_for(self, text: str) -> str:
+        """The screen once it shows `text` (a deadline only so a broken console cannot hang)."""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"the terminal never showed {text!r}; it shows:\n{self.screen()}")
+
+    def close(self) -> None:
+        subprocess.run([*self.base, "kill-server"], capture_output=True)
+
+
+@pytest.fixture
+def pane(home: Path, tmp_path: Path) -> Iterator[Pane]:
+    command = shlex.join(
+        [
+            "env",
+            f"PASTURE_HOME={home}",
+            "PASTURE_USER=ada",
+            sys.executable,
+            "-m",
+            "pasture",
+            "console",
+        ]
+    )
+    pane = Pane(tmp_path / "tmux.sock", command + '; echo "the console left with $?"; sleep 30')
+    try:
+        yield pane
+    finally:
+        pane.close()
+
+
+@needs_tmux
+def test_a_person_at_a_terminal(pane: Pane, home: Path) -> None:
+    pane.wait_for("ada>")  # a screen's lines end without their spaces
+    pane.send("lo", "Tab")
+    assert pane.wait_for("ada> log_run").count("ada> log_run") == 1
+    pane.send(" Ada 5 2026-09-01", "Enter")
+    pane.wait_for("log_run: wrote 1 entity in ada/runs")
+
+    pane.send("log_run Bo x 2026-09-02", "Enter")
+    pane.wait_for("miles is a number")
+
+    pane.send("leaderboard", "Enter")
+    screen = pane.wait_for("leaderboard: 1 row in ada/runs")
+    assert "Ada" in screen and "jog.miles" in screen
+
+    pane.send("C-d")
+    pane.wait_for("the console left with 0")
+    history = (home / "console_history").read_text()
+    assert "log_run Ada 5 2026-09-01" in history and "leaderboard" in history
