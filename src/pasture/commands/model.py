@@ -32,10 +32,15 @@ class Context:
     caller: Caller
     store: Store
     at: str  # the app as `space/app`, e.g. "ada/runs"
+    # The arguments are text a person typed (the command line, the console):
+    # code commands convert it to their declared types; typed values never are.
+    typed_text: bool = False
 
 
 Family = Literal["declared", "code"]
 Run = Callable[[Mapping[str, Any], Context], Result]
+# `suggest(argument, partial)` → values for Tab completion: [{"value", "description"?}].
+Suggest = Callable[[str, str], list[dict[str, str]]]
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,14 @@ class Command:
     view: str | None = None
     positional: tuple[str, ...] = ()
     action: dict[str, Any] | None = None  # the declared template, {"apply": …} or {"query": …}
+    # Code commands (pasture.commands.registry) say more about themselves:
+    provider: str | None = None  # who owns it: the first word, or the app for declared ones
+    consequential: bool = False  # hard to undo: the person is asked first
+    title: str | None = None  # a short name for people, in prompts and tool lists
+    output: dict[str, Any] | None = None  # JSON Schema of the data it returns
+    examples: tuple[str, ...] = ()
+    see_also: tuple[str, ...] = ()
+    suggest: Suggest | None = None  # values for Tab completion
 
     @property
     def arguments(self) -> list[str]:
@@ -87,4 +100,13 @@ class Command:
         }
         if self.view:
             entry["view"] = self.view
+        # Only what a command says beyond the declared ones, so their entries stay as they were.
+        if self.consequential:
+            entry["consequential"] = True
+        if self.output is not None:
+            entry["output"] = self.output
+        if self.examples:
+            entry["examples"] = list(self.examples)
+        if self.see_also:
+            entry["seeAlso"] = list(self.see_also)
         return entry
