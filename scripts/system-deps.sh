@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Debian packages the tests use for real: Chromium (for the browser tests).
+# Debian packages the tests use for real: Chromium (for the browser tests) and
+# tmux (a real terminal for the console's test).
 # Installs what is missing when run as root; otherwise says what to install
-# (and, outside CI, lets the tests run with the browser tests skipped).
+# (and, outside CI, lets the tests run with the tests that need them skipped).
 set -euo pipefail
 need=()
 [ -x /usr/bin/chromium ] || need+=(chromium)
+command -v tmux >/dev/null || need+=(tmux)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
   echo "installing ${need[*]} for the tests"
@@ -15,5 +17,5 @@ elif [ -n "${CI:-}" ]; then
   echo "the tests need: ${need[*]} — run as root, or install with: apt-get install -y ${need[*]}" >&2
   exit 1
 else
-  echo "the browser tests will be skipped without: ${need[*]} — install with: sudo apt-get install -y ${need[*]}" >&2
+  echo "the tests that need them will be skipped without: ${need[*]} — install with: sudo apt-get install -y ${need[*]}" >&2
 fi

@@ -15,6 +15,7 @@ code is then the last refusal's (0 when every line was served).
 
 from __future__ import annotations
 
+import inspect
 import json
 import shlex
 import sys
@@ -39,6 +40,14 @@ from pasture.platform.service import Service
 from pasture.values import type_of_property
 
 HISTORY = "console_history"
+
+# What a person types is text: a code command converts it to its declared types
+# (`2`, `yes`, `a,b`), where the Service can be told so.
+_AS_TYPED: dict[str, Any] = (
+    {"typed_text": True}
+    if "typed_text" in inspect.signature(Service.run_command).parameters
+    else {}
+)
 
 BUILTINS: dict[str, str] = {
     "help": "your commands by app; help NAME for one command's arguments",
@@ -401,7 +410,7 @@ class Session:
         typed = split_words(rest)
         _, command = self.service.resolve_command(self.caller, name, typed.app)
         values = typed.bind(command)
-        result = self.service.run_command(self.caller, name, values, typed.app)
+        result = self.service.run_command(self.caller, name, values, typed.app, **_AS_TYPED)
         self.show(result, json_=typed.json)
 
     def _builtin(self, head: str, words: Words) -> None:
