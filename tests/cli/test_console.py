@@ -92,7 +92,7 @@ def test_piped_lines_run_as_the_command_line_runs_them(home: Path) -> None:
 
 
 def test_help_lists_the_commands_by_app_and_one_command_s_arguments(home: Path) -> None:
-    done = pasture(home, "console", input="help\nhelp log_run\nhelp nothing_here\n")
+    done = pasture(home, "console", input="help\nhelp log_run\nhelp nothing_here\nhelp apps\n")
     lines = done.stdout.splitlines()
     assert lines[:2] == [
         "## ada/runs",
@@ -108,6 +108,7 @@ def test_help_lists_the_commands_by_app_and_one_command_s_arguments(home: Path) 
     assert arguments["miles"] == ["number", "required"]
     assert arguments["at"] == ["time", "required"]
     assert "log_run WHO MILES AT   or   log_run --who=… --miles=… --at=…" in lines
+    assert lines[-1] == "apps — every app in your spaces (a word of the console)"
     assert done.stderr.startswith("no command nothing_here — your apps offer ada/runs:")
     assert done.returncode == 1
 
@@ -197,6 +198,8 @@ def test_tab_completes_command_names_and_the_console_s_words(completer: CommandC
     assert set(complete(completer, "")) >= {"log_run", "leaderboard", "since", "cart_add", "help"}
     assert complete(completer, "st") == ["status"]
     assert complete(completer, "help l") == ["help log_run", "help leaderboard"]
+    assert complete(completer, "help cart s") == ["help cart status"]
+    assert complete(completer, "help log_run ") == []
 
 
 def test_tab_completes_the_words_of_a_command_named_in_words(completer: CommandCompleter) -> None:
@@ -353,3 +356,12 @@ def test_a_person_at_a_terminal(pane: Pane, home: Path) -> None:
     pane.wait_for("the console left with 0")
     history = (home / "console_history").read_text()
     assert "log_run Ada 5 2026-09-01" in history and "leaderboard" in history
+
+
+def test_a_name_two_apps_share_is_said_with_app(home: Path) -> None:
+    assert pasture(home, "space", "new", "club").returncode == 0
+    assert pasture(home, "deploy", str(RUNS), "--space", "club").returncode == 0
+    script = "log_run Ada 5 2026-09-01\nlog_run Ada 5 2026-09-01 --app club/runs\n"
+    done = pasture(home, "console", input=script)
+    assert "log_run is a command of ada/runs and club/runs — say which app" in done.stderr
+    assert "log_run: wrote 1 entity in club/runs" in done.stdout

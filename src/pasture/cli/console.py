@@ -186,14 +186,16 @@ class CommandCompleter(Completer):
         if not done:
             yield from self._names(known, value, back, builtins=True)
             return
+        # `help NAME` completes NAME as a line's first words are completed, and no more.
+        named = done[1:] if done[0] == "help" else done
+        if not named:
+            yield from self._names(known, value, back, builtins=False)
+            return
         spaced = [k for k in known if " " in k.command.name]
-        following = self._next_words(spaced, done, value)
-        if following:
+        following = self._next_words(spaced, named, value)
+        if following or named is not done:
             for word, meta in following:
                 yield Completion(word, back, display_meta=meta)
-            return
-        if done[0] == "help" and len(done) == 1:
-            yield from self._names(known, value, back, builtins=False)
             return
         name, rest = command_name(done, known)
         agent = name.replace(" ", "_")
@@ -419,6 +421,10 @@ class Session:
             return
         if head == "clear":
             self.on_clear()
+            return
+        if head == "help" and len(words.positional) == 1 and words.positional[0] in BUILTINS:
+            word = words.positional[0]
+            self.out.print(Text(f"{word} — {BUILTINS[word]} (a word of the console)"))
             return
         if head == "help" and words.positional:
             self.help_command(" ".join(words.positional), words.app, json_=words.json)
