@@ -93,7 +93,8 @@ def do_command(args: argparse.Namespace) -> int:
     caller = service.local_owner()
     _, command = service.resolve_command(caller, args.name, app)
     values = words.bind(command)
-    return show(args, service.run_command(caller, args.name, values, app))
+    # Words typed at a terminal are text: code commands convert them to their types.
+    return show(args, service.run_command(caller, args.name, values, app, typed_text=True))
 
 
 def do_status(args: argparse.Namespace) -> int:

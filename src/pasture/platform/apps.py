@@ -18,6 +18,7 @@ from pasture.commands.model import Command, Result
 from pasture.errors import DeployRefused, NotFound, UsageError
 from pasture.platform import deploy as _deploy
 from pasture.platform import identity as _id
+from pasture.platform import workers as _workers
 from pasture.platform.access import Gate
 from pasture.platform.catalog import Catalog
 from pasture.platform.db import PlatformDB
@@ -107,7 +108,9 @@ class Apps:
             except DeployRefused as e:
                 problems.append(str(e))
         if "worker.py" in raw:
-            problems.extend(_deploy.check_worker(raw["worker.py"]))
+            found, code = _deploy.check_worker_commands(raw["worker.py"])
+            problems.extend(found)
+            problems.extend(f"worker.py: {p}" for p in _workers.clashes(code, commands))
         if problems:
             raise DeployRefused(problems)
         assert vocabulary is not None
@@ -122,6 +125,9 @@ class Apps:
             _deploy.sweep(app_dir, recorded)
             version = recorded + 1
             _deploy.write_version(app_dir, version, raw)
+            if "worker.py" in raw:
+                # Checked in a process of its own above; now loaded here, from its version.
+                commands = commands + self.catalog.worker_commands(space, slug, version)
             # Components before commands: the store knows this release's vocabulary
             # before any of its commands can be called.
             self.catalog.store(space, slug).declare(vocab_doc or {})

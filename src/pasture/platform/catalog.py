@@ -11,19 +11,24 @@ next call, and a call in between asks the database one cheap question.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from pasture.caller import Caller
-from pasture.errors import NotFound
+from pasture.commands.model import Command
+from pasture.errors import DeployRefused, NotFound
 from pasture.platform import deploy as _deploy
+from pasture.platform import workers as _workers
 from pasture.platform.db import PlatformDB
 from pasture.platform.model import Access, AppInfo, Loaded, Role
 
 if TYPE_CHECKING:
     from pasture.store.base import Store
+
+logger = logging.getLogger("pasture.platform")
 
 
 @dataclass
@@ -154,11 +159,45 @@ class Catalog:
         from pasture.commands import load_commands
         from pasture.store.vocab import Vocabulary
 
-        files = _deploy.read_version(self.app_dir(space, slug) / f"v{version}")
+        root = self.app_dir(space, slug) / f"v{version}"
+        files = _deploy.read_version(root)
         doc = json.loads(files["vocab.json"]) if "vocab.json" in files else None
         vocabulary = Vocabulary.from_json(doc)
         commands = load_commands(files, vocabulary, f"{space}/{slug}")
+        if _workers.WORKER in files:
+            try:
+                commands = commands + self.worker_commands(space, slug, version)
+            except DeployRefused:
+                # It passed at deploy; the app keeps its declared commands meanwhile.
+                logger.exception("%s/%s v%s: worker.py no longer loads", space, slug, version)
         return Loaded(version, title, access, commands, vocabulary)
+
+    def worker_commands(self, space: str, slug: str, version: int) -> list[Command]:
+        """Load a version's worker.py into this process; its commands, kept up to date.
+
+        A command the worker registers or removes later (from its own code)
+        joins or leaves the app's commands while that version is current.
+        """
+        root = self.app_dir(space, slug) / f"v{version}"
+        registry, commands = _workers.load(root / _workers.WORKER, f"{space}/{slug}")
+
+        def changed() -> None:
+            key = (space, slug)
+            with self._lock:
+                loaded = self._loaded.get(key)
+                if loaded is None or loaded.version != version:
+                    return
+                kept = [c for c in loaded.commands if c.family != "code"]
+                self._loaded[key] = Loaded(
+                    version,
+                    loaded.title,
+                    loaded.access,
+                    kept + registry.commands(),
+                    loaded.vocabulary,
+                )
+
+        registry.on_change(changed)
+        return commands
 
     def remember(self, space: str, slug: str, loaded: Loaded) -> None:
         """This process just made `loaded` the app's current version."""

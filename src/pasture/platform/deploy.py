@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import html
+import json
 import os
 import re
 import shutil
@@ -85,29 +86,40 @@ def title_of(files: Mapping[str, bytes]) -> str | None:
 
 def check_worker(source: bytes) -> list[str]:
     """worker.py must compile and import; each problem names its line where it has one."""
+    return check_worker_commands(source)[0]
+
+
+def check_worker_commands(source: bytes) -> tuple[list[str], list[str]]:
+    """worker.py's problems (it must compile, import and set up), and its commands' names.
+
+    The worker runs in a process of its own, so a failing import or setup cannot
+    touch this one; its registration problems come back as `worker.py: …`.
+    """
     try:
         compile(source, "worker.py", "exec")
     except SyntaxError as e:
-        return [f"worker.py: line {e.lineno}: {e.msg}"]
+        return [f"worker.py: line {e.lineno}: {e.msg}"], []
     except ValueError as e:  # e.g. a null byte in the source
-        return [f"worker.py: {e}"]
-    # Import it in a process of its own, so a failing import cannot touch this one.
+        return [f"worker.py: {e}"], []
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "worker.py"
         path.write_bytes(source)
+        found = Path(tmp) / "found.json"
         try:
             done = subprocess.run(
-                [sys.executable, "-c", "import runpy, sys; runpy.run_path(sys.argv[1])", path],
+                [sys.executable, "-m", "pasture.platform.workers", str(path), str(found)],
                 capture_output=True,
                 text=True,
                 timeout=60,
                 cwd=tmp,
             )
         except subprocess.TimeoutExpired:
-            return ["worker.py: importing it took over a minute — do slow work inside commands"]
-    if done.returncode == 0:
-        return []
-    return [f"worker.py: {_last_error(done.stderr, path)}"]
+            return ["worker.py: importing it took over a minute — do slow work inside commands"], []
+        if done.returncode != 0 or not found.is_file():
+            return [f"worker.py: {_last_error(done.stderr, path)}"], []
+        report = json.loads(found.read_text())
+    problems = [f"worker.py: {p}" for p in report["problems"]]
+    return problems, [str(name) for name in report["commands"]]
 
 
 def _last_error(stderr: str, path: Path) -> str:

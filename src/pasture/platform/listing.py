@@ -146,15 +146,19 @@ class Listing:
         app: str | None = None,
         *,
         via_web: bool = False,
+        typed_text: bool = False,
     ) -> Result:
-        """Run a command as the caller; the refusals are the spec's sentences."""
+        """Run a command as the caller; the refusals are the spec's sentences.
+
+        `typed_text`: the values are text a person typed, which code commands convert.
+        """
         reached, loaded, cmd = self._resolve(caller, name, app, via_web)
         if not cmd.read_only:
             self.gate.check_write(caller, reached, loaded)
         if not isinstance(args, Mapping):
             raise UsageError(f"{cmd.agent_name}'s args are an object of argument names to values")
         store = self.catalog.store(reached.space, reached.slug)
-        return cmd.run(args, Context(caller, store, reached.at))
+        return cmd.run(args, Context(caller, store, reached.at, typed_text=typed_text))
 
     def status(self, caller: Caller) -> Result:
         """Every reachable app's state, one line each."""
@@ -169,20 +173,35 @@ class Listing:
                 f"{plural(entities, 'entity', 'entities')}, "
                 f"{plural(len(info.commands), 'command', 'commands')}, {info.access}"
             )
-            apps.append(
-                {
-                    "at": info.at,
-                    "version": info.version,
-                    "title": info.title,
-                    "entities": entities,
-                    "commands": info.commands,
-                    "access": info.access,
-                    "url": info.url,
-                }
-            )
+            entry: dict[str, Any] = {
+                "at": info.at,
+                "version": info.version,
+                "title": info.title,
+                "entities": entities,
+                "commands": info.commands,
+                "access": info.access,
+                "url": info.url,
+            }
+            provided = self._provider_status(caller, info)
+            if provided is not None:
+                lines.extend(f"  {line}" for line in provided.text.splitlines())
+                entry["status"] = provided.data
+            apps.append(entry)
         if not lines:
             return Result("you have no apps yet — deploy one with pasture deploy DIR", {"apps": []})
         return Result("\n".join(lines), {"apps": apps})
+
+    def _provider_status(self, caller: Caller, info: AppInfo) -> Result | None:
+        """The app's `<provider> status` commands, run as the caller: a line each."""
+        loaded = self.catalog.load(info.space, info.slug)
+        found = [c for c in loaded.commands if c.family == "code" and c.read_only]
+        found = [c for c in found if c.name == f"{c.provider} status"]
+        if not found:
+            return None
+        from pasture.commands.registry import run_status
+
+        store = self.catalog.store(info.space, info.slug)
+        return run_status(found, Context(caller, store, info.at))
 
     def _count(self, space: str, slug: str) -> int:
         """How many things the app keeps: entities carrying its own components or a doc."""

@@ -199,9 +199,19 @@ class Service:
         app: str | None = None,
         *,
         via_web: bool = False,
+        typed_text: bool = False,
     ) -> Result:
-        """Run a command as the caller; the refusals are the spec's sentences."""
-        return self._listing.run_command(caller, name, args, app, via_web=via_web)
+        """Run a command as the caller; the refusals are the spec's sentences.
+
+        `typed_text=True` when the values are text a person typed (the command
+        line, the console): code commands convert it to their declared types
+        (`"2"` → 2, `yes` → true, `a,b` → a list). Values from an agent or code
+        arrive typed and are never converted. Declared commands convert `"5"` → 5
+        for anyone, as before.
+        """
+        return self._listing.run_command(
+            caller, name, args, app, via_web=via_web, typed_text=typed_text
+        )
 
     def status(self, caller: Caller) -> Result:
         """Every reachable app's state, one line each."""
