@@ -1,17 +1,45 @@
-"""A real store in a real SQLite file, with the run club's vocabulary."""
+"""A real store with the run club's vocabulary, on each backend: a SQLite file, and a
+fresh schema on a throwaway PostgreSQL server started once for the session."""
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pg_server
 import pytest
-from store_fixtures import RUNS
+from store_fixtures import RUNS, AnyStore
 
-from pasture.store import SqliteStore, open_store
+from pasture.store import open_store
+
+BACKENDS = ["sqlite", "postgres"]
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    with pg_server.server() as url:
+        yield url
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteStore]:
-    s = open_store(tmp_path / "app.db")
+def opener(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], AnyStore]:
+    """Opens this test's store: the same file or schema each time it is called."""
+    if backend == "sqlite":
+        path = tmp_path / "app.db"
+        return lambda: open_store(path)
+    from pasture.store.postgres import open_postgres_store
+
+    url = request.getfixturevalue("pg_url")
+    schema = pg_server.fresh_schema()
+    return lambda: open_postgres_store(url, schema)
+
+
+@pytest.fixture
+def store(opener: Callable[[], AnyStore]) -> Iterator[AnyStore]:
+    s = opener()
     s.declare(RUNS)
     yield s
     s.close()

@@ -1,6 +1,8 @@
 """The run club's vocabulary and two callers, shared by the store's tests."""
 
 from pasture.caller import Caller
+from pasture.store.postgres import PostgresStore
+from pasture.store.sqlite import SqliteStore
 
 RUNS = {
     "$defs": {
@@ -26,3 +28,5 @@ RUNS = {
 
 ADA = Caller("a1a1a1a1a1a1a1a1", "Ada")
 BOB = Caller("b2b2b2b2b2b2b2b2", "Bob")
+
+AnyStore = SqliteStore | PostgresStore

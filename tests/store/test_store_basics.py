@@ -1,15 +1,16 @@
 """Writing a run and reading it back, the way the run club's commands do."""
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
-from store_fixtures import ADA, BOB, RUNS
+from store_fixtures import ADA, BOB, RUNS, AnyStore
 
 from pasture.caller import NOBODY
-from pasture.store import SqliteStore, open_store
+from pasture.store import open_store
 
 
-def test_a_run_written_reads_back_with_who_logged_it(store: SqliteStore) -> None:
+def test_a_run_written_reads_back_with_who_logged_it(store: AnyStore) -> None:
     applied = store.apply(
         {
             "entity": {"eid": "$run"},
@@ -31,7 +32,7 @@ def test_a_run_written_reads_back_with_who_logged_it(store: SqliteStore) -> None
 
 
 def test_created_reads_back_who_made_the_entity_not_who_added_a_component(
-    store: SqliteStore,
+    store: AnyStore,
 ) -> None:
     eid = store.apply({"entity": {"eid": "$n"}, "doc": {"title": "Notes"}}, ADA).aliases["$n"]
     (made,) = store.query(".doc!&.created!", ADA)
@@ -48,17 +49,17 @@ def test_created_reads_back_who_made_the_entity_not_who_added_a_component(
     assert person["created"]["by"] == {"eid": BOB.eid, "name": "Bob"}
 
 
-def test_nobody_stamps_by_null(store: SqliteStore) -> None:
+def test_nobody_stamps_by_null(store: AnyStore) -> None:
     store.apply({"jog": {"who": "Ann", "miles": 1}}, NOBODY)
     (row,) = store.query(".jog!&.created!", NOBODY)
     assert row["created"]["by"] is None
 
 
-def test_the_vocabulary_survives_reopening_the_file(tmp_path: Path) -> None:
-    with open_store(tmp_path / "app.db") as s:
+def test_the_vocabulary_survives_reopening_the_store(opener: Callable[[], AnyStore]) -> None:
+    with opener() as s:
         s.declare(RUNS)
         s.apply({"jog": {"who": "Ada", "miles": 3}}, ADA)
-    with open_store(tmp_path / "app.db") as s:
+    with opener() as s:
         assert [c.name for c in s.vocabulary.declared()] == ["jog", "recipe", "starred"]
         assert s.query(".jog.miles>=3", ADA)[0]["jog"]["miles"] == 3
 

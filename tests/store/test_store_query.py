@@ -6,15 +6,15 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from store_fixtures import ADA, BOB
+from store_fixtures import ADA, BOB, AnyStore
 
 from pasture.errors import Refused
-from pasture.store import SqliteStore, Vocabulary, check_filter
+from pasture.store import Vocabulary, check_filter
 from pasture.store.sql import compile_filter
 
 
 @pytest.fixture
-def club(store: SqliteStore) -> SqliteStore:
+def club(store: AnyStore) -> AnyStore:
     """Four runs, a recipe, a comment on the first run, written by Ada and Bob."""
     store.apply(
         [
@@ -50,15 +50,15 @@ ADA_REF = {"eid": ADA.eid, "name": "Ada"}
 BOB_REF = {"eid": BOB.eid, "name": "Bob"}
 
 
-def q(store: SqliteStore, text: str) -> list[dict[str, Any]]:
+def q(store: AnyStore, text: str) -> list[dict[str, Any]]:
     return store.query(text, ADA)
 
 
-def whos(store: SqliteStore, text: str) -> list[str]:
+def whos(store: AnyStore, text: str) -> list[str]:
     return [r["jog"]["who"] for r in q(store, text)]
 
 
-def refused(store: SqliteStore, text: str) -> str:
+def refused(store: AnyStore, text: str) -> str:
     with pytest.raises(Refused) as e:
         store.query(text, ADA)
     sentence = str(e.value)
@@ -70,21 +70,21 @@ def refused(store: SqliteStore, text: str) -> str:
     return sentence
 
 
-def test_has_lists_oldest_first_with_only_named_components(club: SqliteStore) -> None:
+def test_has_lists_oldest_first_with_only_named_components(club: AnyStore) -> None:
     rows = q(club, ".jog!")
     assert [r["jog"]["who"] for r in rows] == ["Ada", "Bob", "Cy", "ada lovelace"]
     assert all(set(r) == {"kind", "entity", "jog"} for r in rows)
     assert rows[1]["jog"] == {"who": "Bob", "miles": 12.5, "at": "2026-09-03"}
 
 
-def test_lacks_and_maybe(club: SqliteStore) -> None:
+def test_lacks_and_maybe(club: AnyStore) -> None:
     assert whos(club, ".jog!&.doc=") == ["Bob", "ada lovelace"]
     rows = q(club, ".jog!&.doc?")
     assert [r["doc"] is None for r in rows] == [False, True, False, True]
     assert rows[0]["doc"] == {"title": "Morning run", "body": "foggy by the river"}
 
 
-def test_every_component(club: SqliteStore) -> None:
+def test_every_component(club: AnyStore) -> None:
     (row,) = [r for r in q(club, ".starred!&*")]
     assert set(row) == {"kind", "entity", "jog", "starred", "created", "updated"}
     assert row["kind"] == "jog"
@@ -112,25 +112,25 @@ def test_every_component(club: SqliteStore) -> None:
         (".jog!&limit=2", ["Cy", "ada lovelace"]),
     ],
 )
-def test_column_comparisons(club: SqliteStore, text: str, expected: list[str]) -> None:
+def test_column_comparisons(club: AnyStore, text: str, expected: list[str]) -> None:
     assert whos(club, text) == expected
 
 
-def test_not_equal_also_matches_a_row_lacking_the_column(club: SqliteStore) -> None:
+def test_not_equal_also_matches_a_row_lacking_the_column(club: AnyStore) -> None:
     rows = q(club, ".recipe.cuisine!=greek")
     kinds = {r["kind"] for r in rows}
     assert "jog" in kinds and "recipe" in kinds
     assert all(r["recipe"] is None for r in rows if r["kind"] != "recipe")
 
 
-def test_bools_urls_and_quoted_values(club: SqliteStore) -> None:
+def test_bools_urls_and_quoted_values(club: AnyStore) -> None:
     assert len(q(club, ".recipe.vegan=true")) == 1
     assert q(club, ".recipe.vegan=false") == []
     (row,) = q(club, '.doc.title="Curry & rice"&.recipe!')
     assert row["recipe"]["vegan"] is True
 
 
-def test_words_are_full_text_ranked_best_first(club: SqliteStore) -> None:
+def test_words_are_full_text_ranked_best_first(club: AnyStore) -> None:
     rows = q(club, "river&.doc!")
     assert [r["doc"]["title"] for r in rows] == ["Long run", "Morning run"]
     assert [r["kind"] for r in q(club, "foggy")] == ["jog"]
@@ -138,7 +138,7 @@ def test_words_are_full_text_ranked_best_first(club: SqliteStore) -> None:
     assert q(club, "nothinglikethis") == []
 
 
-def test_id_and_created_by_read_back_a_name(club: SqliteStore) -> None:
+def test_id_and_created_by_read_back_a_name(club: AnyStore) -> None:
     first = q(club, ".jog!")[0]["entity"]["eid"]
     (row,) = q(club, f"id={first}&.created!")
     assert row["created"]["by"] == {"eid": ADA.eid, "name": "Ada"}
@@ -146,7 +146,7 @@ def test_id_and_created_by_read_back_a_name(club: SqliteStore) -> None:
     assert whos(club, f".jog!&.created.by={BOB.eid}") == ["Cy", "ada lovelace"]
 
 
-def test_references_read_back_the_targets_name(club: SqliteStore) -> None:
+def test_references_read_back_the_targets_name(club: AnyStore) -> None:
     (row,) = q(club, ".comment!")
     assert row["comment"]["target"]["name"] == "first"  # its alias.name, before its doc.title
     club.apply({"entity": {"eid": row["comment"]["target"]["eid"]}, "alias": None}, ADA)
@@ -154,7 +154,7 @@ def test_references_read_back_the_targets_name(club: SqliteStore) -> None:
     assert row["comment"]["target"]["name"] == "Morning run"
 
 
-def test_each_row_reads_back_its_own_references(club: SqliteStore) -> None:
+def test_each_row_reads_back_its_own_references(club: AnyStore) -> None:
     made = club.apply(
         [
             {"entity": {"eid": "$c2"}, "comment": {"target": "$r"}},
@@ -181,7 +181,7 @@ def test_each_row_reads_back_its_own_references(club: SqliteStore) -> None:
     ]
 
 
-def test_count_and_tally(club: SqliteStore) -> None:
+def test_count_and_tally(club: AnyStore) -> None:
     assert q(club, ".jog!&.count!") == [{"count": 4}]
     assert q(club, ".jog.miles>5&.count!") == [{"count": 2}]
     assert q(club, ".jog!&.count!&limit=2") == [{"count": 2}]
@@ -193,19 +193,19 @@ def test_count_and_tally(club: SqliteStore) -> None:
     assert q(club, ".tally=recipe.cuisine") == [{"value": "thai", "count": 1}]
 
 
-def test_walking_a_reference(club: SqliteStore) -> None:
+def test_walking_a_reference(club: AnyStore) -> None:
     (row,) = q(club, ".comment.target.doc.title~=morning")
     assert row["comment"]["target"]["name"] == "first"
     assert q(club, ".comment.target.doc.title~=long") == []
     assert q(club, ".comment.target.jog.miles>=5")[0]["kind"] == "comment"
 
 
-def test_reverse_plurals(club: SqliteStore) -> None:
+def test_reverse_plurals(club: AnyStore) -> None:
     assert whos(club, ".jog!&.comments>=1") == ["Ada"]
     assert whos(club, ".jog!&.comments=0") == ["Bob", "Cy", "ada lovelace"]
 
 
-def test_time_phrases(store: SqliteStore) -> None:
+def test_time_phrases(store: AnyStore) -> None:
     store.apply({"jog": {"who": "now", "at": datetime.now(UTC).isoformat()}}, ADA)
     store.apply({"jog": {"who": "old", "at": "2001-01-01"}}, ADA)
     assert whos(store, ".jog.at>=yesterday") == ["now"]
@@ -213,7 +213,7 @@ def test_time_phrases(store: SqliteStore) -> None:
     assert [r["jog"]["who"] for r in q(store, ".jog!&.created.at>=today")] == ["now", "old"]
 
 
-def test_declared_columns_nothing_wrote_are_null(club: SqliteStore) -> None:
+def test_declared_columns_nothing_wrote_are_null(club: AnyStore) -> None:
     assert q(club, ".jog.who=Cy")[0]["jog"]["at"] is None
 
 
@@ -235,11 +235,11 @@ def test_declared_columns_nothing_wrote_are_null(club: SqliteStore) -> None:
         ("limit=2&limit=3", "limit is written twice"),
     ],
 )
-def test_refusals_say_how_to_write_it(club: SqliteStore, text: str, sentence: str) -> None:
+def test_refusals_say_how_to_write_it(club: AnyStore, text: str, sentence: str) -> None:
     assert sentence in refused(club, text)
 
 
-def test_the_grammars_own_refusals_come_through(club: SqliteStore) -> None:
+def test_the_grammars_own_refusals_come_through(club: AnyStore) -> None:
     assert "&" in refused(club, ".recipe!.doc!")
 
 
@@ -250,7 +250,7 @@ def test_check_filter_lets_template_variables_through() -> None:
         check_filter(".loan!&.jog.miles>=$miles", vocab)
 
 
-def test_no_value_is_ever_spliced_into_sql(club: SqliteStore) -> None:
+def test_no_value_is_ever_spliced_into_sql(club: AnyStore) -> None:
     compiled = compile_filter(".jog.who='; DROP TABLE entity; --&river", club.vocabulary)
     assert "DROP" not in compiled.sql
     assert "river" not in compiled.sql
@@ -266,7 +266,7 @@ TOKENS += ["limit", "id", "count", "tally", "recipe", "vegan", "created", "comme
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(st.lists(st.sampled_from(TOKENS), max_size=25).map("".join) | st.text(max_size=30))
-def test_any_filter_gives_rows_or_a_refusal(club: SqliteStore, text: str) -> None:
+def test_any_filter_gives_rows_or_a_refusal(club: AnyStore, text: str) -> None:
     try:
         rows = club.query(text, ADA)
     except Refused as e:

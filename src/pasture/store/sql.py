@@ -25,8 +25,9 @@ between SQLite and PostgreSQL.
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -56,33 +57,90 @@ def q(name: str) -> str:
 
 @dataclass(frozen=True)
 class Dialect:
-    """What SQLite and PostgreSQL write differently."""
+    """What SQLite and PostgreSQL write differently.
+
+    The compiler writes `?` for every parameter; `placeholders` turns the
+    finished text into the driver's own marks. No SQL text the compiler
+    writes holds a `?` or a `%` of its own (names are `[a-z0-9_]`, values are
+    parameters), so the swap is exact.
+    """
 
     name: str
     types: dict[str, str]  # column type -> SQL type
-    param: str = "?"
+    key: str = "INTEGER PRIMARY KEY"  # an entity's own integer, `_e`
+    text: str = "TEXT"  # what the store keeps of its own (eids, stamps, names)
+    like: str = "LIKE"  # a case-insensitive (ASCII) match
+    max_name: int = 1000  # the longest identifier the database keeps whole
 
-    def fts_from(self) -> str:
-        """The driving FROM for a full-text filter; it ranks as `_rank`."""
-        raise NotImplementedError
+    def placeholders(self, sql: str) -> str:
+        return sql
 
-    def fts_query(self, words: Sequence[str]) -> str:
+    def boolean(self, value: bool) -> Any:
+        """A bool as a parameter compared with a bool column."""
+        return 1 if value else 0
+
+    def fts(self, words: Sequence[str]) -> tuple[str, list[str], list[Any], str]:
+        """Full text over doc: the driving FROM, its conditions, their parameters, the order."""
         raise NotImplementedError
 
 
 class SqliteDialect(Dialect):
-    def fts_from(self) -> str:
-        return "doc_fts JOIN entity e ON e._e = doc_fts.rowid"
-
-    def fts_query(self, words: Sequence[str]) -> str:
+    def fts(self, words: Sequence[str]) -> tuple[str, list[str], list[Any], str]:
         # Every word or phrase as an FTS5 string, so nothing in it is FTS syntax.
         # (a NUL would end FTS5's string early, so it goes)
-        return " ".join('"' + w.replace("\x00", " ").replace('"', '""') + '"' for w in words)
+        text = " ".join('"' + w.replace("\x00", " ").replace('"', '""') + '"' for w in words)
+        return (
+            "doc_fts JOIN entity e ON e._e = doc_fts.rowid",
+            ["doc_fts MATCH ?"],
+            [text],
+            "doc_fts.rank",
+        )
 
+
+class PostgresDialect(Dialect):
+    def placeholders(self, sql: str) -> str:
+        return sql.replace("%", "%%").replace("?", "%s")
+
+    def boolean(self, value: bool) -> Any:
+        return value
+
+    def fts(self, words: Sequence[str]) -> tuple[str, list[str], list[Any], str]:
+        # each word or quoted phrase a phrase query, all of them required; the query is
+        # made once in a one-row subquery so ranking needs no second copy of it
+        query = " && ".join(f"phraseto_tsquery('{FTS_CONFIG}', ?)" for _ in words)
+        return (
+            f"(SELECT {query} AS q) fq JOIN c_doc fts ON fts._fts @@ fq.q "
+            "JOIN entity e ON e._e = fts._e",
+            [],
+            [w.replace("\x00", " ") for w in words],
+            "ts_rank(fts._fts, fq.q) DESC, e._e",
+        )
+
+
+# PostgreSQL's text search configuration in each app's schema: English stems, no stop
+# words dropped (as SQLite's porter tokenizer keeps them).
+FTS_CONFIG = "pasture_fts"
 
 SQLITE = SqliteDialect(
     "sqlite",
     {"text": "TEXT", "time": "TEXT", "url": "TEXT", "number": "NUMERIC", "bool": "INTEGER"},
+)
+# Text compares byte for byte ("C"), as SQLite's does, so `<`, ties in a tally and
+# ILIKE's case folding (ASCII only) read the same on both.
+_PG_TEXT = 'TEXT COLLATE "C"'
+POSTGRES = PostgresDialect(
+    "postgres",
+    {
+        "text": _PG_TEXT,
+        "time": _PG_TEXT,
+        "url": _PG_TEXT,
+        "number": "DOUBLE PRECISION",
+        "bool": "BOOLEAN",
+    },
+    key="BIGINT PRIMARY KEY",
+    text=_PG_TEXT,
+    like="ILIKE",
+    max_name=63,
 )
 
 
@@ -118,6 +176,7 @@ class _State:
     vocabulary: Vocabulary
     variables: bool
     now: datetime | None
+    dialect: Dialect
     joins: dict[tuple[str, ...], _Join] = field(default_factory=dict)
     required: dict[str, bool] = field(default_factory=dict)  # component -> inner join
     named: list[str] = field(default_factory=list)
@@ -168,7 +227,13 @@ def compile_ast(
     now: datetime | None = None,
     dialect: Dialect = SQLITE,
 ) -> Compiled:
-    st = _State(vocabulary, variables, now)
+    compiled = _compile(filt, _State(vocabulary, variables, now, dialect))
+    compiled.sql = dialect.placeholders(compiled.sql)
+    return compiled
+
+
+def _compile(filt: ast.Filter, st: _State) -> Compiled:
+    vocabulary, dialect = st.vocabulary, st.dialect
     limit: int | None = None
     count = False
     tally: ast.Tally | None = None
@@ -201,6 +266,7 @@ def compile_ast(
                 raise Refused("limit is a whole number of rows, at least 1, like limit=20")
             limit = p.count
         elif isinstance(p, ast.Id):
+            _no_nul(p.eid)
             st.conds.append("e.eid = ?")
             st.keep_entity = True  # found through entity's eid index
             st.params.append(p.eid)
@@ -223,10 +289,10 @@ def compile_ast(
     order = "e._e"
     drive: str | None = None
     if words:
-        sources.append(dialect.fts_from())
-        st.conds.insert(0, "doc_fts MATCH ?")
-        st.params.insert(0, dialect.fts_query(words))
-        order = "doc_fts.rank"
+        fts_from, fts_conds, fts_params, order = dialect.fts(words)
+        sources.append(fts_from)
+        st.conds[0:0] = fts_conds
+        st.params[0:0] = fts_params
     else:
         drive = next((c for c, inner in st.required.items() if inner and c not in STAMPS), None)
         if drive is not None:
@@ -272,7 +338,7 @@ def compile_ast(
             inner_sql += f" ORDER BY {order} DESC LIMIT ?"
             params.append(limit)
         return Compiled(
-            _lean(st, f"SELECT count(*) FROM ({inner_sql})"),
+            _lean(st, f"SELECT count(*) FROM ({inner_sql}) AS counted"),
             params,
             builder,
             cacheable=st.cacheable,
@@ -401,6 +467,7 @@ def _value(st: _State, column: Column, shown: str, text: str, op: str) -> Any:
     """A value written in a filter as its column's type, or the sentence saying how."""
     if st.variables and _is_variable(text):
         return None
+    _no_nul(text)
     example = f".{shown}{op if op not in ('~=',) else '='}"
     if column.reference:
         return text
@@ -411,7 +478,7 @@ def _value(st: _State, column: Column, shown: str, text: str, op: str) -> Any:
             raise Refused(f"{shown} is a number — write one, like {example}5") from None
     if column.type == "bool":
         try:
-            return 1 if convert(shown, "bool", text) else 0
+            return st.dialect.boolean(convert(shown, "bool", text) is True)
         except BadValue:
             raise Refused(f"{shown} is true or false — write {example}true") from None
     if column.type == "time":
@@ -468,11 +535,12 @@ def _column_predicate(st: _State, p: ast.Compare | ast.Range | ast.Empty | ast.P
         )
     values = [_value(st, column, shown, v, op) for v in p.values]
     if op == "~=":
+        like = st.dialect.like
         pattern = "%" + _like_escape(str(values[0])) + "%"
         if column.reference:
-            st.conds.append(f"{expr} IN (SELECT eid FROM entity WHERE name LIKE ? ESCAPE '\\')")
+            st.conds.append(f"{expr} IN (SELECT eid FROM entity WHERE name {like} ? ESCAPE '\\')")
         else:
-            st.conds.append(f"{expr} LIKE ? ESCAPE '\\'")
+            st.conds.append(f"{expr} {like} ? ESCAPE '\\'")
         st.params.append(pattern)
         return
     if op in ("=", "!="):
@@ -491,6 +559,12 @@ def _column_predicate(st: _State, p: ast.Compare | ast.Range | ast.Empty | ast.P
         return
     st.conds.append(f"{expr} {op} ?")
     st.params.append(values[0])
+
+
+def _no_nul(text: str) -> None:
+    # PostgreSQL keeps no NUL in text, so neither backend matches one
+    if "\x00" in text:
+        raise Refused("a value in a filter cannot hold a NUL character (%00) — leave it out")
 
 
 def _like_escape(text: str) -> str:
@@ -556,15 +630,15 @@ def _tally(
         params.append(limit)
     if column.reference:
         sql = (
-            f"SELECT v, (SELECT name FROM entity WHERE eid = v), count(*) AS n FROM ({inner}) "
-            "GROUP BY v ORDER BY n DESC, v"
+            "SELECT v, (SELECT name FROM entity WHERE eid = v), count(*) AS n "
+            f"FROM ({inner}) AS tallied GROUP BY v ORDER BY n DESC, v"
         )
 
         def build(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> list[Row]:
             return [{"value": _ref(r[0], r[1]), "count": r[2]} for r in rows]
 
     else:
-        sql = f"SELECT v, count(*) AS n FROM ({inner}) GROUP BY v ORDER BY n DESC, v"
+        sql = f"SELECT v, count(*) AS n FROM ({inner}) AS tallied GROUP BY v ORDER BY n DESC, v"
         is_bool = column.type == "bool"
 
         def build(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> list[Row]:
@@ -664,34 +738,58 @@ def _row_builder(
 
 # -- tables ---------------------------------------------------------------------------------
 
-BASE_TABLES = [
-    """CREATE TABLE IF NOT EXISTS entity (
-        _e INTEGER PRIMARY KEY,
-        eid TEXT NOT NULL UNIQUE,
-        kind TEXT,
-        name TEXT,
-        created_at TEXT, created_by TEXT,
-        updated_at TEXT, updated_by TEXT)""",
-    "CREATE INDEX IF NOT EXISTS entity_name ON entity(name)",
-    "CREATE INDEX IF NOT EXISTS entity_created_at ON entity(created_at)",
-    "CREATE INDEX IF NOT EXISTS entity_created_by ON entity(created_by)",
-    "CREATE INDEX IF NOT EXISTS entity_updated_at ON entity(updated_at)",
-    "CREATE INDEX IF NOT EXISTS entity_updated_by ON entity(updated_by)",
-    """CREATE TABLE IF NOT EXISTS edge (
-        parent INTEGER NOT NULL, type TEXT NOT NULL, child TEXT NOT NULL,
-        PRIMARY KEY (parent, type, child))""",
-    "CREATE INDEX IF NOT EXISTS edge_child ON edge(child)",
-    "CREATE TABLE IF NOT EXISTS pasture_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS pasture_columns (
-        component TEXT NOT NULL, col TEXT NOT NULL, type TEXT NOT NULL,
-        PRIMARY KEY (component, col))""",
-]
 
-# What every component row carries of its entity (never changed once written).
-CARRIED_DDL = "_eid TEXT, _created_at TEXT, _created_by TEXT"
+def base_tables(dialect: Dialect) -> list[str]:
+    """The tables every app's store has, whatever it declares."""
+    t = dialect.text
+    # PostgreSQL has no rowid: an edge keeps the order it was added in a column of its own
+    seq = "" if dialect is SQLITE else " seq BIGINT GENERATED ALWAYS AS IDENTITY,"
+    return [
+        f"""CREATE TABLE IF NOT EXISTS entity (
+        _e {dialect.key},
+        eid {t} NOT NULL UNIQUE,
+        kind {t},
+        name {t},
+        created_at {t}, created_by {t},
+        updated_at {t}, updated_by {t})""",
+        "CREATE INDEX IF NOT EXISTS entity_name ON entity(name)",
+        "CREATE INDEX IF NOT EXISTS entity_created_at ON entity(created_at)",
+        "CREATE INDEX IF NOT EXISTS entity_created_by ON entity(created_by)",
+        "CREATE INDEX IF NOT EXISTS entity_updated_at ON entity(updated_at)",
+        "CREATE INDEX IF NOT EXISTS entity_updated_by ON entity(updated_by)",
+        f"""CREATE TABLE IF NOT EXISTS edge (
+        parent {dialect.key.split()[0]} NOT NULL, type {t} NOT NULL, child {t} NOT NULL,{seq}
+        PRIMARY KEY (parent, type, child))""",
+        "CREATE INDEX IF NOT EXISTS edge_child ON edge(child)",
+        f"CREATE TABLE IF NOT EXISTS pasture_meta (key {t} PRIMARY KEY, value {t} NOT NULL)",
+        f"""CREATE TABLE IF NOT EXISTS pasture_columns (
+        component {t} NOT NULL, col {t} NOT NULL, type {t} NOT NULL,
+        PRIMARY KEY (component, col))""",
+    ]
+
+
+BASE_TABLES = base_tables(SQLITE)
+
+
+def carried_ddl(dialect: Dialect) -> str:
+    """What every component row carries of its entity (never changed once written)."""
+    t = dialect.text
+    return f"_eid {t}, _created_at {t}, _created_by {t}"
+
+
+CARRIED_DDL = carried_ddl(SQLITE)
 
 # Columns too long to be worth an ordinary index (full text covers them).
 UNINDEXED = {("doc", "body")}
+
+
+def index_name(dialect: Dialect, component: str, column: str) -> str:
+    """`c_<component>_<column>`, or a short stand-in where the database would cut it off."""
+    name = f"{table(component)}_{column}"
+    if len(name) <= dialect.max_name:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+    return f"{name[: dialect.max_name - 13]}_{digest}"
 
 
 def component_ddl(dialect: Dialect, comp: Component, existing: dict[str, str] | None) -> list[str]:
@@ -703,28 +801,93 @@ def component_ddl(dialect: Dialect, comp: Component, existing: dict[str, str] | 
     if existing is None:
         cols = "".join(f", {q(c.name)} {sql_type(dialect, c)}" for c in comp.columns.values())
         # carried columns last: a scan reading a declared column need not parse past them
-        out.append(f"CREATE TABLE {name} (_e INTEGER PRIMARY KEY{cols}, {CARRIED_DDL})")
+        out.append(f"CREATE TABLE {name} (_e {dialect.key}{cols}, {carried_ddl(dialect)})")
         new = list(comp.columns.values())
     else:
         new = [c for c in comp.columns.values() if c.name not in existing]
         out.extend(f"ALTER TABLE {name} ADD COLUMN {q(c.name)} {sql_type(dialect, c)}" for c in new)
     for c in new:
         if (comp.name, c.name) not in UNINDEXED:
-            out.append(f"CREATE INDEX {name}_{c.name} ON {name}({q(c.name)})")
+            out.append(
+                f"CREATE INDEX {index_name(dialect, comp.name, c.name)} ON {name}({q(c.name)})"
+            )
     return out
 
 
 PLATFORM_NAMES = tuple(PLATFORM)
 
+
+# -- what a write keeps on `entity`, the same SQL on every backend ---------------------------
+
+NAMERS = ("person", "alias", "doc")  # what a reference reads back as `name`, first wins
+NAME_COLUMN = {"person": "name", "alias": "name", "doc": "title"}
+NAME_SQL = (
+    "coalesce((SELECT name FROM c_person WHERE _e = entity._e), "
+    "(SELECT name FROM c_alias WHERE _e = entity._e), "
+    "(SELECT title FROM c_doc WHERE _e = entity._e))"
+)
+
+
+def kind_sql(vocab: Vocabulary) -> str:
+    """An entity's kind worked out in SQL: the first kind in the vocabulary's order it has."""
+    cases = " ".join(
+        f"WHEN EXISTS (SELECT 1 FROM {table(c)} WHERE _e = entity._e) THEN '{c}'"
+        for c in vocab.kind_order()
+        if c not in STAMPS
+    )
+    return f"CASE {cases} ELSE 'created' END"
+
+
+def name_of(writes: Mapping[str, Mapping[str, Any] | None]) -> Any:
+    """What a new entity's references read back as, from the components it is written with."""
+    for comp in NAMERS:
+        cols = writes.get(comp)
+        if cols:
+            value = cols.get(NAME_COLUMN[comp])
+            if value is not None:
+                return value
+    return None
+
+
+def same_type(shown: str, column: Column) -> bool:
+    """Whether a column that was `shown` before may now be `column` (strings stay strings)."""
+    if shown == column.shown:
+        return True
+    return column.shown == "text" and shown in ("text", "time", "url")
+
+
+def describe(vocab: Vocabulary) -> dict[str, Any]:
+    """`Store.schema()`: every component with its columns and their types."""
+    return {
+        "components": {
+            c.name: {
+                "columns": {col.name: col.shown for col in c.columns.values()},
+                "kind": c.kind,
+                "platform": c.platform,
+                "writable": c.writable,
+            }
+            for c in vocab.components.values()
+        },
+        "tools": vocab.tools,
+    }
+
+
 __all__ = [
+    "NAME_SQL",
+    "POSTGRES",
     "SQLITE",
     "STAMPS",
     "Compiled",
     "Dialect",
+    "base_tables",
     "compile_ast",
     "compile_filter",
     "component_ddl",
+    "describe",
+    "kind_sql",
+    "name_of",
     "plural_of",
     "q",
+    "same_type",
     "table",
 ]

@@ -1,0 +1,649 @@
+"""The PostgreSQL backend: one schema per app, the same store as SQLite's.
+
+    store = open_postgres_store("postgresql://pasture@db/pasture", schema="ada_runs")
+
+The tables are `sql.py`'s, made in the app's own schema (the connection's
+search_path is that schema alone), and a filter compiles with the same
+compiler in its PostgreSQL dialect: `%s` parameters, ILIKE, and full text
+through a tsvector that a generated column on `c_doc` keeps over title and
+body, with a GIN index, ranked with ts_rank. Bundles are checked and resolved
+by `bundles.py`, as on SQLite.
+
+Any number of processes may open the same schema. A write first takes a
+transaction-scoped advisory lock for its schema, so the writes to one app go
+one at a time, as SQLite's BEGIN IMMEDIATE makes them: every `$was` guard is
+read and every entity named with nothing moving underneath. A vocabulary
+another process declared is picked up by the next write (it reads the version
+kept beside the vocabulary, under that lock) and by a read naming something
+this process has not seen yet.
+
+Text compares byte for byte (COLLATE "C"), numbers are doubles read back as
+whole numbers where they are whole (as SQLite's NUMERIC does), and PostgreSQL
+keeps no NUL character in text, so a write holding one is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import threading
+from collections import OrderedDict, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pasture.caller import Caller
+from pasture.errors import DeployRefused, Refused
+from pasture.store import bundles as b
+from pasture.store.base import Applied, Bundle, Row
+from pasture.store.sql import (
+    FTS_CONFIG,
+    NAME_SQL,
+    POSTGRES,
+    STAMPS,
+    Compiled,
+    base_tables,
+    compile_filter,
+    component_ddl,
+    describe,
+    kind_sql,
+    name_of,
+    q,
+    same_type,
+    sql_type,
+    table,
+)
+from pasture.store.vocab import Column, Vocabulary, changed_type
+from pasture.values import now
+
+if TYPE_CHECKING:
+    import psycopg
+
+    Connection = psycopg.Connection[tuple[Any, ...]]
+    Cursor = psycopg.Cursor[tuple[Any, ...]]
+
+INSTALL = "pip install 'pasture[postgres]'"
+SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_CACHE = 512  # compiled filters kept per store
+_COPY_FROM = 50  # new rows of one table from which COPY beats INSERTs
+_CARRY = "_e, _eid, _created_at, _created_by"
+_OF_ENTITY = "_e, eid, created_at, created_by"
+_NONE: dict[str, Any] = {}  # no names to hand a row builder (never written to)
+_UNREACHABLE = "the app's store cannot reach its PostgreSQL server — try again in a moment"
+
+
+def _psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError:
+        raise Refused(
+            f"a PostgreSQL database needs psycopg, which is not installed — install it: {INSTALL}"
+        ) from None
+    return psycopg
+
+
+def _number_loader() -> type[Any]:
+    """float8 read back as SQLite's NUMERIC reads: a whole number as an int."""
+    from psycopg.adapt import Loader
+
+    class NumberLoader(Loader):
+        def load(self, data: Any) -> Any:
+            value = float(bytes(data))
+            if value.is_integer() and -(2**63) <= value < 2**63:
+                return int(value)
+            return value
+
+    return NumberLoader
+
+
+def _where(url: str) -> str:
+    """The server and database a URL names, without its user or password, for sentences."""
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        info = conninfo_to_dict(url)
+    except Exception:
+        return "the PostgreSQL server"
+    host = info.get("host") or "localhost"
+    port = info.get("port") or 5432
+    return f"the PostgreSQL server at {host}:{port}"
+
+
+class _Lookup:
+    def __init__(self, cur: Cursor) -> None:
+        self.cur = cur
+
+    def row_of(self, eid: str) -> int | None:
+        if "\x00" in eid:  # kept nowhere, so no entity has it
+            return None
+        found = self.cur.execute("SELECT _e FROM entity WHERE eid = %s", (eid,)).fetchone()
+        return None if found is None else int(found[0])
+
+    def named(self, name: str) -> list[str]:
+        if "\x00" in name:
+            return []
+        rows = self.cur.execute(
+            "SELECT e.eid FROM c_alias a JOIN entity e ON e._e = a._e WHERE a.name = %s LIMIT 5",
+            (name,),
+        ).fetchall()
+        return [r[0] for r in rows]
+
+
+class PostgresStore:
+    """One app's graph in one PostgreSQL schema (see `pasture.store.base.Store`)."""
+
+    def __init__(self, url: str, schema: str) -> None:
+        if not isinstance(schema, str) or not SCHEMA.match(schema) or schema.startswith("pg_"):
+            raise Refused(
+                f"{schema!r} cannot name an app's PostgreSQL schema — use lowercase letters, "
+                "digits and _, starting with a letter, like ada_runs"
+            )
+        self.url = url
+        self.app_schema = schema
+        self._lock = threading.RLock()
+        self._compiled: OrderedDict[str, Compiled] = OrderedDict()
+        self._db: Connection | None = None
+        self._version = ""
+        self._vocab = Vocabulary.from_json(None)
+        conn = self._conn()
+        with self._lock:
+            try:
+                with conn.transaction():
+                    self._serialize(conn)
+                    conn.execute(f"CREATE SCHEMA IF NOT EXISTS {q(schema)}")
+                    for statement in base_tables(POSTGRES):
+                        conn.execute(statement)
+                    self._fts_config(conn)
+                    self._load(conn)
+                    self._install(conn, self._vocab)
+            except _psycopg().OperationalError:
+                raise Refused(_UNREACHABLE) from None
+        self._kinds()
+
+    # -- the connection -------------------------------------------------------------------
+
+    def _conn(self) -> Connection:
+        """The open connection, made again if the last one broke."""
+        db = self._db
+        if db is not None and not db.closed and not db.broken:
+            return db
+        _psycopg()  # a sentence saying how to install it, if it is not there
+        import psycopg
+
+        try:
+            db = psycopg.connect(self.url, autocommit=True)
+        except psycopg.OperationalError:
+            raise Refused(
+                f"cannot reach {_where(self.url)} — check the address and that the server is up"
+            ) from None
+        except psycopg.ProgrammingError:
+            raise Refused(
+                "the database address is not a PostgreSQL URL — write it like "
+                "postgresql://user@host:5432/dbname"
+            ) from None
+        assert db is not None
+        db.adapters.register_loader("float8", _number_loader())
+        db.execute(f"SET search_path TO {q(self.app_schema)}")
+        self._db = db
+        return db
+
+    def _serialize(self, conn: Connection) -> None:
+        """Take this app's write lock until the transaction ends (every process shares it)."""
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", ("pasture:" + self.app_schema,))
+
+    # -- the Store interface ----------------------------------------------------------------
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The vocabulary installed now (the platform's components and the app's own)."""
+        return self._vocab
+
+    def declare(self, vocab: Mapping[str, Any]) -> None:
+        with self._lock:
+            conn = self._conn()
+            try:
+                with conn.transaction():
+                    self._serialize(conn)
+                    self._load(conn)
+                    new = Vocabulary.from_json(vocab, self._vocab)
+                    physical = self._physical(conn)
+                    problems: list[str] = []
+                    for comp in new.declared():
+                        for column in comp.columns.values():
+                            was = physical.get(comp.name, {}).get(column.name)
+                            if was is not None and not same_type(was, column):
+                                old = Column(column.name, "text", reference=True)
+                                if was != "reference":
+                                    old = Column(column.name, was)  # type: ignore[arg-type]
+                                problems.append(changed_type(comp.name, old, column))
+                    if problems:
+                        raise DeployRefused(problems, prefix="vocab.json")
+                    self._install(conn, new)
+                    version = str(int(self._version or "0") + 1)
+                    conn.cursor().executemany(
+                        "INSERT INTO pasture_meta(key, value) VALUES (%s, %s) "
+                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                        [("vocab", json.dumps(vocab)), ("version", version)],
+                    )
+                    if new.kind_order() != self._vocab.kind_order():
+                        conn.execute(f"UPDATE entity SET kind = {kind_sql(new)}")
+            except _psycopg().OperationalError:
+                raise Refused(_UNREACHABLE) from None
+            self._vocab = new
+            self._version = version
+            self._compiled.clear()
+            self._kinds()
+
+    def apply(self, bundles: Bundle | Sequence[Bundle], caller: Caller) -> Applied:
+        vocab = self._vocab
+        checked: list[b.Checked] | None = None
+        # refused here, perhaps only this process has not seen the vocabulary: checked below
+        with contextlib.suppress(Refused):
+            checked = b.check(bundles, vocab)
+        with self._lock:
+            conn = self._conn()
+            try:
+                with conn.transaction():
+                    self._serialize(conn)
+                    if self._stale(conn) or vocab is not self._vocab or checked is None:
+                        vocab = self._vocab  # redeclared meanwhile: check again
+                        checked = b.check(bundles, vocab)
+                    _nul_free(checked)
+                    with conn.cursor() as cur:
+                        return self._write(cur, checked, caller, vocab)
+            except _psycopg().OperationalError:
+                raise Refused(_UNREACHABLE) from None
+
+    def query(self, filter: str, caller: Caller) -> list[Row]:
+        with self._lock:
+            compiled = self._compile(filter)
+            conn = self._conn()
+            try:
+                if compiled.refs:
+                    # the rows and the names they refer to are read from one snapshot
+                    conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    try:
+                        found = conn.execute(compiled.sql, compiled.params).fetchall()
+                        names = self._names(found, compiled.refs) if found else _NONE
+                    finally:
+                        conn.execute("COMMIT")
+                else:
+                    found = conn.execute(compiled.sql, compiled.params).fetchall()
+                    names = _NONE
+                rows = compiled.build(found, names)
+                if compiled.edges and rows:
+                    self._edges(conn, rows)
+            except _psycopg().OperationalError:
+                raise Refused(_UNREACHABLE) from None
+        return rows
+
+    def schema(self) -> dict[str, Any]:
+        return describe(self._vocab)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def _compile(self, filter: str) -> Compiled:
+        compiled = self._compiled.get(filter) if isinstance(filter, str) else None
+        if compiled is not None:
+            return compiled
+        try:
+            compiled = compile_filter(filter, self._vocab, dialect=POSTGRES)
+        except Refused:
+            # another process may have declared what this filter names
+            if not self._refresh():
+                raise
+            compiled = compile_filter(filter, self._vocab, dialect=POSTGRES)
+        if compiled.cacheable:
+            self._compiled[filter] = compiled
+            if len(self._compiled) > _CACHE:
+                self._compiled.popitem(last=False)
+        return compiled
+
+    def _names(self, found: list[tuple[Any, ...]], refs: tuple[int, ...]) -> dict[str, Any]:
+        """{eid: name} of the entities the rows refer to, each read once."""
+        eids = {r[at] for r in found for at in refs}
+        eids.discard(None)
+        if not eids:
+            return _NONE
+        conn = self._conn()
+        return dict(
+            conn.execute(  # type: ignore[arg-type]
+                "SELECT eid, name FROM entity WHERE eid = ANY(%s)", (list(eids),)
+            ).fetchall()
+        )
+
+    def _edges(self, conn: Connection, rows: list[Row]) -> None:
+        """Each row's edges, `[{type, child: {eid, name?}}]`, where it has any."""
+        by_eid = {r["entity"]["eid"]: r for r in rows}
+        for parent, kind, child, name in conn.execute(
+            "SELECT p.eid, g.type, g.child, c.name FROM edge g "
+            "JOIN entity p ON p._e = g.parent LEFT JOIN entity c ON c.eid = g.child "
+            "WHERE p.eid = ANY(%s) ORDER BY g.parent, g.seq",
+            (list(by_eid),),
+        ):
+            ref = {"eid": child} if name is None else {"eid": child, "name": name}
+            by_eid[parent].setdefault("edges", []).append({"type": kind, "child": ref})
+
+    # -- installing a vocabulary ------------------------------------------------------------
+
+    def _load(self, conn: Connection) -> None:
+        """The vocabulary and its version as stored (another process may have changed them)."""
+        meta: dict[str, str] = dict(
+            conn.execute(  # type: ignore[arg-type]
+                "SELECT key, value FROM pasture_meta WHERE key IN ('vocab', 'version')"
+            ).fetchall()
+        )
+        version = meta.get("version", "")
+        if version != self._version or "vocab" not in meta:
+            self._vocab = Vocabulary.from_json(
+                json.loads(meta["vocab"]) if "vocab" in meta else None
+            )
+            self._version = version
+            self._compiled.clear()
+
+    def _stale(self, conn: Connection) -> bool:
+        """Whether another process declared a vocabulary since this one read it; loads it."""
+        found = conn.execute("SELECT value FROM pasture_meta WHERE key = 'version'").fetchone()
+        if (found[0] if found else "") == self._version:
+            return False
+        self._load(conn)
+        self._kinds(conn)
+        return True
+
+    def _refresh(self) -> bool:
+        conn = self._conn()
+        with conn.transaction():
+            return self._stale(conn)
+
+    def _physical(self, conn: Connection) -> dict[str, dict[str, str]]:
+        out: dict[str, dict[str, str]] = defaultdict(dict)
+        for comp, col, kind in conn.execute("SELECT component, col, type FROM pasture_columns"):
+            out[comp][col] = kind
+        return out
+
+    def _tables(self, conn: Connection) -> list[str]:
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
+                "ORDER BY tablename"
+            )
+        ]
+
+    def _fts_config(self, conn: Connection) -> None:
+        """English stems with no stop words dropped, as SQLite's porter tokenizer keeps them."""
+        found = conn.execute(
+            "SELECT 1 FROM pg_ts_config WHERE cfgname = %s AND cfgnamespace = to_regnamespace(%s)",
+            (FTS_CONFIG, self.app_schema),
+        ).fetchone()
+        if found is None:
+            conn.execute(
+                "CREATE TEXT SEARCH DICTIONARY pasture_stem "
+                "(TEMPLATE = snowball, LANGUAGE = english)"
+            )
+            conn.execute(f"CREATE TEXT SEARCH CONFIGURATION {FTS_CONFIG} (COPY = english)")
+            conn.execute(
+                f"ALTER TEXT SEARCH CONFIGURATION {FTS_CONFIG} "
+                "ALTER MAPPING REPLACE english_stem WITH pasture_stem"
+            )
+
+    def _install(self, conn: Connection, vocab: Vocabulary) -> None:
+        physical = self._physical(conn)
+        tables = set(self._tables(conn))
+        for comp in vocab.components.values():
+            if comp.name in STAMPS:
+                continue
+            existing = physical.get(comp.name) if table(comp.name) in tables else None
+            if existing is None and table(comp.name) in tables:
+                existing = {}
+            for statement in component_ddl(POSTGRES, comp, existing):
+                conn.execute(statement)
+            conn.cursor().executemany(
+                "INSERT INTO pasture_columns(component, col, type) VALUES (%s, %s, %s) "
+                "ON CONFLICT (component, col) DO UPDATE SET type = excluded.type",
+                [(comp.name, c.name, c.shown) for c in comp.columns.values()],
+            )
+        has_fts = conn.execute(
+            "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND table_name = 'c_doc' AND column_name = '_fts'"
+        ).fetchone()
+        if has_fts is None:
+            conn.execute(
+                "ALTER TABLE c_doc ADD COLUMN _fts tsvector GENERATED ALWAYS AS (to_tsvector("
+                f"'{FTS_CONFIG}', coalesce(title, '') || ' ' || coalesce(body, ''))) STORED"
+            )
+            conn.execute("CREATE INDEX c_doc__fts ON c_doc USING gin (_fts)")
+
+    def _kinds(self, conn: Connection | None = None) -> None:
+        order = self._vocab.kind_order()
+        self._rank = {name: i for i, name in enumerate(order)}
+        # every component table there is, declared now or before: a tombstone empties them all
+        conn = conn or self._conn()
+        self._all_tables = [t[2:] for t in self._tables(conn) if t.startswith("c_")]
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def _write(
+        self, cur: Cursor, checked: list[b.Checked], caller: Caller, vocab: Vocabulary
+    ) -> Applied:
+        stamp = now()
+        by = caller.eid
+        top = cur.execute("SELECT coalesce(max(_e), 0) FROM entity").fetchone()[0]  # type: ignore[index]
+        if by is not None:
+            top = self._person(cur, caller, stamp, top, vocab)
+        plan = b.resolve(checked, _Lookup(cur))
+        for step in plan.steps:
+            if step.was:
+                self._guard(cur, step, vocab)
+        entities: list[tuple[Any, ...]] = []
+        fresh: dict[tuple[str, tuple[str, ...]], list[tuple[Any, ...]]] = defaultdict(list)
+        grouped: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
+        patched: list[tuple[int, set[str]]] = []
+        tombs: list[tuple[int, str]] = []
+        edges: list[tuple[Any, ...]] = []
+        unedges: list[tuple[Any, ...]] = []
+        for step in plan.steps:
+            if step.row is None:
+                top += 1
+                row = top
+                written = [c for c, cols in step.writes.items() if cols is not None]
+                kind = min(written, key=self._rank.__getitem__, default="created")
+                if kind not in self._rank:
+                    kind = "created"
+                entities.append((row, step.eid, kind, name_of(step.writes), stamp, by, stamp, by))
+                for comp, cols in step.writes.items():
+                    if cols is not None:
+                        fresh[(comp, tuple(cols))].append(
+                            (row, step.eid, stamp, by, *cols.values())
+                        )
+            else:
+                row = step.row
+                if step.tombstone:
+                    tombs.append((row, step.eid))
+                    continue
+                for comp, cols in step.writes.items():
+                    if cols is None:
+                        grouped[f"DELETE FROM {table(comp)} WHERE _e = %s"].append((row,))
+                    elif not cols:
+                        grouped[
+                            f"INSERT INTO {table(comp)}({_CARRY}) SELECT {_OF_ENTITY} FROM entity "
+                            "WHERE _e = %s ON CONFLICT (_e) DO NOTHING"
+                        ].append((row,))
+                    else:
+                        columns = vocab.components[comp].columns
+                        # typed: a bare parameter in a SELECT list would be taken for text
+                        values = "".join(
+                            f", CAST(%s AS {_bare(sql_type(POSTGRES, columns[n]))})" for n in cols
+                        )
+                        sets = ", ".join(f"{q(n)} = excluded.{q(n)}" for n in cols)
+                        sql = (
+                            f"INSERT INTO {table(comp)}({_CARRY}{_cols(cols)}) "
+                            f"SELECT {_OF_ENTITY}{values} FROM entity WHERE _e = %s "
+                            f"ON CONFLICT (_e) DO UPDATE SET {sets}"
+                        )
+                        grouped[sql].append((*cols.values(), row))
+                patched.append((row, set(step.writes)))
+            for kind_of_edge, child in step.edges:
+                edges.append((row, kind_of_edge, child))
+            for kind_of_edge, child in step.unedges:
+                unedges.append((row, kind_of_edge, child))
+        for eid in plan.bare:
+            top += 1
+            entities.append((top, eid, "created", None, stamp, by, stamp, by))
+        if entities:
+            _insert(
+                cur,
+                "entity",
+                (
+                    "_e",
+                    "eid",
+                    "kind",
+                    "name",
+                    "created_at",
+                    "created_by",
+                    "updated_at",
+                    "updated_by",
+                ),
+                entities,
+            )
+        for (comp, names), rows in fresh.items():
+            _insert(
+                cur, table(comp), ("_e", "_eid", "_created_at", "_created_by", *map(q, names)), rows
+            )
+        for sql, params in grouped.items():
+            cur.executemany(sql, params)
+        if patched:
+            cur.executemany(
+                "UPDATE entity SET updated_at = %s, updated_by = %s WHERE _e = %s",
+                [(stamp, by, row) for row, _ in patched],
+            )
+            changed = [row for row, comps in patched if comps]
+            if changed:
+                cur.execute(
+                    f"UPDATE entity SET kind = {kind_sql(vocab)}, name = {NAME_SQL} "
+                    "WHERE _e = ANY(%s)",
+                    (changed,),
+                )
+        if unedges:
+            cur.executemany(
+                "DELETE FROM edge WHERE parent = %s AND type = %s AND child = %s", unedges
+            )
+        if edges:
+            cur.executemany(
+                "INSERT INTO edge(parent, type, child) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                edges,
+            )
+        if tombs:
+            rows_gone = [row for row, _ in tombs]
+            for comp in self._all_tables:
+                cur.execute(f"DELETE FROM {table(comp)} WHERE _e = ANY(%s)", (rows_gone,))
+            cur.execute(
+                "DELETE FROM edge WHERE parent = ANY(%s) OR child = ANY(%s)",
+                (rows_gone, [eid for _, eid in tombs]),
+            )
+            cur.execute("DELETE FROM entity WHERE _e = ANY(%s)", (rows_gone,))
+        return Applied([s.eid for s in plan.steps], dict(plan.aliases))
+
+    def _person(self, cur: Cursor, caller: Caller, stamp: str, top: int, vocab: Vocabulary) -> int:
+        """Keep the caller as a person of this app, so `created.by` reads back a name."""
+        found = cur.execute(
+            "SELECT e._e, p._e, p.name FROM entity e LEFT JOIN c_person p ON p._e = e._e "
+            "WHERE e.eid = %s",
+            (caller.eid,),
+        ).fetchone()
+        if found is None:
+            top += 1
+            cur.execute(
+                "INSERT INTO entity(_e, eid, kind, name, created_at, created_by, updated_at, "
+                "updated_by) VALUES (%s, %s, 'person', %s, %s, %s, %s, %s)",
+                (top, caller.eid, caller.name, stamp, caller.eid, stamp, caller.eid),
+            )
+            cur.execute(
+                f"INSERT INTO c_person({_CARRY}, name) VALUES (%s, %s, %s, %s, %s)",
+                (top, caller.eid, stamp, caller.eid, caller.name),
+            )
+        elif found[1] is None or found[2] != caller.name:
+            cur.execute(
+                f"INSERT INTO c_person({_CARRY}, name) SELECT {_OF_ENTITY}, CAST(%s AS TEXT) "
+                "FROM entity WHERE _e = %s ON CONFLICT (_e) DO UPDATE SET name = excluded.name",
+                (caller.name, found[0]),
+            )
+            cur.execute(
+                f"UPDATE entity SET kind = {kind_sql(vocab)}, name = {NAME_SQL} WHERE _e = %s",
+                (found[0],),
+            )
+        return top
+
+    def _guard(self, cur: Cursor, step: b.Step, vocab: Vocabulary) -> None:
+        for comp, cols in step.was.items():
+            for col, expected in cols.items():
+                current = None if step.row is None else self._current(cur, step.row, comp, col)
+                if not b.guard_holds(expected, current):
+                    raise b.moved(comp, col)
+
+    def _current(self, cur: Cursor, row: int, comp: str, col: str) -> Any:
+        if comp in STAMPS:
+            at, by = STAMPS[comp]
+            sql = f"SELECT {at if col == 'at' else by} FROM entity WHERE _e = %s"
+        else:
+            sql = f"SELECT {q(col)} FROM {table(comp)} WHERE _e = %s"
+        found = cur.execute(sql, (row,)).fetchone()
+        return None if found is None else found[0]
+
+
+def _bare(sql_type: str) -> str:
+    """A column's type without its collation, as CAST takes it."""
+    return sql_type.split(" COLLATE ")[0]
+
+
+def _cols(names: Iterable[str]) -> str:
+    return "".join(f", {q(n)}" for n in names)
+
+
+def _insert(cur: Cursor, name: str, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
+    """New rows: INSERTs for a few, COPY for many."""
+    listed = ", ".join(columns)
+    if len(rows) < _COPY_FROM:
+        marks = ", ".join("%s" for _ in columns)
+        cur.executemany(f"INSERT INTO {name}({listed}) VALUES ({marks})", rows)
+        return
+    with cur.copy(f"COPY {name}({listed}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
+def _nul_free(checked: list[b.Checked]) -> None:
+    """Refuse text PostgreSQL cannot keep: it holds no NUL character."""
+    for c in checked:
+        for comp, cols in c.writes.items():
+            for col, value in (cols or {}).items():
+                if isinstance(value, str) and "\x00" in value:
+                    raise Refused(
+                        f"{comp}.{col} holds a NUL character (\\u0000), which this app's "
+                        "PostgreSQL store cannot keep — leave it out"
+                    )
+        for kind, _ in c.edges + c.unedges:
+            if "\x00" in kind:
+                raise Refused(
+                    "an edge's type holds a NUL character (\\u0000), which this app's "
+                    "PostgreSQL store cannot keep — leave it out"
+                )
+
+
+def open_postgres_store(url: str, schema: str) -> PostgresStore:
+    """The store in `schema` of the PostgreSQL database at `url`, made if it is not there yet."""
+    return PostgresStore(url, schema)
+
+
+__all__ = ["PostgresStore", "open_postgres_store"]

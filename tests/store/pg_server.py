@@ -1,0 +1,106 @@
+"""A throwaway PostgreSQL server for a test session: initdb into a temporary folder,
+pg_ctl on a free loopback port (and a unix socket in that folder), stopped after.
+
+PostgreSQL refuses to run as root, so as root its commands run through
+`runuser -u postgres --` on a folder handed to that user. Without the server's
+programs the tests that need it are skipped, except under CI, where they fail.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+
+def binaries() -> Path | None:
+    """The newest PostgreSQL server's bin folder on this machine, if there is one."""
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda p: (
+            int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0
+        ),
+    )
+    if found:
+        return Path(found[-1]).parent
+    initdb = shutil.which("initdb")
+    return Path(initdb).parent if initdb else None
+
+
+def missing(reason: str) -> None:
+    """Skip the test outside CI; fail it under CI, where PostgreSQL must be there."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI needs PostgreSQL: scripts/system-deps.sh installs it)")
+    pytest.skip(reason)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def server() -> Iterator[str]:
+    """A fresh server for as long as the block runs; yields its URL."""
+    bin_dir = binaries()
+    if bin_dir is None:
+        missing("PostgreSQL's server programs (initdb, pg_ctl) are not on this machine")
+        raise AssertionError  # pragma: no cover - missing() does not return
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        missing("psycopg is not installed: pip install 'pasture[postgres]'")
+    root = Path(tempfile.mkdtemp(prefix="pasture-pg-"))
+    as_user: list[str] = []
+    if os.geteuid() == 0:
+        shutil.chown(root, "postgres")
+        as_user = ["runuser", "-u", "postgres", "--"]
+    data = root / "data"
+    port = _free_port()
+
+    def run(*args: str) -> None:
+        subprocess.run([*as_user, *args], check=True, capture_output=True, cwd=root)
+
+    try:
+        run(
+            str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8"
+        )
+        run(
+            str(bin_dir / "pg_ctl"),
+            "-D",
+            str(data),
+            "-o",
+            f"-k {root} -p {port} -c listen_addresses=127.0.0.1 -c fsync=off",
+            "-l",
+            str(root / "log"),
+            "-w",
+            "start",
+        )
+    except subprocess.CalledProcessError as e:
+        log = (root / "log").read_text() if (root / "log").exists() else ""
+        shutil.rmtree(root, ignore_errors=True)
+        raise RuntimeError(f"the test PostgreSQL did not start: {e.stderr!r} {log}") from e
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run(
+            [*as_user, str(bin_dir / "pg_ctl"), "-D", str(data), "stop", "-m", "fast"],
+            capture_output=True,
+            cwd=root,
+        )
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def fresh_schema() -> str:
+    """A schema name no other test uses."""
+    return "t_" + uuid.uuid4().hex[:16]

@@ -1,0 +1,170 @@
+"""What only the PostgreSQL backend has to show: a refused batch leaves every table of the
+app's schema as it was, several stores (processes) share one schema, and the sentences
+for a schema name, a server that is not there, and psycopg not installed."""
+
+import subprocess
+import sys
+import threading
+from typing import Any
+
+import pg_server
+import psycopg
+import pytest
+from store_fixtures import ADA, BOB, RUNS
+
+from pasture.errors import Conflict, Refused
+from pasture.store import fingerprint
+from pasture.store.postgres import PostgresStore, open_postgres_store
+
+
+@pytest.fixture
+def schema(pg_url: str) -> str:
+    return pg_server.fresh_schema()
+
+
+def dump(url: str, schema: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table in the schema, each table in a fixed order."""
+    with psycopg.connect(url) as db:
+        tables = [
+            r[0]
+            for r in db.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = %s ORDER BY tablename",
+                (schema,),
+            )
+        ]
+        out: dict[str, list[tuple[Any, ...]]] = {}
+        for name in tables:
+            rows = db.execute(f'SELECT * FROM "{schema}"."{name}"').fetchall()
+            out[name] = sorted(rows, key=repr)
+        seqs = db.execute(
+            "SELECT sequencename, last_value FROM pg_sequences WHERE schemaname = %s", (schema,)
+        ).fetchall()
+        out["(sequences)"] = sorted(seqs, key=repr)
+        return out
+
+
+def test_a_refused_batch_leaves_every_table_as_it_was(pg_url: str, schema: str) -> None:
+    with open_postgres_store(pg_url, schema) as s:
+        s.declare(RUNS)
+        eid = s.apply({"entity": {"eid": "$r"}, "jog": {"who": "Ada", "miles": 5}}, ADA).aliases[
+            "$r"
+        ]
+        s.apply({"entity": {"eid": eid}, "edges": [{"type": "member", "child": "$club"}]}, ADA)
+    before = dump(pg_url, schema)
+    assert before["c_jog"] and before["edge"]
+    with open_postgres_store(pg_url, schema) as s:
+        bad = [
+            {"jog": {"who": "new"}, "doc": {"title": "new"}},
+            {"entity": {"eid": eid}, "jog": {"miles": 6}},
+            {"entity": {"eid": eid}, "tombstone": {}, "$was": {"jog": {"miles": fingerprint(1)}}},
+        ]
+        with pytest.raises(Refused):
+            s.apply(bad, BOB)  # BOB would have been added as a person too
+        with pytest.raises(Conflict):
+            s.apply(
+                [
+                    {"jog": {"who": "new"}, "edges": [{"type": "m", "child": eid}]},
+                    {
+                        "entity": {"eid": eid},
+                        "jog": {"miles": 1},
+                        "$was": {"jog": {"miles": fingerprint(2)}},
+                    },
+                ],
+                BOB,
+            )
+        many = [{"jog": {"who": f"r{i}"}, "doc": {"title": f"t{i}"}} for i in range(120)]
+        with pytest.raises(Refused):  # enough rows to go by COPY, and the last one refused
+            s.apply([*many, {"jog": {"who": "x\x00"}}], BOB)
+    assert dump(pg_url, schema) == before
+
+
+def test_two_stores_on_one_schema_see_each_others_writes_and_vocabulary(
+    pg_url: str, schema: str
+) -> None:
+    one, two = open_postgres_store(pg_url, schema), open_postgres_store(pg_url, schema)
+    try:
+        one.declare(RUNS)
+        two.apply({"jog": {"who": "Ada", "miles": 3}}, ADA)  # learns jog from the schema
+        assert [r["jog"]["who"] for r in one.query(".jog!", ADA)] == ["Ada"]
+        one.declare(
+            {"$defs": {**RUNS["$defs"], "loan": {"properties": {"due": {"type": "string"}}}}}
+        )
+        two.apply({"loan": {"due": "friday"}}, BOB)
+        assert two.query(".loan!", ADA)[0]["loan"] == {"due": "friday"}
+        assert one.query(".loan.due=friday&.created!", ADA)[0]["created"]["by"]["name"] == "Bob"
+    finally:
+        one.close()
+        two.close()
+
+
+def test_writers_in_several_stores_at_once_lose_nothing(pg_url: str, schema: str) -> None:
+    with open_postgres_store(pg_url, schema) as s:
+        s.declare(RUNS)
+        eid = s.apply({"entity": {"eid": "$r"}, "jog": {"miles": 0}}, ADA).aliases["$r"]
+    refused: list[str] = []
+
+    def bump(n: int) -> None:
+        with open_postgres_store(pg_url, schema) as s:
+            for _ in range(n):
+                while True:
+                    read = s.query(f"id={eid}&.jog!", ADA)[0]["jog"]["miles"]
+                    try:
+                        s.apply(
+                            {
+                                "entity": {"eid": eid},
+                                "jog": {"miles": read + 1},
+                                "$was": {"jog": {"miles": fingerprint(read)}},
+                            },
+                            ADA,
+                        )
+                        break
+                    except Conflict as e:
+                        refused.append(str(e))
+
+    threads = [threading.Thread(target=bump, args=(10,)) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    with open_postgres_store(pg_url, schema) as s:
+        assert s.query(f"id={eid}&.jog!", ADA)[0]["jog"]["miles"] == 30
+    assert all(r.startswith("jog.miles changed since you read it") for r in refused)
+
+
+def test_apps_in_their_own_schemas_do_not_meet(pg_url: str) -> None:
+    a, b = pg_server.fresh_schema(), pg_server.fresh_schema()
+    with open_postgres_store(pg_url, a) as s, open_postgres_store(pg_url, b) as t:
+        s.declare(RUNS)
+        t.declare(RUNS)
+        s.apply({"jog": {"who": "only in a"}}, ADA)
+        assert t.query(".jog!", ADA) == []
+        assert len(s.query(".jog!", ADA)) == 1
+
+
+def test_a_bad_schema_name_is_refused_saying_how_to_name_it(pg_url: str) -> None:
+    for name in ("Ada", "1runs", 'x"; DROP', "pg_runs", ""):
+        with pytest.raises(Refused) as e:
+            PostgresStore(pg_url, name)
+        assert "like ada_runs" in str(e.value)
+
+
+def test_a_server_that_is_not_there_is_a_sentence() -> None:
+    with pytest.raises(Refused) as e:
+        open_postgres_store("postgresql://nobody:secret@127.0.0.1:1/nothing", "runs")
+    text = str(e.value)
+    assert text.startswith("cannot reach the PostgreSQL server at 127.0.0.1:1")
+    assert "secret" not in text
+
+
+def test_without_psycopg_the_sentence_names_the_install_command() -> None:
+    code = (
+        "import sys; sys.modules['psycopg'] = None\n"
+        "from pasture.errors import Refused\n"
+        "from pasture.store.postgres import open_postgres_store\n"
+        "try:\n"
+        "    open_postgres_store('postgresql://x@127.0.0.1:1/y', 'runs')\n"
+        "except Refused as e:\n"
+        "    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "pip install 'pasture[postgres]'" in out.stdout
