@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Debian packages the tests use for real: Chromium (for the browser tests) and
-# tmux (a real terminal for the console's test).
+# tmux (a real terminal for the console's test), PostgreSQL's server (the store's tests
+# start a throwaway one).
 # Installs what is missing when run as root; otherwise says what to install
 # (and, outside CI, lets the tests run with the tests that need them skipped).
 set -euo pipefail
 need=()
 [ -x /usr/bin/chromium ] || need+=(chromium)
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
 command -v tmux >/dev/null || need+=(tmux)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
