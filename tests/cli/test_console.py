@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,9 @@ from pasture.cli.console import CommandCompleter, Known, _at_cursor, known_comma
 from pasture.commands.model import Command, Context, Result
 from pasture.platform.service import Service
 
-RUNS = Path(__file__).resolve().parents[2] / "examples" / "runs"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+RUNS = EXAMPLES / "runs"
+CART = EXAMPLES / "cart"
 
 
 def pasture(home: Path, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -143,15 +145,8 @@ def _run(args: Mapping[str, Any], ctx: Context) -> Result:
     return Result("done", dict(args))
 
 
-@dataclass(frozen=True)
-class Suggesting(Command):
-    """A code command with a `suggest` hook, as the registry's commands carry one."""
-
-    suggest: Any = None
-
-
 SIZES = {"type": "string", "enum": ["small", "large"], "description": "How big"}
-CART_ADD = Suggesting(
+CART_ADD = Command(
     name="cart add",
     description="Add a product to the cart",
     input={
@@ -258,7 +253,7 @@ def test_a_hook_that_fails_offers_nothing_and_keeps_the_prompt() -> None:
     def broken(key: str, partial: str) -> list[str]:
         raise RuntimeError("the catalog is down")
 
-    failing = Suggesting(**{**CART_ADD.__dict__, "suggest": broken})
+    failing = replace(CART_ADD, suggest=broken)
     completer = CommandCompleter(lambda: [Known("ada/shop", failing)])
     assert complete(completer, "cart add --sku=") == []
 
@@ -317,8 +312,37 @@ class Pane:
         subprocess.run([*self.base, "kill-server"], capture_output=True)
 
 
+SHELF = """
+from pasture import Result
+
+
+def pick(args, ctx):
+    return Result(f"picked {args['sku']}", {"sku": args["sku"]})
+
+
+def skus(key, partial):
+    return [{"value": "KAL-185", "description": "Kalita wave"}] if key == "sku" else []
+
+
+def setup(app):
+    app.register(
+        "shelf pick",
+        description="Pick a product off the shelf",
+        input={"type": "object", "properties": {"sku": {"type": "string"}}, "required": ["sku"]},
+        positional=["sku"],
+        annotations={"readOnly": True},
+        run=pick,
+        suggest=skus,
+    )
+"""
+
+
 @pytest.fixture
 def pane(home: Path, tmp_path: Path) -> Iterator[Pane]:
+    shelf = tmp_path / "shelf"
+    shelf.mkdir()
+    (shelf / "worker.py").write_text(SHELF)
+    assert pasture(home, "deploy", str(shelf)).returncode == 0
     command = shlex.join(
         [
             "env",
@@ -352,10 +376,84 @@ def test_a_person_at_a_terminal(pane: Pane, home: Path) -> None:
     screen = pane.wait_for("leaderboard: 1 row in ada/runs")
     assert "Ada" in screen and "jog.miles" in screen
 
+    # A code command's words, then a value its suggest hook offers.
+    pane.send("shelf p", "Tab")
+    pane.wait_for("ada> shelf pick")
+    pane.send(" K", "Tab")
+    pane.wait_for("ada> shelf pick KAL-185")
+    pane.send("Enter")
+    pane.wait_for("picked KAL-185")
+
     pane.send("C-d")
     pane.wait_for("the console left with 0")
     history = (home / "console_history").read_text()
     assert "log_run Ada 5 2026-09-01" in history and "leaderboard" in history
+
+
+def test_code_commands_named_in_words_take_typed_text(home: Path) -> None:
+    assert pasture(home, "deploy", str(CART)).returncode == 0
+    script = "\n".join(
+        [
+            "cart add V60-02 2",
+            "cart_add V60-02",
+            "cart add V60-02 zero",
+            "help cart add",
+            "cart status",
+            "cart remove V60-02 --qty=1",
+            "cart status --json",
+        ]
+    )
+    done = pasture(home, "console", input=script + "\n")
+    lines = done.stdout.splitlines()
+    assert lines[:2] == ["Added 2 × V60-02; 2 in the cart.", "Added 1 × V60-02; 3 in the cart."]
+    assert "qty is a whole number" in done.stderr
+    arguments = {line.split()[0]: line.split()[1:] for line in lines if line[:1] == " "}
+    assert arguments["qty"] == ["whole", "number", "default", "1"]
+    assert "for example: cart add V60-02 --qty=2" in lines
+    assert "see also: cart remove, cart status" in lines
+    assert "3 items of 1 product" in lines
+    assert "Removed 1 × V60-02; 2 left." in lines
+    assert _json_after(done.stdout, "Removed 1 × V60-02; 2 left.") == {
+        "count": 2,
+        "lines": [{"sku": "V60-02", "qty": 2}],
+    }
+
+
+def test_data_without_text_prints_as_key_value(home: Path, tmp_path: Path) -> None:
+    app = tmp_path / "counter"
+    app.mkdir()
+    (app / "worker.py").write_text(COUNTER)
+    assert pasture(home, "deploy", str(app)).returncode == 0, "the counter deploys"
+    done = pasture(home, "console", input="counter show yes\n")
+    assert done.stdout.splitlines() == [
+        "count: 3",
+        "loud: true",
+        "by:",
+        "  ada: 2",
+        "  bo: 1",
+        "tags: a, b",
+    ]
+
+
+COUNTER = """
+from pasture import Result
+
+
+def show(args, ctx):
+    data = {"count": 3, "loud": args["loud"], "by": {"ada": 2, "bo": 1}, "tags": ["a", "b"]}
+    return Result("", data)
+
+
+def setup(app):
+    app.register(
+        "counter show",
+        description="The count, by whom",
+        input={"type": "object", "properties": {"loud": {"type": "boolean"}}},
+        positional=["loud"],
+        annotations={"readOnly": True},
+        run=show,
+    )
+"""
 
 
 def test_a_name_two_apps_share_is_said_with_app(home: Path) -> None:

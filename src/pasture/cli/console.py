@@ -15,7 +15,6 @@ code is then the last refusal's (0 when every line was served).
 
 from __future__ import annotations
 
-import inspect
 import json
 import shlex
 import sys
@@ -40,14 +39,6 @@ from pasture.platform.service import Service
 from pasture.values import type_of_property
 
 HISTORY = "console_history"
-
-# What a person types is text: a code command converts it to its declared types
-# (`2`, `yes`, `a,b`), where the Service can be told so.
-_AS_TYPED: dict[str, Any] = (
-    {"typed_text": True}
-    if "typed_text" in inspect.signature(Service.run_command).parameters
-    else {}
-)
 
 BUILTINS: dict[str, str] = {
     "help": "your commands by app; help NAME for one command's arguments",
@@ -142,6 +133,8 @@ def type_words(schema: dict[str, Any]) -> str:
     enum = schema.get("enum")
     if isinstance(enum, list):
         return "one of " + ", ".join(str(v) for v in enum)
+    if schema.get("type") == "integer":
+        return "whole number"
     kind = type_of_property(schema)
     if kind is not None:
         return kind
@@ -324,6 +317,20 @@ class CommandCompleter(Completer):
                 yield Completion(prefix + at, back, display=at)
 
 
+def _arguments_table(command: Command) -> Table:
+    """Each argument: its name, type, whether it is needed (or its default), its description."""
+    table = Table(show_edge=False, show_header=True, header_style="bold", box=None)
+    for column in ("argument", "type", "", "description"):
+        table.add_column(column)
+    for arg, schema in command.input.get("properties", {}).items():
+        schema = schema if isinstance(schema, dict) else {}
+        need = "required" if arg in command.required else "optional"
+        if schema.get("default") is not None:
+            need = f"default {_text(schema['default'])}"
+        table.add_row(arg, type_words(schema), need, str(schema.get("description") or ""))
+    return table
+
+
 def _text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -412,7 +419,8 @@ class Session:
         typed = split_words(rest)
         _, command = self.service.resolve_command(self.caller, name, typed.app)
         values = typed.bind(command)
-        result = self.service.run_command(self.caller, name, values, typed.app, **_AS_TYPED)
+        # What a person types is text: a code command converts it (`2`, `yes`, `a,b`).
+        result = self.service.run_command(self.caller, name, values, typed.app, typed_text=True)
         self.show(result, json_=typed.json)
 
     def _builtin(self, head: str, words: Words) -> None:
@@ -481,28 +489,19 @@ class Session:
             soft_wrap=True,
         )
         props = command.input.get("properties", {})
-        if not props:
-            self.out.print(Text(f"it takes no arguments: type {command.agent_name}"))
-            return
-        table = Table(show_edge=False, show_header=True, header_style="bold", box=None)
-        for column in ("argument", "type", "", "description"):
-            table.add_column(column)
-        required = command.required
-        for arg, schema in props.items():
-            schema = schema if isinstance(schema, dict) else {}
-            default = schema.get("default")
-            need = "required" if arg in required else "optional"
-            if default is not None:
-                need = f"default {_text(default)}"
-            table.add_row(arg, type_words(schema), need, str(schema.get("description") or ""))
-        self.out.print(table)
-        order = list(command.positional) or command.arguments
-        by_place = " ".join(a.upper() for a in order)
-        by_name = " ".join(f"--{a}=…" for a in command.arguments)
-        self.out.print(
-            Text(f"{command.agent_name} {by_place}   or   {command.agent_name} {by_name}", "dim"),
-            soft_wrap=True,
-        )
+        if props:
+            self.out.print(_arguments_table(command))
+            order = list(command.positional) or command.arguments
+            by_place = " ".join(a.upper() for a in order)
+            by_name = " ".join(f"--{a}=…" for a in command.arguments)
+            usage = f"{command.agent_name} {by_place}   or   {command.agent_name} {by_name}"
+        else:
+            usage = f"it takes no arguments: type {command.agent_name}"
+        self.out.print(Text(usage, "dim"), soft_wrap=True)
+        if command.examples:
+            self.out.print(Text("for example: " + "   ".join(command.examples)), soft_wrap=True)
+        if command.see_also:
+            self.out.print(Text("see also: " + ", ".join(command.see_also)), soft_wrap=True)
 
     def show(self, result: Result, *, json_: bool = False) -> None:
         """As `pasture command` prints it: the text, rows as a table; `--json` the data as it is."""
