@@ -84,17 +84,13 @@ def do_inspect(args: argparse.Namespace) -> int:
 
 
 def do_command(args: argparse.Namespace) -> int:
-    from pasture.cli._words import split_words
+    from pasture.cli._words import run_words, split_words
 
     words = split_words(args.words)
     args.json = args.json or words.json
-    app = words.app or args.app
+    words.app = words.app or args.app
     service = open_service(args)
-    caller = service.local_owner()
-    _, command = service.resolve_command(caller, args.name, app)
-    values = words.bind(command)
-    # Words typed at a terminal are text: code commands convert them to their types.
-    return show(args, service.run_command(caller, args.name, values, app, typed_text=True))
+    return show(args, run_words(service, service.local_owner(), args.name, words))
 
 
 def do_status(args: argparse.Namespace) -> int:

@@ -1,5 +1,8 @@
 """A command's arguments as typed at a terminal: `NAME a b` is `NAME --who=a --miles=b`.
 
+`pasture command` and the console both run a command through `run_words`, so
+the two read a line the same way.
+
 Positional words take the command's arguments in declared order; `--name=value`
 or `--name value` names one; `--flag` alone is `true`. Values stay text: the
 command converts them to its declared types (`"5"` → 5) as it does for anyone.
@@ -9,9 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from pasture.commands.model import Command
+from pasture.commands.model import Command, Result
 from pasture.errors import UsageError
+
+if TYPE_CHECKING:
+    from pasture.caller import Caller
+    from pasture.platform.service import Service
 
 
 @dataclass
@@ -69,3 +77,11 @@ def split_words(words: Sequence[str]) -> Words:
         else:
             out.named[key] = value
     return out
+
+
+def run_words(service: Service, caller: Caller, name: str, words: Words) -> Result:
+    """Run the command `name` with the words typed after it, as the caller."""
+    _, command = service.resolve_command(caller, name, words.app)
+    values = words.bind(command)
+    # Words typed at a terminal are text: code commands convert them to their types.
+    return service.run_command(caller, name, values, words.app, typed_text=True)

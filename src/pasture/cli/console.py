@@ -32,7 +32,7 @@ from rich.text import Text
 
 from pasture.caller import Caller
 from pasture.cli._render import apps_table, key_values, rows_table
-from pasture.cli._words import Words, split_words
+from pasture.cli._words import Words, run_words, split_words
 from pasture.commands.model import Command, Result
 from pasture.errors import Refused, UsageError
 from pasture.platform.service import Service
@@ -417,11 +417,7 @@ class Session:
             return
         name, rest = command_name(words, self.known)
         typed = split_words(rest)
-        _, command = self.service.resolve_command(self.caller, name, typed.app)
-        values = typed.bind(command)
-        # What a person types is text: a code command converts it (`2`, `yes`, `a,b`).
-        result = self.service.run_command(self.caller, name, values, typed.app, typed_text=True)
-        self.show(result, json_=typed.json)
+        self.show(run_words(self.service, self.caller, name, typed), json_=typed.json)
 
     def _builtin(self, head: str, words: Words) -> None:
         if head in ("exit", "quit"):
