@@ -88,6 +88,13 @@ class SqliteStore:
         )
         self._lock = threading.RLock()
         self._compiled: OrderedDict[str, Compiled] = OrderedDict()
+        # What a write may take as known rather than read again, true as of `_version`
+        # (`PRAGMA data_version`, which moves when any other connection commits to the
+        # file); forgotten whenever a write of ours rolls back.
+        self._version: int | None = None
+        self._top: int | None = None  # the largest `_e` there is
+        self._people: dict[str, str | None] = {}  # eid -> name of callers kept as persons
+        self._sql: dict[tuple[str, tuple[str, ...]], str] = {}  # a component's INSERT
         db = self._db
         db.execute("PRAGMA busy_timeout = 10000")
         db.execute("PRAGMA journal_mode = WAL")
@@ -147,6 +154,7 @@ class SqliteStore:
                 raise
             self._vocab = new
             self._compiled.clear()
+            self._forget()
             self._kinds()
 
     def apply(self, bundles: Bundle | Sequence[Bundle], caller: Caller) -> Applied:
@@ -158,9 +166,14 @@ class SqliteStore:
                 checked = b.check(bundles, vocab)
             self._begin()
             try:
+                version = self._db.execute("PRAGMA data_version").fetchone()[0]
+                if version != self._version:  # another connection wrote: read afresh
+                    self._forget()
+                    self._version = version
                 applied = self._write(checked, caller, vocab)
                 self._db.execute("COMMIT")
             except BaseException:
+                self._forget()
                 self._db.execute("ROLLBACK")
                 raise
         return applied
@@ -261,6 +274,11 @@ class SqliteStore:
 
     # -- installing a vocabulary --------------------------------------------------------
 
+    def _forget(self) -> None:
+        self._version = None
+        self._top = None
+        self._people.clear()
+
     def _begin(self) -> None:
         try:
             self._db.execute("BEGIN IMMEDIATE")
@@ -321,6 +339,11 @@ class SqliteStore:
     def _kinds(self) -> None:
         order = self._vocab.kind_order()
         self._rank = {name: i for i, name in enumerate(order)}
+        self._rekind = (
+            f"UPDATE entity SET updated_at = ?, updated_by = ?, "
+            f"kind = {self._kind_sql(self._vocab)}, name = {_NAME_SQL} WHERE _e = ?"
+        )
+        self._sql.clear()
         # every component table there is, declared now or before: a tombstone empties them all
         self._all_tables = [
             r[0][2:]
@@ -347,50 +370,59 @@ class SqliteStore:
         db = self._db
         stamp = now()
         by = caller.eid
-        top = db.execute("SELECT coalesce(max(_e), 0) FROM entity").fetchone()[0]
-        if by is not None:
+        top = self._top
+        if top is None:
+            top = db.execute("SELECT coalesce(max(_e), 0) FROM entity").fetchone()[0]
+        people = self._people
+        if by is not None and (by not in people or people[by] != caller.name):
             top = self._person(caller, stamp, top)
+            people[by] = caller.name
         plan = b.resolve(checked, _Lookup(db))
         for step in plan.steps:
             if step.was:
                 self._guard(step)
         entities: list[tuple[Any, ...]] = []
-        grouped: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
-        patched: list[tuple[int, set[str]]] = []
+        grouped: dict[str, list[tuple[Any, ...]]] = {}
+        restamped: list[tuple[Any, ...]] = []  # patched: new `updated` stamps
+        rekinded: list[tuple[Any, ...]] = []  # patched components: stamps, kind and name
         tombs: list[tuple[int, str]] = []
         edges: list[tuple[Any, ...]] = []
         unedges: list[tuple[Any, ...]] = []
-        rows: dict[str, int] = {}
+        rank = self._rank
         for step in plan.steps:
             if step.row is None:
                 top += 1
                 row = top
-                written = [c for c, cols in step.writes.items() if cols is not None]
-                kind = min(written, key=self._rank.__getitem__, default="created")
-                if kind not in self._rank:
-                    kind = "created"
-                entities.append((row, step.eid, kind, _name_of(step.writes), stamp, by, stamp, by))
+                kind = "created"
                 for comp, cols in step.writes.items():
                     if cols is None:
                         continue
-                    names = tuple(cols)
-                    marks = ", ".join("?" * (len(names) + 4))
-                    sql = f"INSERT INTO {table(comp)}({_CARRY}{_cols(names)}) VALUES ({marks})"
-                    grouped[sql].append((row, step.eid, stamp, by, *cols.values()))
+                    if comp in rank and (kind == "created" or rank[comp] < rank[kind]):
+                        kind = comp
+                    sql = self._sql.get((comp, tuple(cols)))
+                    if sql is None:
+                        sql = self._insert_sql(comp, tuple(cols))
+                    params = (row, step.eid, stamp, by, *cols.values())
+                    if sql in grouped:
+                        grouped[sql].append(params)
+                    else:
+                        grouped[sql] = [params]
+                entities.append((row, step.eid, kind, _name_of(step.writes), stamp, by, stamp, by))
             else:
                 row = step.row
                 if step.tombstone:
                     tombs.append((row, step.eid))
-                    rows[step.eid] = row
                     continue
                 for comp, cols in step.writes.items():
                     if cols is None:
-                        grouped[f"DELETE FROM {table(comp)} WHERE _e = ?"].append((row,))
+                        sql = f"DELETE FROM {table(comp)} WHERE _e = ?"
+                        params = (row,)
                     elif not cols:
-                        grouped[
+                        sql = (
                             f"INSERT OR IGNORE INTO {table(comp)}({_CARRY}) "
                             f"SELECT {_OF_ENTITY} FROM entity WHERE _e = ?"
-                        ].append((row,))
+                        )
+                        params = (row,)
                     else:
                         names = tuple(cols)
                         marks = "".join(", ?" for _ in names)
@@ -400,9 +432,9 @@ class SqliteStore:
                             f"SELECT {_OF_ENTITY}{marks} FROM entity WHERE _e = ? "
                             f"ON CONFLICT(_e) DO UPDATE SET {sets}"
                         )
-                        grouped[sql].append((*cols.values(), row))
-                patched.append((row, set(step.writes)))
-            rows[step.eid] = row
+                        params = (*cols.values(), row)
+                    grouped.setdefault(sql, []).append(params)
+                (rekinded if step.writes else restamped).append((stamp, by, row))
             for kind_of_edge, child in step.edges:
                 edges.append((row, kind_of_edge, child))
             for kind_of_edge, child in step.unedges:
@@ -411,37 +443,37 @@ class SqliteStore:
             top += 1
             entities.append((top, eid, "created", None, stamp, by, stamp, by))
         if entities:
-            db.executemany(
-                "INSERT INTO entity(_e, eid, kind, name, created_at, created_by, updated_at, "
-                "updated_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                entities,
-            )
-        for sql, params in grouped.items():
-            db.executemany(sql, params)
-        if patched:
-            db.executemany(
-                "UPDATE entity SET updated_at = ?, updated_by = ? WHERE _e = ?",
-                [(stamp, by, row) for row, _ in patched],
-            )
-            changed = [row for row, comps in patched if comps]
-            if changed:
-                kind_sql = self._kind_sql(vocab)
-                db.executemany(
-                    f"UPDATE entity SET kind = {kind_sql}, name = {_NAME_SQL} WHERE _e = ?",
-                    [(row,) for row in changed],
-                )
+            _run(db, _INSERT_ENTITY, entities)
+        for sql, many in grouped.items():
+            _run(db, sql, many)
+        if restamped:
+            _run(db, "UPDATE entity SET updated_at = ?, updated_by = ? WHERE _e = ?", restamped)
+        if rekinded:  # after the component rows: kind and name are read from them
+            _run(db, self._rekind, rekinded)
         if unedges:
-            db.executemany("DELETE FROM edge WHERE parent = ? AND type = ? AND child = ?", unedges)
+            _run(db, "DELETE FROM edge WHERE parent = ? AND type = ? AND child = ?", unedges)
         if edges:
-            db.executemany(
-                "INSERT OR IGNORE INTO edge(parent, type, child) VALUES (?, ?, ?)", edges
-            )
+            _run(db, "INSERT OR IGNORE INTO edge(parent, type, child) VALUES (?, ?, ?)", edges)
         for row, eid in tombs:
             for comp in self._all_tables:
                 db.execute(f"DELETE FROM {table(comp)} WHERE _e = ?", (row,))
             db.execute("DELETE FROM edge WHERE parent = ? OR child = ?", (row, eid))
             db.execute("DELETE FROM entity WHERE _e = ?", (row,))
+        # Known from here on (forgotten again if this transaction does not commit): the
+        # largest `_e`, and the caller as a person — unless this write touched a person.
+        self._top = top
+        for step in plan.steps:
+            if step.eid in people:
+                del people[step.eid]
         return Applied([s.eid for s in plan.steps], dict(plan.aliases))
+
+    def _insert_sql(self, comp: str, names: tuple[str, ...]) -> str:
+        """The INSERT of a new component row with these columns (kept for the next write)."""
+        marks = ", ".join("?" * (len(names) + 4))
+        sql = f"INSERT INTO {table(comp)}({_CARRY}{_cols(names)}) VALUES ({marks})"
+        if len(self._sql) < _CACHE:
+            self._sql[(comp, names)] = sql
+        return sql
 
     def _person(self, caller: Caller, stamp: str, top: int) -> int:
         """Keep the caller as a person of this app, so `created.by` reads back a name."""
@@ -502,6 +534,20 @@ _NAME_SQL = (
     "(SELECT name FROM c_alias WHERE _e = entity._e), "
     "(SELECT title FROM c_doc WHERE _e = entity._e))"
 )
+
+
+_INSERT_ENTITY = (
+    "INSERT INTO entity(_e, eid, kind, name, created_at, created_by, updated_at, updated_by) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _run(db: sqlite3.Connection, sql: str, params: list[tuple[Any, ...]]) -> None:
+    """One statement over its rows: a single row as a plain execute, which costs less."""
+    if len(params) == 1:
+        db.execute(sql, params[0])
+    else:
+        db.executemany(sql, params)
 
 
 def _cols(names: tuple[str, ...]) -> str:
