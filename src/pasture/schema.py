@@ -347,16 +347,6 @@ class InputSchema:
             self.problems.append(f"{where} is not valid JSON Schema — see the keyword's rules")
             prop.clear()
             return
-        for where, part in ((name, prop), (f"{name}.items", prop.get("items"))):
-            if not isinstance(part, dict):
-                continue
-            pattern = part.get("pattern")
-            if isinstance(pattern, str):
-                try:
-                    re.compile(pattern)
-                except re.error as e:
-                    self.problems.append(f"{where}'s pattern is not a regular expression ({e.msg})")
-                    part.pop("pattern")
 
     def _check_defaults(self) -> None:
         for name, default in self.defaults.items():
@@ -477,6 +467,11 @@ def _mistakes(where: str, prop: Mapping[str, Any]) -> list[str]:
     for key in ("format", "pattern"):
         if key in prop and not isinstance(prop[key], str):
             found.append(f"{where}'s {key} is text")
+    if isinstance(prop.get("pattern"), str):
+        try:
+            re.compile(prop["pattern"])
+        except re.error as e:
+            found.append(f"{where}'s pattern is not a regular expression ({e.msg})")
     if "uniqueItems" in prop and not isinstance(prop["uniqueItems"], bool):
         found.append(f"{where}'s uniqueItems is true or false")
     return found

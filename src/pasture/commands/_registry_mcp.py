@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import weakref
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -99,15 +98,17 @@ def build_registry_server(registry: Registry, name: str = "pasture") -> Server[A
     """The SDK's low-level server over one registry."""
     bus = InMemorySubscriptionBus()
     # Sessions of the handshake generation that listed the tools: they hear changes directly.
-    sessions: weakref.WeakSet[Any] = weakref.WeakSet()
+    # Held until sending to one fails (the client went away).
+    sessions: dict[int, Any] = {}
     tasks: set[asyncio.Task[None]] = set()
 
     async def announce() -> None:
         await bus.publish(ToolsListChanged())
-        for session in list(sessions):
+        for key, session in list(sessions.items()):
             try:
                 await session.send_tool_list_changed()
             except Exception:
+                sessions.pop(key, None)
                 logger.debug("tools/list_changed had no channel to go out on")
 
     @asynccontextmanager
@@ -138,10 +139,9 @@ def build_registry_server(registry: Registry, name: str = "pasture") -> Server[A
 
     def remember(ctx: ServerRequestContext[Any]) -> None:
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            try:
-                sessions.add(ctx.session)
-            except TypeError:
-                logger.debug("this session cannot be told of changes")
+            # The SDK hands each request a session of its own over the one connection.
+            connection = getattr(ctx.session, "_connection", ctx.session)
+            sessions[id(connection)] = ctx.session
 
     async def on_list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
