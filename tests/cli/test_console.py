@@ -384,6 +384,12 @@ def test_a_person_at_a_terminal(pane: Pane, home: Path) -> None:
     pane.send("Enter")
     pane.wait_for("picked KAL-185")
 
+    # Ctrl-C drops the line being typed; the prompt comes back for the next one.
+    pane.send("status half typed", "C-c")
+    pane.send("status", "Enter")
+    screen = pane.wait_for("ada/runs v1 — Run club — 1 entity")
+    assert "status takes only" not in screen
+
     pane.send("C-d")
     pane.wait_for("the console left with 0")
     history = (home / "console_history").read_text()
