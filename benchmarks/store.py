@@ -205,7 +205,16 @@ def main() -> int:
     parser.add_argument("--batches", type=int, default=5)
     parser.add_argument("--batch", type=int, default=10_000)
     parser.add_argument("--calls", type=int, default=2_000)
+    parser.add_argument(
+        "--postgres",
+        nargs="?",
+        const="",
+        metavar="URL",
+        help="the same figures on PostgreSQL (a throwaway server unless a URL is given)",
+    )
     args = parser.parse_args()
+    if args.postgres is not None:
+        return postgres(args)
     rng = random.Random(7)
     with tempfile.TemporaryDirectory() as tmp:
         store: SqliteStore = open_store(Path(tmp) / "ours.db")
@@ -356,6 +365,209 @@ def main() -> int:
         + ", ≥1,000 applies/s "
         + ("met" if per_second >= 1000 else "MISSED")
     )
+    return 0
+
+
+# -- PostgreSQL -------------------------------------------------------------------------------
+
+PG_BASELINE = [
+    """CREATE TABLE runs (id BIGINT PRIMARY KEY GENERATED ALWAYS AS IDENTITY,
+       eid TEXT NOT NULL UNIQUE, who TEXT, miles DOUBLE PRECISION, at TEXT, title TEXT,
+       body TEXT, created_at TEXT, created_by TEXT, updated_at TEXT, updated_by TEXT,
+       fts tsvector GENERATED ALWAYS AS (to_tsvector('pasture_fts',
+           coalesce(title, '') || ' ' || coalesce(body, ''))) STORED)""",
+    *(
+        f"CREATE INDEX runs_{c} ON runs({c})"
+        for c in (
+            "who",
+            "miles",
+            "at",
+            "title",
+            "created_at",
+            "created_by",
+            "updated_at",
+            "updated_by",
+        )
+    ),
+    "CREATE INDEX runs_fts ON runs USING gin (fts)",
+    "CREATE TABLE people (eid TEXT PRIMARY KEY, name TEXT)",
+]
+PG_INSERT = INSERT.replace("?", "%s")
+
+
+def postgres(args: argparse.Namespace) -> int:
+    """The same figures with both sides on one PostgreSQL server, each in its own schema.
+
+    Ours is `PostgresStore` in schema `bench_ours`; the hand-written side is a
+    plain typed table `runs` in schema `bench_theirs` with the same indexes, a
+    tsvector kept by a generated column over title and body (the same text
+    search configuration) with a GIN index, and `people`; its writes are
+    `executemany` of INSERTs in one transaction, and one INSERT in its own
+    transaction a call.
+    """
+    import contextlib
+    import os
+
+    import psycopg
+
+    from pasture.store.postgres import open_postgres_store
+
+    url = args.postgres or os.environ.get("PASTURE_DATABASE_URL", "")
+    with contextlib.ExitStack() as stack:
+        if not url:
+            sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "store"))
+            import pg_server
+
+            url = stack.enter_context(pg_server.server())
+            print("a throwaway PostgreSQL server for this run", flush=True)
+        admin = stack.enter_context(psycopg.connect(url, autocommit=True))
+        for name in ("bench_ours", "bench_theirs"):
+            admin.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+        store = stack.enter_context(open_postgres_store(url, "bench_ours"))
+        store.declare(VOCAB)
+        base = stack.enter_context(psycopg.connect(url, autocommit=True))
+        base.execute("CREATE SCHEMA bench_theirs")
+        base.execute("SET search_path TO bench_theirs")
+        # the same text search configuration as ours, made in the baseline's schema
+        for statement in (
+            "CREATE TEXT SEARCH DICTIONARY pasture_stem (TEMPLATE = snowball, LANGUAGE = english)",
+            "CREATE TEXT SEARCH CONFIGURATION pasture_fts (COPY = english)",
+            "ALTER TEXT SEARCH CONFIGURATION pasture_fts "
+            "ALTER MAPPING REPLACE english_stem WITH pasture_stem",
+            *PG_BASELINE,
+        ):
+            base.execute(statement)
+        base.execute("INSERT INTO people VALUES (%s, %s)", (ADA.eid, ADA.name))
+
+        def insert_many(rows: list[tuple[Any, ...]]) -> None:
+            with base.transaction():
+                base.cursor().executemany(PG_INSERT, rows)
+
+        rng = random.Random(7)
+        runs = [fake(rng, i) for i in range(args.entities)]
+        start = time.perf_counter()
+        for i in range(0, len(runs), 10_000):
+            store.apply([bundle(r) for r in runs[i : i + 10_000]], ADA)
+        loaded_ours = time.perf_counter() - start
+        start = time.perf_counter()
+        insert_many([baseline_row(r) for r in runs])
+        loaded_theirs = time.perf_counter() - start
+        print(
+            f"loaded {args.entities} entities: ours {loaded_ours:.1f} s, "
+            f"hand-written SQL {loaded_theirs:.1f} s",
+            flush=True,
+        )
+        admin.execute("VACUUM ANALYZE bench_ours.entity, bench_ours.c_jog, bench_ours.c_doc")
+        admin.execute("VACUUM ANALYZE bench_theirs.runs, bench_theirs.people")
+
+        ratios: dict[str, float] = {}
+        word = WORDS[17]
+        queries: list[tuple[str, str, str, tuple[Any, ...], Shape]] = [
+            (
+                ".jog.miles>=29.5&.doc?&limit=20",
+                ".jog.miles>=29.5&.doc?&limit=20",
+                "SELECT eid, who, miles, at, title, body FROM runs WHERE miles >= %s "
+                "ORDER BY id DESC LIMIT 20",
+                (29.5,),
+                lambda rows: [
+                    {
+                        "eid": r[0],
+                        "who": r[1],
+                        "miles": r[2],
+                        "at": r[3],
+                        "title": r[4],
+                        "body": r[5],
+                    }
+                    for r in reversed(rows)
+                ],
+            ),
+            (
+                ".jog.who=runner42",
+                ".jog.who=runner42",
+                "SELECT eid, who, miles, at FROM runs WHERE who = %s ORDER BY id",
+                ("runner42",),
+                lambda rows: [{"eid": r[0], "who": r[1], "miles": r[2], "at": r[3]} for r in rows],
+            ),
+            (
+                f"full text: {word}",
+                word,
+                "SELECT eid FROM runs, phraseto_tsquery('pasture_fts', %s) q "
+                "WHERE fts @@ q ORDER BY ts_rank(fts, q) DESC, id",
+                (word,),
+                lambda rows: [{"eid": r[0]} for r in rows],
+            ),
+            (
+                ".jog!&.created!&limit=50",
+                ".jog!&.created!&limit=50",
+                "SELECT r.eid, r.who, r.miles, r.at, r.created_at, r.created_by, p.name "
+                "FROM runs r LEFT JOIN people p ON p.eid = r.created_by "
+                "ORDER BY r.id DESC LIMIT 50",
+                (),
+                lambda rows: [
+                    {
+                        "eid": r[0],
+                        "who": r[1],
+                        "miles": r[2],
+                        "at": r[3],
+                        "created_at": r[4],
+                        "created_by": r[5],
+                        "created_by_name": r[6],
+                    }
+                    for r in reversed(rows)
+                ],
+            ),
+        ]
+        for name, text, sql, params, shape in queries:
+            assert len(store.query(text, ADA)) == len(base.execute(sql, params).fetchall())
+
+            def ours(text: str = text) -> object:
+                return store.query(text, ADA)
+
+            def theirs(
+                sql: str = sql, params: tuple[Any, ...] = params, shape: Shape = shape
+            ) -> object:
+                return shape(base.execute(sql, params).fetchall())
+
+            def bare(sql: str = sql, params: tuple[Any, ...] = params) -> object:
+                return base.execute(sql, params).fetchall()
+
+            ratios[name] = side_by_side(name, ours, theirs, args.rounds, bare)
+
+        batch_ours: list[float] = []
+        batch_theirs: list[float] = []
+        for r in range(args.batches):
+            more = [fake(rng, args.entities + r * args.batch + i) for i in range(args.batch)]
+            start = time.perf_counter()
+            store.apply([bundle(x) for x in more], ADA)
+            batch_ours.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            insert_many([baseline_row(x) for x in more])
+            batch_theirs.append(time.perf_counter() - start)
+        ratios["batch"] = report(
+            f"apply {args.batch} bundles in one call",
+            statistics.median(batch_ours),
+            statistics.median(batch_theirs),
+        )
+
+        one_ours: list[float] = []
+        one_theirs: list[float] = []
+        per_round = max(1, args.calls // args.rounds)
+        for _ in range(args.rounds):
+            calls = [fake(rng, i) for i in range(per_round)]
+            start = time.perf_counter()
+            for x in calls:
+                store.apply(bundle(x), ADA)
+            one_ours.append((time.perf_counter() - start) / per_round)
+            start = time.perf_counter()
+            for x in calls:
+                with base.transaction():
+                    base.execute(PG_INSERT, baseline_row(x))
+            one_theirs.append((time.perf_counter() - start) / per_round)
+        one = statistics.median(one_ours)
+        report("apply one bundle a call", one, statistics.median(one_theirs))
+        print(f"one-call applies: {1 / one:,.0f} a second", flush=True)
+        for name in ("bench_ours", "bench_theirs"):
+            admin.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
     return 0
 
 

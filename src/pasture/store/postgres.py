@@ -69,6 +69,13 @@ _COPY_FROM = 50  # new rows of one table from which COPY beats INSERTs
 _CARRY = "_e, _eid, _created_at, _created_by"
 _OF_ENTITY = "_e, eid, created_at, created_by"
 _NONE: dict[str, Any] = {}  # no names to hand a row builder (never written to)
+# what a write reads first, under its lock: the vocabulary's version, the last entity's
+# integer, and the caller's entity, person row and name
+_HEAD = (
+    "SELECT (SELECT value FROM pasture_meta WHERE key = 'version'), "
+    "(SELECT coalesce(max(_e), 0) FROM entity), e._e, p._e, p.name "
+    "FROM (SELECT 1) one LEFT JOIN entity e ON e.eid = %s LEFT JOIN c_person p ON p._e = e._e"
+)
 _UNREACHABLE = "the app's store cannot reach its PostgreSQL server — try again in a moment"
 
 
@@ -242,15 +249,24 @@ class PostgresStore:
             checked = b.check(bundles, vocab)
         with self._lock:
             conn = self._conn()
+            # a few bundles are sent in a pipeline, a round trip for the lock and what the
+            # write reads first and one for the rows and COMMIT (COPY, for many, is not)
+            few = checked is not None and len(checked) < _COPY_FROM
             try:
-                with conn.transaction():
+                with conn.pipeline() if few else contextlib.nullcontext(), conn.transaction():
                     self._serialize(conn)
-                    if self._stale(conn) or vocab is not self._vocab or checked is None:
-                        vocab = self._vocab  # redeclared meanwhile: check again
-                        checked = b.check(bundles, vocab)
-                    _nul_free(checked)
                     with conn.cursor() as cur:
-                        return self._write(cur, checked, caller, vocab)
+                        head = cur.execute(_HEAD, (caller.eid,)).fetchone()
+                        assert head is not None
+                        version, top, *person = head
+                        if (version or "") != self._version:
+                            self._load(conn)
+                            self._kinds(conn)
+                        if vocab is not self._vocab or checked is None:
+                            vocab = self._vocab  # redeclared meanwhile: check again
+                            checked = b.check(bundles, vocab)
+                        _nul_free(checked)
+                        return self._write(cur, checked, caller, vocab, top, person)
             except _psycopg().OperationalError:
                 raise Refused(_UNREACHABLE) from None
 
@@ -435,13 +451,18 @@ class PostgresStore:
     # -- writing ----------------------------------------------------------------------------
 
     def _write(
-        self, cur: Cursor, checked: list[b.Checked], caller: Caller, vocab: Vocabulary
+        self,
+        cur: Cursor,
+        checked: list[b.Checked],
+        caller: Caller,
+        vocab: Vocabulary,
+        top: int,
+        person: list[Any],
     ) -> Applied:
         stamp = now()
         by = caller.eid
-        top = cur.execute("SELECT coalesce(max(_e), 0) FROM entity").fetchone()[0]  # type: ignore[index]
         if by is not None:
-            top = self._person(cur, caller, stamp, top, vocab)
+            top = self._person(cur, caller, stamp, top, vocab, person)
         plan = b.resolve(checked, _Lookup(cur))
         for step in plan.steps:
             if step.was:
@@ -555,14 +576,20 @@ class PostgresStore:
             cur.execute("DELETE FROM entity WHERE _e = ANY(%s)", (rows_gone,))
         return Applied([s.eid for s in plan.steps], dict(plan.aliases))
 
-    def _person(self, cur: Cursor, caller: Caller, stamp: str, top: int, vocab: Vocabulary) -> int:
-        """Keep the caller as a person of this app, so `created.by` reads back a name."""
-        found = cur.execute(
-            "SELECT e._e, p._e, p.name FROM entity e LEFT JOIN c_person p ON p._e = e._e "
-            "WHERE e.eid = %s",
-            (caller.eid,),
-        ).fetchone()
-        if found is None:
+    def _person(
+        self,
+        cur: Cursor,
+        caller: Caller,
+        stamp: str,
+        top: int,
+        vocab: Vocabulary,
+        found: list[Any],
+    ) -> int:
+        """Keep the caller as a person of this app, so `created.by` reads back a name.
+
+        `found` is what the write read first: the caller's entity row, its person row
+        and name (all None when the caller is not an entity here yet)."""
+        if found[0] is None:
             top += 1
             cur.execute(
                 "INSERT INTO entity(_e, eid, kind, name, created_at, created_by, updated_at, "
@@ -614,7 +641,7 @@ def _cols(names: Iterable[str]) -> str:
 def _insert(cur: Cursor, name: str, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
     """New rows: INSERTs for a few, COPY for many."""
     listed = ", ".join(columns)
-    if len(rows) < _COPY_FROM:
+    if len(rows) < _COPY_FROM or cur.connection.pgconn.pipeline_status:
         marks = ", ".join("%s" for _ in columns)
         cur.executemany(f"INSERT INTO {name}({listed}) VALUES ({marks})", rows)
         return

@@ -71,6 +71,8 @@ class Dialect:
     text: str = "TEXT"  # what the store keeps of its own (eids, stamps, names)
     like: str = "LIKE"  # a case-insensitive (ASCII) match
     max_name: int = 1000  # the longest identifier the database keeps whole
+    # a reference's name read in the row's own SELECT, not once per eid afterwards
+    inline_names: bool = False
 
     def placeholders(self, sql: str) -> str:
         return sql
@@ -141,6 +143,7 @@ POSTGRES = PostgresDialect(
     text=_PG_TEXT,
     like="ILIKE",
     max_name=63,
+    inline_names=True,
 )
 
 
@@ -692,7 +695,17 @@ def _row_builder(
         for column in comp.columns.values():
             select.append(_expr(st, comp_name, column.name))
             c = f"c{pos}"
-            if column.reference:
+            if column.reference and st.dialect.inline_names:
+                # the name read in the same statement, one index probe a row: cheaper than
+                # another round trip to the server
+                select.append(f"(SELECT name FROM entity WHERE eid = {select[-1]})")
+                pos += 1
+                n = f"c{pos}"
+                fields.append(
+                    f"{column.name!r}: ({{'eid': {c}, 'name': {n}}} if {n} is not None "
+                    f"else ({{'eid': {c}}} if {c} is not None else None))"
+                )
+            elif column.reference:
                 refs.append(pos)
                 # inline rather than a call: this runs once per row and column
                 fields.append(
