@@ -168,3 +168,16 @@ def test_without_psycopg_the_sentence_names_the_install_command() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "pip install 'pasture[postgres]'" in out.stdout
+
+
+def test_open_store_takes_a_postgresql_url_and_a_schema(pg_url: str, schema: str) -> None:
+    from pasture.store import open_store
+
+    with open_store(pg_url, schema=schema) as s:
+        assert isinstance(s, PostgresStore)
+        s.declare(RUNS)
+        s.apply({"jog": {"who": "Ada"}}, ADA)
+        assert s.query(".jog.who=Ada", ADA)[0]["jog"]["who"] == "Ada"
+    with pytest.raises(Refused) as e:
+        open_store(pg_url)
+    assert "schema" in str(e.value)

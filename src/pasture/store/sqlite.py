@@ -17,7 +17,7 @@ import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 from pasture.caller import Caller
 from pasture.errors import DeployRefused, Refused
@@ -35,6 +35,9 @@ from pasture.store.sql import (
 )
 from pasture.store.vocab import Column, Vocabulary, changed_type
 from pasture.values import now
+
+if TYPE_CHECKING:
+    from pasture.store.postgres import PostgresStore
 
 _CACHE = 512  # compiled filters kept per store
 _LAYOUT = "3"  # component rows carry `_eid`, `_created_at`, `_created_by` (pasture.store.sql)
@@ -583,9 +586,20 @@ def _busy(e: sqlite3.OperationalError) -> Refused:
     raise e
 
 
-def open_store(path: str | Path) -> SqliteStore:
-    """The store in the SQLite file at `path`, made (WAL mode) if it is not there yet."""
-    return SqliteStore(path)
+@overload
+def open_store(target: str | Path) -> SqliteStore: ...
+@overload
+def open_store(target: str, *, schema: str) -> PostgresStore: ...
+def open_store(target: str | Path, *, schema: str | None = None) -> SqliteStore | PostgresStore:
+    """The store in the SQLite file at `target`, made (WAL mode) if it is not there yet;
+    or, for a `postgresql://` URL, the one in `schema` of that database."""
+    if isinstance(target, str) and target.startswith(("postgresql://", "postgres://")):
+        if schema is None:
+            raise Refused("a PostgreSQL store needs its app's schema: open_store(url, schema=...)")
+        from pasture.store.postgres import PostgresStore
+
+        return PostgresStore(target, schema)
+    return SqliteStore(target)
 
 
 __all__ = ["SqliteStore", "open_store"]
