@@ -17,7 +17,8 @@ from typing import Any, Literal
 from pasture.commands.model import Command, Context, Result
 from pasture.commands.template import (
     BUNDLE_KEYS,
-    fill_apply,
+    ApplyPlan,
+    QueryPlan,
     fill_query,
     placeholders,
     strings,
@@ -66,6 +67,18 @@ class Template:
     # reference column): their value names an existing entity, never a new one.
     entities: Set[str] = field(default_factory=frozenset)
 
+    # The template compiled once: what each call fills in (see pasture.commands.template).
+    plan: ApplyPlan | QueryPlan = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        optional = frozenset(self.types) - frozenset(self.required)
+        plan: ApplyPlan | QueryPlan
+        if self.action == "query":
+            plan = QueryPlan(self.template, optional, self.words)
+        else:
+            plan = ApplyPlan(self.template, optional, self.keep_empty)
+        object.__setattr__(self, "plan", plan)
+
     def convert(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """The arguments as their declared types; UsageError names every bad one at once."""
         if not isinstance(args, Mapping):
@@ -101,10 +114,7 @@ class Template:
 
     def fill(self, args: Mapping[str, Any]) -> Any:
         """The bundle or filter line these (converted) arguments make."""
-        optional = set(self.types) - set(self.required)
-        if self.action == "query":
-            return fill_query(self.template, args, optional, self.words)
-        return fill_apply(self.template, args, optional, self.keep_empty)
+        return self.plan.fill(args)
 
     def __call__(self, args: Mapping[str, Any], ctx: Context) -> Result:
         filled = self.fill(self.convert(args))

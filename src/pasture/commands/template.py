@@ -72,19 +72,6 @@ def as_text(value: Any) -> str:
     return str(value)
 
 
-def _splice(text: str, args: Mapping[str, Any], encode: bool) -> str:
-    def one(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name is None:
-            return _encode("$") if encode else "$"
-        if name not in args:
-            return match.group(0)  # an alias: the store resolves it
-        spliced = as_text(args[name])
-        return _encode(spliced) if encode else spliced
-
-    return VARIABLE.sub(one, text)
-
-
 def _encode(text: str) -> str:
     # The grammar owns how a value is written into a filter line.
     from pasture.store.grammar import percent_encode_value
@@ -98,6 +85,221 @@ class _Drop:
 
 _DROP = _Drop()
 
+# -- compiling: where each variable stands, worked out once ---------------------------
+#
+# A template is compiled when its command is loaded into a tree of fillers, one a
+# value; filling walks that tree with the arguments of a call and never scans a string.
+
+
+class _Filler:
+    """One value of a template: `fill` gives what it is with these arguments (or _DROP)."""
+
+    __slots__ = ()
+
+    def fill(self, args: Mapping[str, Any]) -> Any:
+        raise NotImplementedError
+
+
+class _Same(_Filler):
+    """A value with no variable in it: itself (a string with `$$` already unescaped)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def fill(self, args: Mapping[str, Any]) -> Any:
+        return self.value
+
+
+class _Whole(_Filler):
+    """A string that is one `$var`: the argument, with its own type; else an alias."""
+
+    __slots__ = ("name", "optional", "text")
+
+    def __init__(self, name: str, text: str, optional: bool) -> None:
+        self.name, self.text, self.optional = name, text, optional
+
+    def fill(self, args: Mapping[str, Any]) -> Any:
+        if self.name in args:
+            return args[self.name]
+        return _DROP if self.optional else self.text
+
+
+class _Spliced(_Filler):
+    """A longer string: its literal parts, and the variables spliced between them as text.
+
+    `parts` alternate literal text and a variable's name (`None` where there is no
+    variable), so part 2i is text and part 2i+1 a name.
+    """
+
+    __slots__ = ("encode", "optional", "parts")
+
+    def __init__(self, parts: tuple[str, ...], optional: tuple[str, ...], encode: bool) -> None:
+        self.parts, self.optional, self.encode = parts, optional, encode
+
+    def fill(self, args: Mapping[str, Any]) -> Any:
+        for name in self.optional:
+            if name not in args:
+                return _DROP
+        parts = self.parts
+        out = [parts[0]]
+        for i in range(1, len(parts), 2):
+            name = parts[i]
+            if name in args:
+                text = as_text(args[name])
+                out.append(_encode(text) if self.encode else text)
+            else:
+                out.append("$" + name)  # an alias: the store resolves it
+            out.append(parts[i + 1])
+        return "".join(out)
+
+
+class _Object(_Filler):
+    """An object: each key's value filled; a key whose value was left out goes."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: tuple[tuple[str, _Filler], ...]) -> None:
+        self.items = items
+
+    def fill(self, args: Mapping[str, Any]) -> Any:
+        out: dict[str, Any] = {}
+        for key, filler in self.items:
+            value = filler.fill(args)
+            if value is not _DROP:
+                out[key] = value
+        return out
+
+
+class _List(_Filler):
+    __slots__ = ("items",)
+
+    def __init__(self, items: tuple[_Filler, ...]) -> None:
+        self.items = items
+
+    def fill(self, args: Mapping[str, Any]) -> Any:
+        return [v for v in (f.fill(args) for f in self.items) if v is not _DROP]
+
+
+class _Bundle(_Filler):
+    """A bundle: as an object, but `was` is sent as `$was`, and a component all of whose
+    columns were left out goes too (unless it is kept empty)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: tuple[tuple[str, _Filler, bool], ...]) -> None:
+        self.items = items  # (key sent, filler, drop it when it comes out empty)
+
+    def fill(self, args: Mapping[str, Any]) -> Any:
+        out: dict[str, Any] = {}
+        for key, filler, drop_empty in self.items:
+            value = filler.fill(args)
+            if value is _DROP or (drop_empty and not value and isinstance(value, dict)):
+                continue
+            out[key] = value
+        return out
+
+
+def _text(text: str, optional: Set[str], encode: bool) -> _Filler:
+    if "$" not in text:
+        return _Same(text)
+    name = None if encode else whole_variable(text)  # a filter line holds only text
+    if name is not None:
+        return _Whole(name, text, name in optional)
+    dollar = _encode("$") if encode else "$"
+    parts: list[str] = []
+    literal: list[str] = []
+    at = 0
+    for match in VARIABLE.finditer(text):
+        literal.append(text[at : match.start()])
+        at = match.end()
+        if match.group(1) is None:
+            literal.append(dollar)  # `$$`
+        else:
+            parts += ["".join(literal), match.group(1)]
+            literal = []
+    literal.append(text[at:])
+    parts.append("".join(literal))
+    if len(parts) == 1:
+        return _Same(parts[0])
+    names = parts[1::2]
+    return _Spliced(tuple(parts), tuple(dict.fromkeys(n for n in names if n in optional)), encode)
+
+
+def _compile(value: Any, optional: Set[str]) -> _Filler:
+    if isinstance(value, str):
+        return _text(value, optional, encode=False)
+    if isinstance(value, Mapping):
+        return _Object(tuple((k, _compile(v, optional)) for k, v in value.items()))
+    if isinstance(value, list):
+        return _List(tuple(_compile(v, optional) for v in value))
+    return _Same(value)
+
+
+def _compile_bundle(bundle: Any, optional: Set[str], keep_empty: Set[str]) -> _Filler:
+    if not isinstance(bundle, Mapping):
+        return _compile(bundle, optional)
+    return _Bundle(
+        tuple(
+            (
+                "$was" if key == "was" else key,
+                _compile(value, optional),
+                isinstance(value, Mapping) and bool(value) and key not in keep_empty,
+            )
+            for key, value in bundle.items()
+        )
+    )
+
+
+class ApplyPlan:
+    """An apply template compiled once: `fill(args)` is the bundle (or list) it writes."""
+
+    __slots__ = ("_many", "_one")
+
+    def __init__(
+        self,
+        template: Any,
+        optional: Set[str] = frozenset(),
+        keep_empty: Set[str] = frozenset(),
+    ) -> None:
+        self._many = isinstance(template, list)
+        bundles = template if isinstance(template, list) else [template]
+        self._one = tuple(_compile_bundle(b, optional, keep_empty) for b in bundles)
+
+    def fill(self, args: Mapping[str, Any]) -> Any:
+        if self._many:
+            return [b.fill(args) for b in self._one]
+        return self._one[0].fill(args)
+
+
+class QueryPlan:
+    """A query template compiled once: `fill(args)` is the filter line it reads."""
+
+    __slots__ = ("_clauses",)
+
+    def __init__(
+        self, template: str, optional: Set[str] = frozenset(), words: Set[str] = frozenset()
+    ) -> None:
+        clauses: list[tuple[tuple[str, ...], str | None, _Filler]] = []
+        for clause in template.split("&"):
+            left_out = tuple(dict.fromkeys(v for v in variables(clause) if v in optional))
+            name = whole_variable(clause)
+            as_words = name if name is not None and name in words else None
+            clauses.append((left_out, as_words, _text(clause, frozenset(), encode=True)))
+        self._clauses = tuple(clauses)
+
+    def fill(self, args: Mapping[str, Any]) -> str:
+        out: list[str] = []
+        for left_out, as_words, filler in self._clauses:
+            if any(v not in args for v in left_out):
+                continue
+            if as_words is not None and as_words in args:
+                out.extend(_encode(word) for word in as_text(args[as_words]).split())
+                continue
+            out.append(filler.fill(args))
+        return "&".join(out)
+
 
 def fill_apply(
     template: Any,
@@ -109,56 +311,10 @@ def fill_apply(
 
     `args` holds the converted arguments that arrived; an optional one that did
     not arrive drops its column, and a component left with no columns by that is
-    dropped too, unless it is named in `keep_empty`.
+    dropped too, unless it is named in `keep_empty`. (A command compiles its
+    template once, as an `ApplyPlan`.)
     """
-    if isinstance(template, list):
-        return [_bundle(b, args, optional, keep_empty) for b in template]
-    return _bundle(template, args, optional, keep_empty)
-
-
-def _bundle(bundle: Any, args: Mapping[str, Any], optional: Set[str], keep_empty: Set[str]) -> Any:
-    if not isinstance(bundle, Mapping):
-        return _value(bundle, args, optional)
-    filled: dict[str, Any] = {}
-    for key, value in bundle.items():
-        name = "$was" if key == "was" else key
-        item = _value(value, args, optional)
-        if isinstance(item, _Drop):
-            continue
-        if (
-            isinstance(item, dict)
-            and not item
-            and isinstance(value, Mapping)
-            and value
-            and key not in keep_empty
-        ):
-            continue  # every column of it was left out
-        filled[name] = item
-    return filled
-
-
-def _value(value: Any, args: Mapping[str, Any], optional: Set[str]) -> Any:
-    if isinstance(value, str):
-        name = whole_variable(value)
-        if name is not None:
-            if name in args:
-                return args[name]  # keeps the argument's own type
-            if name in optional:
-                return _DROP
-            return value  # an alias
-        if any(v in optional and v not in args for v in variables(value)):
-            return _DROP
-        return _splice(value, args, encode=False)
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            filled = _value(item, args, optional)
-            if not isinstance(filled, _Drop):
-                out[key] = filled
-        return out
-    if isinstance(value, list):
-        return [v for v in (_value(i, args, optional) for i in value) if not isinstance(v, _Drop)]
-    return value
+    return ApplyPlan(template, optional, keep_empty).fill(args)
 
 
 def fill_query(
@@ -171,19 +327,10 @@ def fill_query(
 
     A clause that is nothing but a variable named in `words` is full-text
     search: each word of the value becomes a word of the filter. A clause whose
-    optional argument was left out is left out.
+    optional argument was left out is left out. (A command compiles its
+    template once, as a `QueryPlan`.)
     """
-    clauses: list[str] = []
-    for clause in template.split("&"):
-        named = variables(clause)
-        if any(v in optional and v not in args for v in named):
-            continue
-        name = whole_variable(clause)
-        if name is not None and name in words and name in args:
-            clauses.extend(_encode(word) for word in as_text(args[name]).split())
-            continue
-        clauses.append(_splice(clause, args, encode=True))
-    return "&".join(clauses)
+    return QueryPlan(template, optional, words).fill(args)
 
 
 def placeholders(types: Mapping[str, ValueType]) -> dict[str, Any]:
@@ -194,6 +341,8 @@ def placeholders(types: Mapping[str, ValueType]) -> dict[str, Any]:
 __all__ = [
     "BUNDLE_KEYS",
     "VARIABLE",
+    "ApplyPlan",
+    "QueryPlan",
     "as_text",
     "fill_apply",
     "fill_query",
