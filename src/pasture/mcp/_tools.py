@@ -74,7 +74,7 @@ TOOLS: tuple[types.Tool, ...] = (
         "Run a command of one of your apps",
         "Run one command that `commands` listed, as the person you act for, and get its answer: "
         "the rows it read or the ids it wrote. Pass its arguments in `args` exactly as "
-        "`commands` names them; a number or a true/false may be sent as text. Name `app` only "
+        "`commands` names them, with the types its input schema gives. Name `app` only "
         "when two of the person's apps have a command of that name. A command whose listing "
         "names a `view` has a page to draw the answer in: read that `ui://` resource to show it.",
         _object(
