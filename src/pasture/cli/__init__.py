@@ -104,17 +104,7 @@ def do_app_list(args: argparse.Namespace) -> int:
     if args.json:
         import json
 
-        data = [
-            {
-                "at": a.at,
-                "version": a.version,
-                "title": a.title,
-                "access": a.access,
-                "url": a.url,
-                "commands": a.commands,
-            }
-            for a in apps
-        ]
+        data = [a.as_data() for a in apps]
         print(json.dumps({"apps": data}, indent=2, ensure_ascii=False))
         return 0
     if not apps:

@@ -457,18 +457,7 @@ class Session:
     def apps(self, *, json_: bool) -> None:
         apps = self.service.list_apps(self.caller)
         if json_ or self.json_always:
-            data = [
-                {
-                    "at": a.at,
-                    "version": a.version,
-                    "title": a.title,
-                    "access": a.access,
-                    "url": a.url,
-                    "commands": a.commands,
-                }
-                for a in apps
-            ]
-            self._json({"apps": data})
+            self._json({"apps": [a.as_data() for a in apps]})
         elif not apps:
             self.out.print(Text("you have no apps yet — deploy one with pasture deploy DIR"))
         else:

@@ -328,18 +328,4 @@ def _app_list(apps: list[AppInfo]) -> Result:
     for app in apps:
         commands = f" — commands: {', '.join(app.commands)}" if app.commands else ""
         lines.append(f"{app.at} v{app.version} ({app.access}): {app.title}, at {app.url}{commands}")
-    data = [
-        {
-            "at": app.at,
-            "space": app.space,
-            "slug": app.slug,
-            "title": app.title,
-            "access": app.access,
-            "version": app.version,
-            "url": app.url,
-            "commands": list(app.commands),
-            "views": list(app.views),
-        }
-        for app in apps
-    ]
-    return Result("\n".join(lines), {"apps": data})
+    return Result("\n".join(lines), {"apps": [app.as_data() for app in apps]})

@@ -173,15 +173,7 @@ class Listing:
                 f"{plural(entities, 'entity', 'entities')}, "
                 f"{plural(len(info.commands), 'command', 'commands')}, {info.access}"
             )
-            entry: dict[str, Any] = {
-                "at": info.at,
-                "version": info.version,
-                "title": info.title,
-                "entities": entities,
-                "commands": info.commands,
-                "access": info.access,
-                "url": info.url,
-            }
+            entry: dict[str, Any] = {**info.as_data(), "entities": entities}
             provided = self._provider_status(caller, info)
             if provided is not None:
                 lines.extend(f"  {line}" for line in provided.text.splitlines())

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pasture.commands.model import Command
 
@@ -41,6 +41,20 @@ class AppInfo:
     @property
     def at(self) -> str:
         return f"{self.space}/{self.slug}"
+
+    def as_data(self) -> dict[str, Any]:
+        """The app as every door's JSON carries it."""
+        return {
+            "at": self.at,
+            "space": self.space,
+            "slug": self.slug,
+            "title": self.title,
+            "access": self.access,
+            "version": self.version,
+            "url": self.url,
+            "commands": list(self.commands),
+            "views": list(self.views),
+        }
 
 
 @dataclass(frozen=True)
