@@ -3,8 +3,9 @@
 The public API is what `__all__` names; everything else is the platform's own.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from pasture._lazy import lazy_names
 from pasture.caller import NOBODY, Caller
 from pasture.commands.model import Command, Context, Result
 from pasture.errors import (
@@ -24,13 +25,8 @@ if TYPE_CHECKING:
     from pasture.commands.registry import Registry
 
 
-def __getattr__(name: str) -> Any:
-    # Loaded on first use, so `pasture --help` does not import JSON Schema checking.
-    if name == "Registry":
-        from pasture.commands.registry import Registry
-
-        return Registry
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Loaded on first use, so `pasture --help` does not import JSON Schema checking.
+__getattr__ = lazy_names(globals(), {"Registry": "pasture.commands.registry"})
 
 
 __all__ = [

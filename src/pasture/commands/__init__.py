@@ -5,10 +5,9 @@ at start-up to turn an app's tools.json (or tools.yml) and vocab.json into
 `Command` objects, refusing every problem in one `DeployRefused`.
 """
 
-# The names load on first use (PEP 562), so `pasture --help` and the doors that
-# never touch this package do not pay for importing it.
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pasture._lazy import lazy_names
 
 if TYPE_CHECKING:
     from pasture.commands.declared import Template, declared_commands
@@ -27,14 +26,8 @@ _WHERE = {
     "Result": "pasture.commands.model",
 }
 
-
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(where), name)
-    globals()[name] = value
-    return value
+# The names load on first use, so `pasture --help` does not import this package.
+__getattr__ = lazy_names(globals(), _WHERE)
 
 
 __all__ = [

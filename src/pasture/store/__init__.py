@@ -6,10 +6,9 @@ store.apply({"entity": {"eid": "$run"}, "jog": {"miles": 5}}, caller)
 store.query(".jog!&.created!&limit=20", caller)
 """
 
-# The names load on first use (PEP 562), so `pasture --help` and the doors that
-# never touch this package do not pay for importing it.
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pasture._lazy import lazy_names
 
 if TYPE_CHECKING:
     from pasture.store.base import Applied, Bundle, Row, Store, new_eid
@@ -32,14 +31,8 @@ _WHERE = {
     "check_filter": "pasture.store.vocab",
 }
 
-
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(where), name)
-    globals()[name] = value
-    return value
+# The names load on first use, so `pasture --help` does not import this package.
+__getattr__ = lazy_names(globals(), _WHERE)
 
 
 __all__ = [
