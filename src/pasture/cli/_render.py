@@ -40,7 +40,8 @@ def rows_table(rows: Sequence[dict[str, Any]], console: Console | None = None) -
             elif (comp, None) not in columns:
                 columns.append((comp, None))
     table = Table(show_edge=False, header_style="bold")
-    table.add_column("eid")
+    # An eid is copied into the next command: it stays whole, the other columns give way.
+    table.add_column("eid", no_wrap=True, min_width=16)
     for comp, col in columns:
         table.add_column(f"{comp}.{col}" if col else comp)
     for row in rows:
@@ -57,8 +58,12 @@ def rows_table(rows: Sequence[dict[str, Any]], console: Console | None = None) -
 
 def apps_table(apps: Sequence[AppInfo], console: Console | None = None) -> None:
     table = Table(show_edge=False, header_style="bold")
-    for name in ("app", "version", "title", "access", "commands", "address"):
+    table.add_column("app", no_wrap=True, min_width=max((len(a.at) for a in apps), default=3))
+    table.add_column("version", no_wrap=True)
+    for name in ("title", "access", "commands"):
         table.add_column(name)
+    # An address is copied too: it stays whole.
+    table.add_column("address", no_wrap=True, min_width=max((len(a.url) for a in apps), default=7))
     for a in apps:
         table.add_row(a.at, f"v{a.version}", a.title, a.access, ", ".join(a.commands) or "—", a.url)
     (console or Console()).print(table)
