@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp_talk import TOOL_NAMES
 
 from pasture.platform.service import Service
 
@@ -91,17 +92,7 @@ def inspect(inspector: Path, home: Path, *args: str) -> tuple[int, Any]:
 def test_the_tool_list_is_portable_and_fixed(inspector: Path, home: Path) -> None:
     code, listed = inspect(inspector, home, "--method", "tools/list", "--strict")
     assert code == 0, listed
-    assert [t["name"] for t in listed["tools"]] == [
-        "commands",
-        "command",
-        "status",
-        "graph_schema",
-        "graph_query",
-        "graph_apply",
-        "app_list",
-        "app_files",
-        "app_deploy",
-    ]
+    assert [t["name"] for t in listed["tools"]] == TOOL_NAMES
 
 
 def test_a_command_runs_with_string_arguments_and_refuses_in_plain_words(
