@@ -6,8 +6,14 @@ The tables are `sql.py`'s, made in the app's own schema (the connection's
 search_path is that schema alone), and a filter compiles with the same
 compiler in its PostgreSQL dialect: `%s` parameters, ILIKE, and full text
 through a tsvector that a generated column on `c_doc` keeps over title and
-body, with a GIN index, ranked with ts_rank. Bundles are checked and resolved
-by `bundles.py`, as on SQLite.
+body, with a GIN index, ranked with ts_rank; a `c_doc` row also carries its
+entity's kind (`_kind`, kept by every write that changes it), so a search reads
+nothing but `c_doc`. Bundles are checked and resolved by `bundles.py`, as on
+SQLite.
+
+A write of a few bundles takes two round trips to the server (BEGIN, the lock
+and what it reads first; then its rows and COMMIT), a hand-written INSERT in
+its own transaction three; many bundles go in with COPY.
 
 Any number of processes may open the same schema. A write first takes a
 transaction-scoped advisory lock for its schema, so the writes to one app go
@@ -76,6 +82,12 @@ _HEAD = (
     "(SELECT coalesce(max(_e), 0) FROM entity), e._e, p._e, p.name "
     "FROM (SELECT 1) one LEFT JOIN entity e ON e.eid = %s LEFT JOIN c_person p ON p._e = e._e"
 )
+# every doc row's carried kind made its entity's again
+_DOC_KIND = (
+    "UPDATE c_doc d SET _kind = e.kind FROM entity e WHERE e._e = d._e "
+    "AND d._kind IS DISTINCT FROM e.kind"
+)
+_IDLE = 0  # pq.TransactionStatus.IDLE: no transaction open
 _UNREACHABLE = "the app's store cannot reach its PostgreSQL server — try again in a moment"
 
 
@@ -234,6 +246,7 @@ class PostgresStore:
                     )
                     if new.kind_order() != self._vocab.kind_order():
                         conn.execute(f"UPDATE entity SET kind = {kind_sql(new)}")
+                        conn.execute(_DOC_KIND)
             except _psycopg().OperationalError:
                 raise Refused(_UNREACHABLE) from None
             self._vocab = new
@@ -249,26 +262,60 @@ class PostgresStore:
             checked = b.check(bundles, vocab)
         with self._lock:
             conn = self._conn()
-            # a few bundles are sent in a pipeline, a round trip for the lock and what the
-            # write reads first and one for the rows and COMMIT (COPY, for many, is not)
-            few = checked is not None and len(checked) < _COPY_FROM
             try:
-                with conn.pipeline() if few else contextlib.nullcontext(), conn.transaction():
+                if checked is not None and len(checked) < _COPY_FROM:
+                    return self._apply_few(conn, bundles, checked, vocab, caller)
+                with conn.transaction():
                     self._serialize(conn)
                     with conn.cursor() as cur:
-                        head = cur.execute(_HEAD, (caller.eid,)).fetchone()
-                        assert head is not None
-                        version, top, *person = head
-                        if (version or "") != self._version:
-                            self._load(conn)
-                            self._kinds(conn)
-                        if vocab is not self._vocab or checked is None:
-                            vocab = self._vocab  # redeclared meanwhile: check again
-                            checked = b.check(bundles, vocab)
-                        _nul_free(checked)
-                        return self._write(cur, checked, caller, vocab, top, person)
+                        return self._apply_in(cur, bundles, checked, vocab, caller)
             except _psycopg().OperationalError:
                 raise Refused(_UNREACHABLE) from None
+
+    def _apply_few(
+        self,
+        conn: Connection,
+        bundles: Bundle | Sequence[Bundle],
+        checked: list[b.Checked],
+        vocab: Vocabulary,
+        caller: Caller,
+    ) -> Applied:
+        """A few bundles in two round trips: BEGIN, the lock and what the write reads first;
+        then the rows and COMMIT. (psycopg's own transaction() in a pipeline would wait
+        for the server at BEGIN and COMMIT too; COPY, for many rows, needs no pipeline.)"""
+        try:
+            with conn.pipeline():
+                conn.execute("BEGIN")
+                self._serialize(conn)
+                with conn.cursor() as cur:
+                    applied = self._apply_in(cur, bundles, checked, vocab, caller)
+                conn.execute("COMMIT")
+            return applied
+        except BaseException:
+            if not conn.broken and conn.pgconn.transaction_status != _IDLE:
+                conn.execute("ROLLBACK")
+            raise
+
+    def _apply_in(
+        self,
+        cur: Cursor,
+        bundles: Bundle | Sequence[Bundle],
+        checked: list[b.Checked] | None,
+        vocab: Vocabulary,
+        caller: Caller,
+    ) -> Applied:
+        """The write, in a transaction holding this app's lock (`checked` against `vocab`)."""
+        head = cur.execute(_HEAD, (caller.eid,)).fetchone()
+        assert head is not None
+        version, top, *person = head
+        if (version or "") != self._version:
+            self._load(cur.connection)
+            self._kinds(cur.connection)
+        if vocab is not self._vocab or checked is None:
+            vocab = self._vocab  # redeclared meanwhile: check again
+            checked = b.check(bundles, vocab)
+        _nul_free(checked)
+        return self._write(cur, checked, caller, vocab, top, person)
 
     def query(self, filter: str, caller: Caller) -> list[Row]:
         with self._lock:
@@ -430,11 +477,18 @@ class PostgresStore:
                 "ON CONFLICT (component, col) DO UPDATE SET type = excluded.type",
                 [(comp.name, c.name, c.shown) for c in comp.columns.values()],
             )
-        has_fts = conn.execute(
-            "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
-            "AND table_name = 'c_doc' AND column_name = '_fts'"
-        ).fetchone()
-        if has_fts is None:
+        has = {
+            r[0]
+            for r in conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE "
+                "table_schema = current_schema() AND table_name = 'c_doc'"
+            )
+        }
+        if "_kind" not in has:
+            # a search reads its rows' kind from c_doc, not from a join to entity
+            conn.execute(f"ALTER TABLE c_doc ADD COLUMN _kind {POSTGRES.text}")
+            conn.execute(_DOC_KIND)
+        if "_fts" not in has:
             conn.execute(
                 "ALTER TABLE c_doc ADD COLUMN _fts tsvector GENERATED ALWAYS AS (to_tsvector("
                 f"'{FTS_CONFIG}', coalesce(title, '') || ' ' || coalesce(body, ''))) STORED"
@@ -485,9 +539,12 @@ class PostgresStore:
                 entities.append((row, step.eid, kind, name_of(step.writes), stamp, by, stamp, by))
                 for comp, cols in step.writes.items():
                     if cols is not None:
-                        fresh[(comp, tuple(cols))].append(
-                            (row, step.eid, stamp, by, *cols.values())
+                        carried = (
+                            (row, step.eid, stamp, by, kind)
+                            if comp == "doc"
+                            else (row, step.eid, stamp, by)
                         )
+                        fresh[(comp, tuple(cols))].append((*carried, *cols.values()))
             else:
                 row = step.row
                 if step.tombstone:
@@ -498,8 +555,8 @@ class PostgresStore:
                         grouped[f"DELETE FROM {table(comp)} WHERE _e = %s"].append((row,))
                     elif not cols:
                         grouped[
-                            f"INSERT INTO {table(comp)}({_CARRY}) SELECT {_OF_ENTITY} FROM entity "
-                            "WHERE _e = %s ON CONFLICT (_e) DO NOTHING"
+                            f"INSERT INTO {table(comp)}({_carry(comp)}) SELECT {_of_entity(comp)} "
+                            "FROM entity WHERE _e = %s ON CONFLICT (_e) DO NOTHING"
                         ].append((row,))
                     else:
                         columns = vocab.components[comp].columns
@@ -509,8 +566,8 @@ class PostgresStore:
                         )
                         sets = ", ".join(f"{q(n)} = excluded.{q(n)}" for n in cols)
                         sql = (
-                            f"INSERT INTO {table(comp)}({_CARRY}{_cols(cols)}) "
-                            f"SELECT {_OF_ENTITY}{values} FROM entity WHERE _e = %s "
+                            f"INSERT INTO {table(comp)}({_carry(comp)}{_cols(cols)}) "
+                            f"SELECT {_of_entity(comp)}{values} FROM entity WHERE _e = %s "
                             f"ON CONFLICT (_e) DO UPDATE SET {sets}"
                         )
                         grouped[sql].append((*cols.values(), row))
@@ -539,9 +596,10 @@ class PostgresStore:
                 entities,
             )
         for (comp, names), rows in fresh.items():
-            _insert(
-                cur, table(comp), ("_e", "_eid", "_created_at", "_created_by", *map(q, names)), rows
-            )
+            carry: tuple[str, ...] = ("_e", "_eid", "_created_at", "_created_by")
+            if comp == "doc":
+                carry += ("_kind",)
+            _insert(cur, table(comp), (*carry, *map(q, names)), rows)
         for sql, params in grouped.items():
             cur.executemany(sql, params)
         if patched:
@@ -551,11 +609,7 @@ class PostgresStore:
             )
             changed = [row for row, comps in patched if comps]
             if changed:
-                cur.execute(
-                    f"UPDATE entity SET kind = {kind_sql(vocab)}, name = {NAME_SQL} "
-                    "WHERE _e = ANY(%s)",
-                    (changed,),
-                )
+                _rekind(cur, vocab, changed)
         if unedges:
             cur.executemany(
                 "DELETE FROM edge WHERE parent = %s AND type = %s AND child = %s", unedges
@@ -606,10 +660,7 @@ class PostgresStore:
                 "FROM entity WHERE _e = %s ON CONFLICT (_e) DO UPDATE SET name = excluded.name",
                 (caller.name, found[0]),
             )
-            cur.execute(
-                f"UPDATE entity SET kind = {kind_sql(vocab)}, name = {NAME_SQL} WHERE _e = %s",
-                (found[0],),
-            )
+            _rekind(cur, vocab, [found[0]])
         return top
 
     def _guard(self, cur: Cursor, step: b.Step, vocab: Vocabulary) -> None:
@@ -627,6 +678,26 @@ class PostgresStore:
             sql = f"SELECT {q(col)} FROM {table(comp)} WHERE _e = %s"
         found = cur.execute(sql, (row,)).fetchone()
         return None if found is None else found[0]
+
+
+def _carry(comp: str) -> str:
+    """What a component row carries of its entity (a doc row its kind too, for searches)."""
+    return _CARRY + ", _kind" if comp == "doc" else _CARRY
+
+
+def _of_entity(comp: str) -> str:
+    return _OF_ENTITY + ", kind" if comp == "doc" else _OF_ENTITY
+
+
+def _rekind(cur: Cursor, vocab: Vocabulary, rows: list[int]) -> None:
+    """Work out these entities' kind and name again; their doc rows carry the kind."""
+    cur.execute(
+        f"WITH k AS (UPDATE entity SET kind = {kind_sql(vocab)}, name = {NAME_SQL} "
+        "WHERE _e = ANY(%s) RETURNING _e, kind) "
+        "UPDATE c_doc d SET _kind = k.kind FROM k WHERE d._e = k._e "
+        "AND d._kind IS DISTINCT FROM k.kind",
+        (rows,),
+    )
 
 
 def _bare(sql_type: str) -> str:

@@ -71,8 +71,12 @@ class Dialect:
     text: str = "TEXT"  # what the store keeps of its own (eids, stamps, names)
     like: str = "LIKE"  # a case-insensitive (ASCII) match
     max_name: int = 1000  # the longest identifier the database keeps whole
-    # a reference's name read in the row's own SELECT, not once per eid afterwards
+    # a reference's name read in the row's own SELECT (a join the planner may memoize),
+    # not once per eid afterwards
     inline_names: bool = False
+    # the alias of the full-text search's own rows, when they carry their entity's eid,
+    # `created` stamps and kind (`_kind`), so a search need not join `entity`
+    fts_rows: str | None = None
 
     def placeholders(self, sql: str) -> str:
         return sql
@@ -144,6 +148,7 @@ POSTGRES = PostgresDialect(
     like="ILIKE",
     max_name=63,
     inline_names=True,
+    fts_rows="fts",
 )
 
 
@@ -189,6 +194,7 @@ class _State:
     counter: int = 0
     drive: str | None = None  # the alias of the component table a listing is driven from
     keep_entity: bool = False
+    name_joins: list[str] = field(default_factory=list)  # a reference's name, for showing
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -296,6 +302,7 @@ def _compile(filt: ast.Filter, st: _State) -> Compiled:
         sources.append(fts_from)
         st.conds[0:0] = fts_conds
         st.params[0:0] = fts_params
+        st.drive = dialect.fts_rows
     else:
         drive = next((c for c, inner in st.required.items() if inner and c not in STAMPS), None)
         if drive is not None:
@@ -331,15 +338,14 @@ def _compile(filt: ast.Filter, st: _State) -> Compiled:
         builder, extra, refs = _row_builder(st, shown, every, len(select), known_kind, reverse)
         select.extend(extra)
     head = f"SELECT {', '.join(select)}"
-    sql = f"{head} FROM {' '.join(sources + _walks(st))}"
+    sql = f"{head} FROM {' '.join(sources + _walks(st) + st.name_joins)}"
     if st.conds:
         sql += " WHERE " + " AND ".join(st.conds)
     params = list(st.params)
     if count:
         inner_sql = sql
         if limit is not None:
-            inner_sql += f" ORDER BY {order} DESC LIMIT ?"
-            params.append(limit)
+            inner_sql += f" ORDER BY {order} DESC LIMIT {_rows(limit)}"
         return Compiled(
             _lean(st, f"SELECT count(*) FROM ({inner_sql}) AS counted"),
             params,
@@ -349,11 +355,9 @@ def _compile(filt: ast.Filter, st: _State) -> Compiled:
     if words:
         sql += f" ORDER BY {order}"
         if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
+            sql += f" LIMIT {_rows(limit)}"
     elif limit is not None:
-        sql += f" ORDER BY {order} DESC LIMIT ?"
-        params.append(limit)
+        sql += f" ORDER BY {order} DESC LIMIT {_rows(limit)}"
     else:
         sql += f" ORDER BY {order}"
     return Compiled(
@@ -365,6 +369,8 @@ def _compile(filt: ast.Filter, st: _State) -> Compiled:
 _ENTITY_USE = re.compile(r"(?<![\w.\"])e\.(\w+)")
 # what a component row carries of its entity: `entity` column -> its own column
 _CARRIED = {"_e": "_e", "eid": "_eid", "created_at": "_created_at", "created_by": "_created_by"}
+# what the full-text search's rows carry besides (see `Dialect.fts_rows`)
+_CARRIED_FTS = {**_CARRIED, "kind": "_kind"}
 
 
 def _lean(st: _State, sql: str, shown: int = 0) -> str:
@@ -373,20 +379,32 @@ def _lean(st: _State, sql: str, shown: int = 0) -> str:
     Every component row carries its entity's eid and `created` stamps (they
     never change), so a listing driven from a component table reads them
     there. The stamps are read there only for showing (`sql[:shown]` is the
-    select list): a condition on them keeps `entity` and its indexes.
+    select list, and the joins reading a reference's name): a condition on
+    them keeps `entity` and its indexes.
     """
     if st.drive is None or st.keep_entity:
         return sql
     join = f" JOIN entity e ON e._e = {st.drive}._e"
     if sql.count(join) != 1 or sql.index(join) < shown:  # pragma: no cover - written once
         return sql
+    carried = _CARRIED_FTS if st.drive == st.dialect.fts_rows else _CARRIED
     head, rest = sql[:shown], sql[shown:].replace(join, "")
-    if not {m.group(1) for m in _ENTITY_USE.finditer(head)} <= _CARRIED.keys():
+    showing = head + "".join(st.name_joins)
+    conditions = rest
+    for name_join in st.name_joins:
+        conditions = conditions.replace(name_join, "")
+    if not {m.group(1) for m in _ENTITY_USE.finditer(showing)} <= carried.keys():
         return sql
-    if not {m.group(1) for m in _ENTITY_USE.finditer(rest)} <= {"_e", "eid"}:
+    if not {m.group(1) for m in _ENTITY_USE.finditer(conditions)} <= {"_e", "eid"}:
         return sql
     drive = st.drive
-    return _ENTITY_USE.sub(lambda m: f"{drive}.{_CARRIED[m.group(1)]}", head + rest)
+    return _ENTITY_USE.sub(lambda m: f"{drive}.{carried[m.group(1)]}", head + rest)
+
+
+def _rows(limit: int) -> str:
+    """A limit written into the SQL, not passed as a parameter: a prepared statement's
+    generic plan then still knows how few rows are wanted (a whole number, never text)."""
+    return str(min(int(limit), 2**62))
 
 
 def _need(st: _State, component: str, *, inner: bool) -> None:
@@ -629,8 +647,7 @@ def _tally(
         inner += " WHERE " + " AND ".join(st.conds)
     params = list(st.params)
     if limit is not None:
-        inner += f" ORDER BY {order} DESC LIMIT ?"
-        params.append(limit)
+        inner += f" ORDER BY {order} DESC LIMIT {_rows(limit)}"
     if column.reference:
         sql = (
             "SELECT v, (SELECT name FROM entity WHERE eid = v), count(*) AS n "
@@ -696,9 +713,12 @@ def _row_builder(
             select.append(_expr(st, comp_name, column.name))
             c = f"c{pos}"
             if column.reference and st.dialect.inline_names:
-                # the name read in the same statement, one index probe a row: cheaper than
-                # another round trip to the server
-                select.append(f"(SELECT name FROM entity WHERE eid = {select[-1]})")
+                # the name read in the same statement: cheaper than another round trip to
+                # the server, and a join (not a subquery a row) lets the planner read each
+                # distinct eid once (Memoize)
+                alias = f"n{len(st.name_joins)}"
+                st.name_joins.append(f"LEFT JOIN entity {alias} ON {alias}.eid = {select[-1]}")
+                select.append(f"{alias}.name")
                 pos += 1
                 n = f"c{pos}"
                 fields.append(
