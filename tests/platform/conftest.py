@@ -1,7 +1,11 @@
-"""A real Service on a real data directory, with the run club deployed."""
+"""A real Service on a real data directory, with the run club deployed — on each platform
+database: SQLite files in the data directory, and a fresh database of a throwaway
+PostgreSQL server started once for the session (`$PASTURE_DATABASE_URL` points at it,
+so a second Service or process made by a test meets the same one)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,10 +16,31 @@ from pasture.platform.service import Service
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "examples" / "runs"
+sys.path.insert(0, str(ROOT / "tests" / "store"))
+
+import pg_server  # noqa: E402
+from platform_db import fresh_database  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    with pg_server.server() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The platform database this test's Service uses: "" (SQLite) or a PostgreSQL URL."""
+    if request.param == "sqlite":
+        monkeypatch.delenv("PASTURE_DATABASE_URL", raising=False)
+        return ""
+    url = fresh_database(request.getfixturevalue("pg_url"))
+    monkeypatch.setenv("PASTURE_DATABASE_URL", url)
+    return url
 
 
 @pytest.fixture
-def service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Service]:
+def service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database: str) -> Iterator[Service]:
     monkeypatch.setenv("PASTURE_USER", "ada")
     svc = Service(tmp_path / "home")
     yield svc

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
+from platform_db import everything_kept, kept
 
 from pasture.caller import NOBODY, Caller
 from pasture.errors import Forbidden, Refused
@@ -30,7 +29,7 @@ def test_tokens_sign_their_person_in_and_are_kept_hashed(service: Service, ada: 
     assert service.caller_for_session("nope") == NOBODY
     service.sign_out(session)
     assert service.caller_for_session(session) == NOBODY
-    raw = (service.home / "platform.db").read_bytes()
+    raw = everything_kept(service)
     assert token.encode() not in raw and session.encode() not in raw
 
 
@@ -40,8 +39,7 @@ def test_passwords_sign_in_on_the_web(service: Service, ada: Caller) -> None:
     assert service.caller_for_session(session) == ada
     with pytest.raises(Refused):
         service.sign_in("ada", "wrong horse")
-    db = sqlite3.connect(service.home / "platform.db")
-    [(stored,)] = db.execute("SELECT password FROM users WHERE name = 'ada'").fetchall()
+    [(stored,)] = kept(service, "SELECT password FROM users WHERE name = 'ada'")
     assert stored.startswith("scrypt$") and "correct horse" not in stored
 
 

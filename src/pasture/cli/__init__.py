@@ -36,7 +36,8 @@ def open_service(args: argparse.Namespace, base_url: str | None = None) -> Servi
     from pasture.platform.service import Service
 
     url = base_url or os.environ.get("PASTURE_PUBLIC_URL") or "http://127.0.0.1:8000"
-    return Service(home_of(args), database_url=args.database, base_url=url)
+    # no --database: the Service reads $PASTURE_DATABASE_URL itself
+    return Service(home_of(args), database_url=args.database or None, base_url=url)
 
 
 def show(args: argparse.Namespace, result: Result) -> int:
@@ -182,7 +183,8 @@ def do_serve(args: argparse.Namespace) -> int:
     url = args.public_url or f"http://{args.host}:{args.port}"
     service = open_service(args, url)
     service.local_owner()
-    print(f"pasture serving {home_of(args)} at {url}/", flush=True)
+    where = "its PostgreSQL database" if service.database_url else home_of(args)
+    print(f"pasture serving {where} at {url}/", flush=True)
     serve(service, args.host, args.port)
     return 0
 
@@ -225,12 +227,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pasture",
         description="A self-hosted app platform whose apps carry commands.",
-        epilog="The data directory is --home, $PASTURE_HOME, or ~/.local/share/pasture.",
+        epilog="The data directory is --home, $PASTURE_HOME, or ~/.local/share/pasture; "
+        "with --database or $PASTURE_DATABASE_URL the data is in PostgreSQL.",
     )
     parser.add_argument("--home", metavar="DIR", help="the data directory")
-    parser.add_argument("--database", metavar="URL", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--database",
+        metavar="URL",
+        help="keep everything in this PostgreSQL database (postgresql://user@host/db), "
+        "shared by every server in front of it; else $PASTURE_DATABASE_URL, else SQLite "
+        "files in the data directory",
+    )
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--json", action="store_true", help="print the data as JSON")
+    # also after the verb (`pasture serve --database URL`); not given, the one before stands
+    common.add_argument(
+        "--database", metavar="URL", default=argparse.SUPPRESS, help="a PostgreSQL database"
+    )
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
 
     def verb(parent: Any, name: str, run: Verb, summary: str, **kw: Any) -> argparse.ArgumentParser:

@@ -134,7 +134,7 @@ class Apps:
             chosen: Access = access or (
                 cast(Access, current["access"]) if current is not None else "public"
             )
-            self._switch_version(caller, space, slug, version, app_title, chosen)
+            self._switch_version(caller, space, slug, version, app_title, chosen, raw)
         self.catalog.remember(space, slug, Loaded(version, app_title, chosen, commands, vocabulary))
         names = [c.agent_name for c in commands]
         url = self.catalog.url(space, slug)
@@ -144,10 +144,18 @@ class Apps:
         )
 
     def _switch_version(
-        self, caller: Caller, space: str, slug: str, version: int, title: str, access: Access
+        self,
+        caller: Caller,
+        space: str,
+        slug: str,
+        version: int,
+        title: str,
+        access: Access,
+        files: Mapping[str, bytes],
     ) -> None:
         """The commit point of a deploy: one transaction makes the new version current."""
         with self.db.transaction() as conn:
+            self.db.keep_files(conn, space, slug, version, files)
             conn.execute(
                 "INSERT INTO versions (space, slug, version, title, deployed_by, deployed_at) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -194,7 +202,7 @@ class Apps:
             slug,
             version,
         )
-        if row is None or not (self.catalog.app_dir(space, slug) / f"v{version}").is_dir():
+        if row is None or not self.catalog.version_dir(space, slug, version).is_dir():
             kept = [
                 str(r["version"])
                 for r in self.db.all(

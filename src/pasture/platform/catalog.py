@@ -111,17 +111,27 @@ class Catalog:
 
     # -- apps -------------------------------------------------------------------
     def store(self, space: str, slug: str) -> Store:
-        from pasture.store import open_store
-
         key = (space, slug)
         with self._lock:
             store = self._stores.get(key)
             if store is None:
-                path = self.app_dir(space, slug) / "store.db"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                store = cast("Store", open_store(path))
+                store = self.db.app_store(space, slug, self.app_dir(space, slug))
                 self._stores[key] = store
             return store
+
+    def version_dir(self, space: str, slug: str, version: int) -> Path:
+        """A version's folder in the data directory; fetched from the database first
+        when it keeps the files and this machine has not seen the version yet."""
+        root = self.app_dir(space, slug) / f"v{version}"
+        if not root.is_dir():
+            files = self.db.version_files(space, slug, version)
+            if files:
+                try:
+                    _deploy.write_version(self.app_dir(space, slug), version, files)
+                except OSError:
+                    if not root.is_dir():  # not another process fetching it at once
+                        raise
+        return root
 
     def load(self, space: str, slug: str) -> Loaded:
         """The app's current version, loaded once per version (another process may switch it)."""
@@ -159,7 +169,7 @@ class Catalog:
         from pasture.commands import load_commands
         from pasture.store.vocab import Vocabulary
 
-        root = self.app_dir(space, slug) / f"v{version}"
+        root = self.version_dir(space, slug, version)
         files = _deploy.read_version(root)
         doc = json.loads(files["vocab.json"]) if "vocab.json" in files else None
         vocabulary = Vocabulary.from_json(doc)
@@ -178,7 +188,7 @@ class Catalog:
         A command the worker registers or removes later (from its own code)
         joins or leaves the app's commands while that version is current.
         """
-        root = self.app_dir(space, slug) / f"v{version}"
+        root = self.version_dir(space, slug, version)
         registry, commands = _workers.load(root / _workers.WORKER, f"{space}/{slug}")
 
         def changed() -> None:

@@ -1,23 +1,102 @@
-"""The platform's own SQLite file, `platform.db`: people, secrets, spaces, members, apps.
+"""The platform's own database: people, secrets, spaces, members, apps, versions.
+
+`PlatformDB` is what every part of the platform talks to; it has two
+implementations. `SqlitePlatformDB` is the SQLite file `platform.db` in the data
+directory, the embedded default; `pasture.platform.pgdb.PostgresPlatformDB`
+keeps the same tables in a PostgreSQL database (its `pasture` schema), so any
+number of `pasture serve` processes can stand in front of one database. The
+platform writes its SQL once, in SQLite's words (`?` parameters); the
+PostgreSQL side translates it.
 
 One connection per `PlatformDB`, shared by threads under a lock (the web runs
-handlers on a thread pool), in WAL mode so a `pasture deploy` in another
-process can switch a version while `pasture serve` keeps reading.
+handlers on a thread pool). SQLite runs in WAL mode so a `pasture deploy` in
+another process can switch a version while `pasture serve` keeps reading.
 
-`stamp()` changes whenever what the file says may have changed: SQLite's
+`stamp()` changes whenever what the database says may have changed: SQLite's
 `data_version` moves when another connection (another process) commits, and
-a counter here moves on every transaction of this one. What is derived from
-the file can be kept for as long as the stamp stays the same.
+a counter here moves on every transaction of this one (PostgreSQL keeps one
+counter row that every write transaction moves). What is derived from the
+database can be kept for as long as the stamp stays the same.
+
+Each app's store is opened here too (`app_store`): a SQLite file beside the
+app's versions, or the app's own schema in the PostgreSQL database. A version's
+files are written to the data directory by the deploy; PostgreSQL also keeps
+them in its `files` table (`keep_files`), so a server on another machine
+fetches a version it has not seen (`version_files`).
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from pasture.store.base import Store
+
+
+class Row(Protocol):
+    """A row read back: its columns by name (or position)."""
+
+    def __getitem__(self, key: str | int, /) -> Any: ...
+
+
+class Cursor(Protocol):
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+class Conn(Protocol):
+    """A connection inside `PlatformDB.transaction()`: SQL in SQLite's words, `?` params."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Cursor: ...
+
+
+class PlatformDB:
+    """The platform database; every statement runs under one lock (see the module)."""
+
+    def transaction(self) -> AbstractContextManager[Conn]:
+        """All or nothing, one writer at a time: `with db.transaction() as conn: ...`."""
+        raise NotImplementedError
+
+    def stamp(self) -> tuple[int, int]:
+        """A value that changes whenever the database may have changed, here or elsewhere.
+
+        Take it before reading what it guards: a change made during the read moves it
+        again, so the next look reads afresh.
+        """
+        raise NotImplementedError
+
+    def one(self, sql: str, *params: Any) -> Row | None:
+        raise NotImplementedError
+
+    def all(self, sql: str, *params: Any) -> list[Row]:
+        raise NotImplementedError
+
+    def app_store(self, space: str, slug: str, app_dir: Path) -> Store:
+        """The app's store, opened (and made, the first time)."""
+        raise NotImplementedError
+
+    def keep_files(
+        self, conn: Conn, space: str, slug: str, version: int, files: Mapping[str, bytes]
+    ) -> None:
+        """Keep a version's files with the deploy's commit (only the data directory's
+        copy on SQLite: nothing more to do)."""
+
+    def version_files(self, space: str, slug: str, version: int) -> dict[str, bytes] | None:
+        """A version's files as the database keeps them, or None when it keeps none."""
+        return None
+
+    def close(self) -> None:
+        raise NotImplementedError
+
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (
@@ -69,8 +148,8 @@ CREATE TABLE IF NOT EXISTS versions (
 """
 
 
-class PlatformDB:
-    """The platform database; every statement runs under one lock."""
+class SqlitePlatformDB(PlatformDB):
+    """`platform.db`, the SQLite file in the data directory."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -89,7 +168,7 @@ class PlatformDB:
                     conn.execute(statement)
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> Iterator[Conn]:
         """All or nothing: BEGIN IMMEDIATE so two writers queue instead of failing."""
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
@@ -102,23 +181,24 @@ class PlatformDB:
             self._writes += 1
 
     def stamp(self) -> tuple[int, int]:
-        """A value that changes whenever platform.db may have changed, here or elsewhere.
-
-        Take it before reading what it guards: a change made during the read moves it
-        again, so the next look reads afresh.
-        """
         with self._lock:
             row = self._conn.execute("PRAGMA data_version").fetchone()
             return int(row[0]), self._writes
 
-    def one(self, sql: str, *params: Any) -> sqlite3.Row | None:
+    def one(self, sql: str, *params: Any) -> Row | None:
         with self._lock:
             row: sqlite3.Row | None = self._conn.execute(sql, params).fetchone()
             return row
 
-    def all(self, sql: str, *params: Any) -> list[sqlite3.Row]:
+    def all(self, sql: str, *params: Any) -> list[Row]:
         with self._lock:
             return list(self._conn.execute(sql, params).fetchall())
+
+    def app_store(self, space: str, slug: str, app_dir: Path) -> Store:
+        from pasture.store import open_store
+
+        app_dir.mkdir(parents=True, exist_ok=True)
+        return open_store(app_dir / "store.db")
 
     def close(self) -> None:
         with self._lock:

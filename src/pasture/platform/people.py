@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import getpass
 import os
-import sqlite3
 
 from pasture.caller import NOBODY, Caller
 from pasture.commands.model import Result
 from pasture.errors import Conflict, Forbidden, NotFound, Unauthorized, UsageError
 from pasture.platform import identity as _id
-from pasture.platform.db import PlatformDB
+from pasture.platform.db import Conn, PlatformDB
 from pasture.platform.model import SIGN_IN, now
 
 _OWNER = "SELECT eid, name FROM users WHERE admin = 1 ORDER BY created LIMIT 1"
@@ -75,9 +74,7 @@ class People:
                 return Caller(found["eid"], found["name"])
             return self._create_user(conn, name, None, admin=True)
 
-    def _create_user(
-        self, conn: sqlite3.Connection, name: str, password: str | None, *, admin: bool
-    ) -> Caller:
+    def _create_user(self, conn: Conn, name: str, password: str | None, *, admin: bool) -> Caller:
         from pasture.store.base import new_eid
 
         if conn.execute("SELECT 1 FROM users WHERE name = ?", (name,)).fetchone():

@@ -27,17 +27,17 @@ editors of its space write, and a viewer gets the spec's sentence.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pasture.caller import Caller
 from pasture.commands.model import Command, Result
-from pasture.errors import UsageError
 from pasture.platform.access import Gate
 from pasture.platform.apps import Apps
 from pasture.platform.catalog import Catalog
-from pasture.platform.db import PlatformDB
+from pasture.platform.db import PlatformDB, SqlitePlatformDB
 from pasture.platform.graph import Graph
 from pasture.platform.listing import Listing
 from pasture.platform.model import (
@@ -66,15 +66,24 @@ class Service:
         database_url: str | None = None,
         base_url: str = "http://127.0.0.1:8000",
     ) -> None:
-        if database_url:
-            raise UsageError(
-                "this server keeps its data in SQLite under PASTURE_HOME; "
-                "leave out --database and PASTURE_DATABASE_URL"
-            )
+        """`home` is the data directory. `database_url` (else `$PASTURE_DATABASE_URL`; ""
+        for none) is a PostgreSQL database that keeps the platform's tables and every
+        app's store, so several servers can share them."""
+        if database_url is None:
+            database_url = os.environ.get("PASTURE_DATABASE_URL") or None
+        self.database_url = database_url
         self.home = Path(home).expanduser()
         self.home.mkdir(parents=True, exist_ok=True)
         self.base_url = base_url.rstrip("/")
-        self.db = PlatformDB(self.home / "platform.db")
+        # PostgreSQL keeps everything but a cache of version files (and worker.py's
+        # imports) in the data directory: see `pasture.platform.pgdb`
+        self.db: PlatformDB
+        if database_url:
+            from pasture.platform.pgdb import PostgresPlatformDB
+
+            self.db = PostgresPlatformDB(database_url)
+        else:
+            self.db = SqlitePlatformDB(self.home / "platform.db")
         self._catalog = Catalog(self.home, self.base_url, self.db)
         self._people = People(self.db, self.base_url)
         self._spaces = Spaces(self.db, self._catalog, self._people)

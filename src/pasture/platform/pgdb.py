@@ -1,0 +1,269 @@
+"""The platform database in PostgreSQL: the same tables as `platform.db`, in a `pasture` schema.
+
+    pasture serve --database postgresql://pasture@db/pasture
+
+Any number of `pasture serve` processes, on any number of machines, can stand
+in front of one database: everything a process keeps in memory is checked
+against the database on every call, as on SQLite.
+
+- The tables are `db.py`'s, in the schema `pasture`; user names compare without
+  regard to case (an ICU collation, as SQLite's NOCASE). The platform's SQL is
+  written in SQLite's words and translated here: `?` becomes `%s`, and the
+  column `user` (a reserved word in PostgreSQL) is quoted.
+- `stamp()` reads one counter row, `pasture.generation`, that every write
+  transaction moves first. Moving it also takes the row's lock, so platform
+  writes go one at a time, as SQLite's BEGIN IMMEDIATE makes them. A counter,
+  not LISTEN/NOTIFY: one indexed read of one row per look costs a round trip,
+  and it cannot miss a change the way a dropped listening connection could.
+- Each app's store is its own schema, `app_<space>_<slug>` (with a hash of the
+  two when that would be ambiguous or longer than PostgreSQL keeps a name).
+- A version's files are kept in `pasture.files` with the deploy's commit, so a
+  server that has not seen a version fetches it (and writes it to its data
+  directory, which is then only a cache: worker.py is imported from there).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pasture.errors import Conflict, Refused
+from pasture.platform.db import Conn, Cursor, PlatformDB, Row
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from pasture.store.base import Store
+
+SCHEMA = "pasture"
+TABLES = [
+    f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}",
+    # user names compare as SQLite's NOCASE compares them: without regard to case
+    f"""DO $$ BEGIN
+        CREATE COLLATION {SCHEMA}.nocase
+            (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+    EXCEPTION WHEN duplicate_object THEN NULL; END $$""",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.users (
+      eid TEXT PRIMARY KEY,
+      name TEXT COLLATE {SCHEMA}.nocase NOT NULL UNIQUE,
+      space TEXT NOT NULL,
+      password TEXT,
+      admin INTEGER NOT NULL DEFAULT 0,
+      created TEXT NOT NULL)""",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.tokens (
+      hash TEXT PRIMARY KEY,
+      "user" TEXT NOT NULL REFERENCES {SCHEMA}.users(eid),
+      label TEXT NOT NULL,
+      created TEXT NOT NULL)""",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.sessions (
+      hash TEXT PRIMARY KEY,
+      "user" TEXT NOT NULL REFERENCES {SCHEMA}.users(eid),
+      created TEXT NOT NULL)""",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.spaces (
+      name TEXT PRIMARY KEY,
+      created TEXT NOT NULL)""",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.members (
+      space TEXT NOT NULL REFERENCES {SCHEMA}.spaces(name),
+      "user" TEXT NOT NULL REFERENCES {SCHEMA}.users(eid),
+      role TEXT NOT NULL CHECK (role IN ('owner', 'editor', 'viewer')),
+      PRIMARY KEY (space, "user"))""",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.apps (
+      space TEXT NOT NULL REFERENCES {SCHEMA}.spaces(name),
+      slug TEXT NOT NULL,
+      title TEXT NOT NULL,
+      access TEXT NOT NULL CHECK (access IN ('private', 'public', 'open')),
+      version INTEGER NOT NULL,
+      PRIMARY KEY (space, slug))""",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.versions (
+      space TEXT NOT NULL,
+      slug TEXT NOT NULL,
+      version INTEGER NOT NULL,
+      title TEXT NOT NULL,
+      deployed_by TEXT,
+      deployed_at TEXT NOT NULL,
+      PRIMARY KEY (space, slug, version))""",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.files (
+      space TEXT NOT NULL,
+      slug TEXT NOT NULL,
+      version INTEGER NOT NULL,
+      path TEXT NOT NULL,
+      body BYTEA NOT NULL,
+      PRIMARY KEY (space, slug, version, path))""",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.generation (
+      one BOOLEAN PRIMARY KEY DEFAULT true CHECK (one),
+      n BIGINT NOT NULL)""",
+    f"INSERT INTO {SCHEMA}.generation (one, n) VALUES (true, 0) ON CONFLICT DO NOTHING",
+]
+_BUMP = f"UPDATE {SCHEMA}.generation SET n = n + 1"
+_STAMP = f"SELECT n FROM {SCHEMA}.generation"
+_USER = re.compile(r"(?<![\w\"])user(?![\w\"])")
+_LONGEST = 63  # the longest name PostgreSQL keeps whole
+_UNREACHABLE = (
+    "the platform's PostgreSQL database cannot be reached — check that the server is up "
+    "and try again"
+)
+_CLASH = "someone changed the same thing at the same moment — try again"
+
+
+def to_postgres(sql: str) -> str:
+    """The platform's SQL (SQLite's words) as PostgreSQL reads it."""
+    return _USER.sub('"user"', sql).replace("?", "%s")
+
+
+def app_schema(space: str, slug: str) -> str:
+    """The schema an app's store lives in: `app_<space>_<slug>`, or, where a `-` would
+    make two apps' names meet or the name is too long, a hash of the two at its end."""
+    plain = f"app_{space}_{slug}"
+    if "-" not in plain and len(plain) <= _LONGEST:
+        return plain
+    digest = hashlib.sha256(f"{space}/{slug}".encode()).hexdigest()[:10]
+    head = plain.replace("-", "_")[: _LONGEST - len(digest) - 1]
+    return f"{head}_{digest}"
+
+
+class _Row(dict[str, Any]):
+    """A row by column name, or by position as sqlite3.Row also reads."""
+
+    def __getitem__(self, key: str | int) -> Any:
+        if isinstance(key, int):
+            return list(self.values())[key]
+        return super().__getitem__(key)
+
+
+def _rows(cursor: Any) -> Any:
+    names = [c.name for c in cursor.description or ()]
+
+    def make(values: Any) -> _Row:
+        return _Row(zip(names, values, strict=True))
+
+    return make
+
+
+class _Conn:
+    """The connection inside a transaction, taking the platform's SQL."""
+
+    def __init__(self, db: psycopg.Connection[Any]) -> None:
+        self._db = db
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Cursor:
+        return self._db.execute(to_postgres(sql), tuple(parameters))  # type: ignore[arg-type]
+
+
+class PostgresPlatformDB(PlatformDB):
+    """The platform's tables in the `pasture` schema of a PostgreSQL database."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._lock = threading.RLock()
+        self._db: psycopg.Connection[Any] | None = None
+        with self._guard():
+            db = self._conn()
+            with db.transaction():
+                # one process makes the tables at a time
+                db.execute("SELECT pg_advisory_xact_lock(hashtext('pasture:platform'))")
+                for statement in TABLES:
+                    db.execute(statement)
+
+    # -- the connection ---------------------------------------------------------------------
+
+    def _conn(self) -> psycopg.Connection[Any]:
+        """The open connection, made again if the last one broke."""
+        db = self._db
+        if db is not None and not db.closed and not db.broken:
+            return db
+        try:
+            import psycopg
+        except ImportError:
+            raise Refused(
+                "a PostgreSQL database needs psycopg, which is not installed — install it: "
+                "pip install 'pasture[postgres]'"
+            ) from None
+        try:
+            db = psycopg.connect(self.url, autocommit=True, row_factory=_rows)
+        except psycopg.OperationalError:
+            raise Refused(
+                "cannot reach the PostgreSQL database at --database / PASTURE_DATABASE_URL — "
+                "check the address and that the server is up"
+            ) from None
+        except psycopg.ProgrammingError:
+            raise Refused(
+                "the database address is not a PostgreSQL URL — write it like "
+                "postgresql://user@host:5432/dbname"
+            ) from None
+        db.execute(f"SET search_path TO {SCHEMA}")
+        self._db = db
+        return db
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """Under the lock; a lost server or a write that met another one is a sentence."""
+        import psycopg
+
+        with self._lock:
+            try:
+                yield
+            except psycopg.errors.IntegrityError:
+                raise Conflict(_CLASH) from None
+            except psycopg.OperationalError:
+                raise Refused(_UNREACHABLE) from None
+
+    # -- the interface ----------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[Conn]:
+        with self._guard():
+            db = self._conn()
+            with db.transaction():
+                db.execute(_BUMP)  # first: later writers wait here, and every stamp moves
+                yield _Conn(db)
+
+    def stamp(self) -> tuple[int, int]:
+        with self._guard():
+            row = self._conn().execute(_STAMP).fetchone()
+            assert row is not None  # made with the tables
+            return int(row[0]), 0
+
+    def one(self, sql: str, *params: Any) -> Row | None:
+        with self._guard():
+            row: Row | None = self._conn().execute(to_postgres(sql), params).fetchone()
+            return row
+
+    def all(self, sql: str, *params: Any) -> list[Row]:
+        with self._guard():
+            return list(self._conn().execute(to_postgres(sql), params).fetchall())
+
+    def app_store(self, space: str, slug: str, app_dir: Path) -> Store:
+        from pasture.store import open_store
+
+        return open_store(self.url, schema=app_schema(space, slug))
+
+    def keep_files(
+        self, conn: Conn, space: str, slug: str, version: int, files: Mapping[str, bytes]
+    ) -> None:
+        for path, body in files.items():
+            conn.execute(
+                "INSERT INTO files (space, slug, version, path, body) VALUES (?, ?, ?, ?, ?)",
+                (space, slug, version, path, body),
+            )
+
+    def version_files(self, space: str, slug: str, version: int) -> dict[str, bytes] | None:
+        rows = self.all(
+            "SELECT path, body FROM files WHERE space = ? AND slug = ? AND version = ?",
+            space,
+            slug,
+            version,
+        )
+        return {str(r["path"]): bytes(r["body"]) for r in rows}
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+
+
+__all__ = ["PostgresPlatformDB", "app_schema", "to_postgres"]

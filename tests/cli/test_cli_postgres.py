@@ -1,0 +1,116 @@
+"""The command line on PostgreSQL, end to end: real processes, each with a data directory
+of its own (as on other machines), all keeping their data in one throwaway database."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNS = ROOT / "examples" / "runs"
+sys.path.insert(0, str(ROOT / "tests" / "store"))
+
+import pg_server  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def database() -> Iterator[str]:
+    """A fresh database on a throwaway server for this module's tests."""
+    with pg_server.server() as server:
+        import psycopg
+
+        name = "t_" + uuid.uuid4().hex[:16]
+        with psycopg.connect(server, autocommit=True) as admin:
+            admin.execute(f"CREATE DATABASE {name}")
+        yield server.rsplit("/", 1)[0] + "/" + name
+
+
+def pasture(
+    home: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "PASTURE_HOME": str(home), "PASTURE_USER": "ada", **(env or {})}
+    full.pop("PASTURE_TOKEN", None)
+    if not env:
+        full.pop("PASTURE_DATABASE_URL", None)
+    return subprocess.run(
+        [sys.executable, "-m", "pasture", *args],
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_deploy_on_one_machine_command_and_serve_on_others(database: str, tmp_path: Path) -> None:
+    deployed = pasture(tmp_path / "a", "deploy", str(RUNS), "--database", database)
+    assert deployed.returncode == 0, deployed.stderr
+    assert deployed.stdout.startswith("deployed ada/runs v1: ")
+
+    # another machine: the address from the environment, an empty data directory
+    env = {"PASTURE_DATABASE_URL": database}
+    logged = pasture(tmp_path / "b", "command", "log_run", "Ada", "5", "2026-09-01", env=env)
+    assert logged.returncode == 0, logged.stderr
+    status = pasture(tmp_path / "b", "status", env=env)
+    assert status.stdout == "ada/runs v1 — Run club — 1 entity, 3 commands, public\n"
+    token = json.loads(
+        pasture(tmp_path / "a", "--database", database, "token", "new", "--json").stdout
+    )["token"]
+    # nothing of it stays on the SQLite side
+    assert pasture(tmp_path / "a", "app", "list").stdout.startswith("you have no apps yet")
+
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "pasture", "serve", "--port", str(port), "--database", database],
+        env={**os.environ, "PASTURE_HOME": str(tmp_path / "c"), "PASTURE_USER": "ada"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(300):
+            try:
+                page = httpx.get(f"{base}/ada/runs/")
+                break
+            except httpx.ConnectError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("pasture serve did not start")
+        assert page.status_code == 200 and "<title>Run club</title>" in page.text
+        # the token made by the first machine's command line signs in on this server
+        me = httpx.get(f"{base}/ada/runs/api/me", headers={"Authorization": f"Bearer {token}"})
+        assert me.json()["name"] == "ada"
+        rows = httpx.get(
+            f"{base}/ada/runs/api/query",
+            params={"filter": ".jog!"},
+            headers={"Authorization": f"Bearer {token}"},
+        ).json()
+        assert [r["jog"]["miles"] for r in rows["data"]["rows"]] == [5]
+    finally:
+        server.terminate()
+        out, err = server.communicate(timeout=30)
+    assert "pasture serving its PostgreSQL database at" in out
+    assert "Traceback" not in err
+
+
+def test_a_database_that_is_not_there_is_one_sentence(tmp_path: Path) -> None:
+    done = pasture(tmp_path, "status", "--database", "postgresql://nobody@127.0.0.1:1/none")
+    assert done.returncode != 0
+    assert "cannot reach the PostgreSQL database" in done.stderr
+    assert "Traceback" not in done.stderr
