@@ -25,12 +25,17 @@ from pasture.store import bundles as b
 from pasture.store.base import Applied, Bundle, Row
 from pasture.store.sql import (
     BASE_TABLES,
+    NAME_SQL,
     SQLITE,
     STAMPS,
     Compiled,
     compile_filter,
     component_ddl,
+    describe,
+    kind_sql,
+    name_of,
     q,
+    same_type,
     table,
 )
 from pasture.store.vocab import Column, Vocabulary, changed_type
@@ -60,9 +65,6 @@ _FTS = [
         VALUES ('delete', old._e, old.title, old.body);
         INSERT INTO doc_fts(rowid, title, body) VALUES (new._e, new.title, new.body); END""",
 ]
-
-_NAMERS = ("person", "alias", "doc")  # what a reference reads back as `name`, first wins
-_NAME_COLUMN = {"person": "name", "alias": "name", "doc": "title"}
 
 
 class _Lookup:
@@ -134,7 +136,7 @@ class SqliteStore:
             for comp in new.declared():
                 for column in comp.columns.values():
                     was = physical.get(comp.name, {}).get(column.name)
-                    if was is not None and was != column.shown and not _same(was, column):
+                    if was is not None and was != column.shown and not same_type(was, column):
                         old = Column(column.name, "text", reference=True)
                         if was != "reference":
                             old = Column(column.name, was)  # type: ignore[arg-type]
@@ -251,19 +253,7 @@ class SqliteStore:
                     by_eid[parent].setdefault("edges", []).append({"type": kind, "child": ref})
 
     def schema(self) -> dict[str, Any]:
-        vocab = self._vocab
-        return {
-            "components": {
-                c.name: {
-                    "columns": {col.name: col.shown for col in c.columns.values()},
-                    "kind": c.kind,
-                    "platform": c.platform,
-                    "writable": c.writable,
-                }
-                for c in vocab.components.values()
-            },
-            "tools": vocab.tools,
-        }
+        return describe(self._vocab)
 
     def close(self) -> None:
         with self._lock:
@@ -344,7 +334,7 @@ class SqliteStore:
         self._rank = {name: i for i, name in enumerate(order)}
         self._rekind = (
             f"UPDATE entity SET updated_at = ?, updated_by = ?, "
-            f"kind = {self._kind_sql(self._vocab)}, name = {_NAME_SQL} WHERE _e = ?"
+            f"kind = {kind_sql(self._vocab)}, name = {NAME_SQL} WHERE _e = ?"
         )
         self._sql.clear()
         # every component table there is, declared now or before: a tombstone empties them all
@@ -356,16 +346,8 @@ class SqliteStore:
             )
         ]
 
-    def _kind_sql(self, vocab: Vocabulary) -> str:
-        cases = " ".join(
-            f"WHEN EXISTS (SELECT 1 FROM {table(c)} WHERE _e = entity._e) THEN {_lit(c)}"
-            for c in vocab.kind_order()
-            if c not in STAMPS
-        )
-        return f"CASE {cases} ELSE 'created' END"
-
     def _rekind_all(self, vocab: Vocabulary) -> None:
-        self._db.execute(f"UPDATE entity SET kind = {self._kind_sql(vocab)}")
+        self._db.execute(f"UPDATE entity SET kind = {kind_sql(vocab)}")
 
     # -- writing --------------------------------------------------------------------------
 
@@ -410,7 +392,7 @@ class SqliteStore:
                         grouped[sql].append(params)
                     else:
                         grouped[sql] = [params]
-                entities.append((row, step.eid, kind, _name_of(step.writes), stamp, by, stamp, by))
+                entities.append((row, step.eid, kind, name_of(step.writes), stamp, by, stamp, by))
             else:
                 row = step.row
                 if step.tombstone:
@@ -505,8 +487,7 @@ class SqliteStore:
                 (caller.name, found[0]),
             )
             db.execute(
-                f"UPDATE entity SET kind = {self._kind_sql(self._vocab)}, name = {_NAME_SQL} "
-                "WHERE _e = ?",
+                f"UPDATE entity SET kind = {kind_sql(self._vocab)}, name = {NAME_SQL} WHERE _e = ?",
                 (found[0],),
             )
         return top
@@ -532,13 +513,6 @@ class SqliteStore:
         return value
 
 
-_NAME_SQL = (
-    "coalesce((SELECT name FROM c_person WHERE _e = entity._e), "
-    "(SELECT name FROM c_alias WHERE _e = entity._e), "
-    "(SELECT title FROM c_doc WHERE _e = entity._e))"
-)
-
-
 _INSERT_ENTITY = (
     "INSERT INTO entity(_e, eid, kind, name, created_at, created_by, updated_at, updated_by) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
@@ -555,28 +529,6 @@ def _run(db: sqlite3.Connection, sql: str, params: list[tuple[Any, ...]]) -> Non
 
 def _cols(names: tuple[str, ...]) -> str:
     return "".join(f", {q(n)}" for n in names)
-
-
-def _lit(name: str) -> str:
-    """A checked component name as an SQL string literal (names are [a-z0-9_] only)."""
-    return f"'{name}'"
-
-
-def _name_of(writes: Mapping[str, Mapping[str, Any] | None]) -> Any:
-    for comp in _NAMERS:
-        cols = writes.get(comp)
-        if cols:
-            value = cols.get(_NAME_COLUMN[comp])
-            if value is not None:
-                return value
-    return None
-
-
-def _same(shown: str, column: Column) -> bool:
-    """Whether a column that was `shown` before may now be `column` (strings stay strings)."""
-    if shown == column.shown:
-        return True
-    return column.shown == "text" and shown in ("text", "time", "url")
 
 
 def _busy(e: sqlite3.OperationalError) -> Refused:
