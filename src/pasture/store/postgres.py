@@ -35,7 +35,7 @@ import json
 import re
 import threading
 from collections import OrderedDict, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pasture.caller import Caller
@@ -43,23 +43,25 @@ from pasture.errors import DeployRefused, Refused
 from pasture.store import bundles as b
 from pasture.store.base import Applied, Bundle, Row
 from pasture.store.sql import (
+    ENTITY_COLUMNS,
     FTS_CONFIG,
     NAME_SQL,
     POSTGRES,
-    STAMPS,
+    POSTGRES_WRITES,
     Compiled,
+    Lookup,
     base_tables,
+    check_guards,
     compile_filter,
-    component_ddl,
     describe,
+    installing,
     kind_sql,
     name_of,
     q,
-    same_type,
-    sql_type,
     table,
+    type_changes,
 )
-from pasture.store.vocab import Column, Vocabulary, changed_type
+from pasture.store.vocab import Vocabulary
 from pasture.values import now
 
 if TYPE_CHECKING:
@@ -72,8 +74,7 @@ INSTALL = "pip install 'pasture[postgres]'"
 SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _CACHE = 512  # compiled filters kept per store
 _COPY_FROM = 50  # new rows of one table from which COPY beats INSERTs
-_CARRY = "_e, _eid, _created_at, _created_by"
-_OF_ENTITY = "_e, eid, created_at, created_by"
+_W = POSTGRES_WRITES
 _NONE: dict[str, Any] = {}  # no names to hand a row builder (never written to)
 # what a write reads first, under its lock: the vocabulary's version, the last entity's
 # integer, and the caller's entity, person row and name
@@ -126,26 +127,6 @@ def _where(url: str) -> str:
     host = info.get("host") or "localhost"
     port = info.get("port") or 5432
     return f"the PostgreSQL server at {host}:{port}"
-
-
-class _Lookup:
-    def __init__(self, cur: Cursor) -> None:
-        self.cur = cur
-
-    def row_of(self, eid: str) -> int | None:
-        if "\x00" in eid:  # kept nowhere, so no entity has it
-            return None
-        found = self.cur.execute("SELECT _e FROM entity WHERE eid = %s", (eid,)).fetchone()
-        return None if found is None else int(found[0])
-
-    def named(self, name: str) -> list[str]:
-        if "\x00" in name:
-            return []
-        rows = self.cur.execute(
-            "SELECT e.eid FROM c_alias a JOIN entity e ON e._e = a._e WHERE a.name = %s LIMIT 5",
-            (name,),
-        ).fetchall()
-        return [r[0] for r in rows]
 
 
 class PostgresStore:
@@ -225,24 +206,13 @@ class PostgresStore:
                     self._serialize(conn)
                     self._load(conn)
                     new = Vocabulary.from_json(vocab, self._vocab)
-                    physical = self._physical(conn)
-                    problems: list[str] = []
-                    for comp in new.declared():
-                        for column in comp.columns.values():
-                            was = physical.get(comp.name, {}).get(column.name)
-                            if was is not None and not same_type(was, column):
-                                old = Column(column.name, "text", reference=True)
-                                if was != "reference":
-                                    old = Column(column.name, was)  # type: ignore[arg-type]
-                                problems.append(changed_type(comp.name, old, column))
+                    problems = type_changes(new, self._physical(conn))
                     if problems:
                         raise DeployRefused(problems, prefix="vocab.json")
                     self._install(conn, new)
                     version = str(int(self._version or "0") + 1)
                     conn.cursor().executemany(
-                        "INSERT INTO pasture_meta(key, value) VALUES (%s, %s) "
-                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                        [("vocab", json.dumps(vocab)), ("version", version)],
+                        _W.meta, [("vocab", json.dumps(vocab)), ("version", version)]
                     )
                     if new.kind_order() != self._vocab.kind_order():
                         conn.execute(f"UPDATE entity SET kind = {kind_sql(new)}")
@@ -464,19 +434,10 @@ class PostgresStore:
     def _install(self, conn: Connection, vocab: Vocabulary) -> None:
         physical = self._physical(conn)
         tables = set(self._tables(conn))
-        for comp in vocab.components.values():
-            if comp.name in STAMPS:
-                continue
-            existing = physical.get(comp.name) if table(comp.name) in tables else None
-            if existing is None and table(comp.name) in tables:
-                existing = {}
-            for statement in component_ddl(POSTGRES, comp, existing):
+        for ddl, columns in installing(POSTGRES, vocab, physical, tables):
+            for statement in ddl:
                 conn.execute(statement)
-            conn.cursor().executemany(
-                "INSERT INTO pasture_columns(component, col, type) VALUES (%s, %s, %s) "
-                "ON CONFLICT (component, col) DO UPDATE SET type = excluded.type",
-                [(comp.name, c.name, c.shown) for c in comp.columns.values()],
-            )
+            conn.cursor().executemany(_W.column, columns)
         has = {
             r[0]
             for r in conn.execute(
@@ -517,10 +478,10 @@ class PostgresStore:
         by = caller.eid
         if by is not None:
             top = self._person(cur, caller, stamp, top, vocab, person)
-        plan = b.resolve(checked, _Lookup(cur))
+        plan = b.resolve(checked, Lookup(_W, cur.execute))
         for step in plan.steps:
             if step.was:
-                self._guard(cur, step, vocab)
+                check_guards(step, lambda row, comp, col: _current(cur, row, comp, col))
         entities: list[tuple[Any, ...]] = []
         fresh: dict[tuple[str, tuple[str, ...]], list[tuple[Any, ...]]] = defaultdict(list)
         grouped: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
@@ -552,24 +513,11 @@ class PostgresStore:
                     continue
                 for comp, cols in step.writes.items():
                     if cols is None:
-                        grouped[f"DELETE FROM {table(comp)} WHERE _e = %s"].append((row,))
+                        grouped[_W.delete_row(comp)].append((row,))
                     elif not cols:
-                        grouped[
-                            f"INSERT INTO {table(comp)}({_carry(comp)}) SELECT {_of_entity(comp)} "
-                            "FROM entity WHERE _e = %s ON CONFLICT (_e) DO NOTHING"
-                        ].append((row,))
+                        grouped[_W.keep_row(comp)].append((row,))
                     else:
-                        columns = vocab.components[comp].columns
-                        # typed: a bare parameter in a SELECT list would be taken for text
-                        values = "".join(
-                            f", CAST(%s AS {_bare(sql_type(POSTGRES, columns[n]))})" for n in cols
-                        )
-                        sets = ", ".join(f"{q(n)} = excluded.{q(n)}" for n in cols)
-                        sql = (
-                            f"INSERT INTO {table(comp)}({_carry(comp)}{_cols(cols)}) "
-                            f"SELECT {_of_entity(comp)}{values} FROM entity WHERE _e = %s "
-                            f"ON CONFLICT (_e) DO UPDATE SET {sets}"
-                        )
+                        sql = _W.set_row(vocab.components[comp], tuple(cols))
                         grouped[sql].append((*cols.values(), row))
                 patched.append((row, set(step.writes)))
             for kind_of_edge, child in step.edges:
@@ -580,45 +528,20 @@ class PostgresStore:
             top += 1
             entities.append((top, eid, "created", None, stamp, by, stamp, by))
         if entities:
-            _insert(
-                cur,
-                "entity",
-                (
-                    "_e",
-                    "eid",
-                    "kind",
-                    "name",
-                    "created_at",
-                    "created_by",
-                    "updated_at",
-                    "updated_by",
-                ),
-                entities,
-            )
+            _insert(cur, "entity", ENTITY_COLUMNS, entities)
         for (comp, names), rows in fresh.items():
-            carry: tuple[str, ...] = ("_e", "_eid", "_created_at", "_created_by")
-            if comp == "doc":
-                carry += ("_kind",)
-            _insert(cur, table(comp), (*carry, *map(q, names)), rows)
+            _insert(cur, table(comp), (*_W.carry(comp), *map(q, names)), rows)
         for sql, params in grouped.items():
             cur.executemany(sql, params)
         if patched:
-            cur.executemany(
-                "UPDATE entity SET updated_at = %s, updated_by = %s WHERE _e = %s",
-                [(stamp, by, row) for row, _ in patched],
-            )
+            cur.executemany(_W.restamp, [(stamp, by, row) for row, _ in patched])
             changed = [row for row, comps in patched if comps]
             if changed:
                 _rekind(cur, vocab, changed)
         if unedges:
-            cur.executemany(
-                "DELETE FROM edge WHERE parent = %s AND type = %s AND child = %s", unedges
-            )
+            cur.executemany(_W.unedge, unedges)
         if edges:
-            cur.executemany(
-                "INSERT INTO edge(parent, type, child) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                edges,
-            )
+            cur.executemany(_W.edge, edges)
         if tombs:
             rows_gone = [row for row, _ in tombs]
             for comp in self._all_tables:
@@ -646,47 +569,19 @@ class PostgresStore:
         if found[0] is None:
             top += 1
             cur.execute(
-                "INSERT INTO entity(_e, eid, kind, name, created_at, created_by, updated_at, "
-                "updated_by) VALUES (%s, %s, 'person', %s, %s, %s, %s, %s)",
+                _W.person_entity,
                 (top, caller.eid, caller.name, stamp, caller.eid, stamp, caller.eid),
             )
-            cur.execute(
-                f"INSERT INTO c_person({_CARRY}, name) VALUES (%s, %s, %s, %s, %s)",
-                (top, caller.eid, stamp, caller.eid, caller.name),
-            )
+            cur.execute(_W.person, (top, caller.eid, stamp, caller.eid, caller.name))
         elif found[1] is None or found[2] != caller.name:
-            cur.execute(
-                f"INSERT INTO c_person({_CARRY}, name) SELECT {_OF_ENTITY}, CAST(%s AS TEXT) "
-                "FROM entity WHERE _e = %s ON CONFLICT (_e) DO UPDATE SET name = excluded.name",
-                (caller.name, found[0]),
-            )
+            cur.execute(_W.person_name, (caller.name, found[0]))
             _rekind(cur, vocab, [found[0]])
         return top
 
-    def _guard(self, cur: Cursor, step: b.Step, vocab: Vocabulary) -> None:
-        for comp, cols in step.was.items():
-            for col, expected in cols.items():
-                current = None if step.row is None else self._current(cur, step.row, comp, col)
-                if not b.guard_holds(expected, current):
-                    raise b.moved(comp, col)
 
-    def _current(self, cur: Cursor, row: int, comp: str, col: str) -> Any:
-        if comp in STAMPS:
-            at, by = STAMPS[comp]
-            sql = f"SELECT {at if col == 'at' else by} FROM entity WHERE _e = %s"
-        else:
-            sql = f"SELECT {q(col)} FROM {table(comp)} WHERE _e = %s"
-        found = cur.execute(sql, (row,)).fetchone()
-        return None if found is None else found[0]
-
-
-def _carry(comp: str) -> str:
-    """What a component row carries of its entity (a doc row its kind too, for searches)."""
-    return _CARRY + ", _kind" if comp == "doc" else _CARRY
-
-
-def _of_entity(comp: str) -> str:
-    return _OF_ENTITY + ", kind" if comp == "doc" else _OF_ENTITY
+def _current(cur: Cursor, row: int, comp: str, col: str) -> Any:
+    found = cur.execute(_W.current(comp, col), (row,)).fetchone()
+    return None if found is None else found[0]
 
 
 def _rekind(cur: Cursor, vocab: Vocabulary, rows: list[int]) -> None:
@@ -700,23 +595,12 @@ def _rekind(cur: Cursor, vocab: Vocabulary, rows: list[int]) -> None:
     )
 
 
-def _bare(sql_type: str) -> str:
-    """A column's type without its collation, as CAST takes it."""
-    return sql_type.split(" COLLATE ")[0]
-
-
-def _cols(names: Iterable[str]) -> str:
-    return "".join(f", {q(n)}" for n in names)
-
-
 def _insert(cur: Cursor, name: str, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
     """New rows: INSERTs for a few, COPY for many."""
-    listed = ", ".join(columns)
     if len(rows) < _COPY_FROM or cur.connection.pgconn.pipeline_status:
-        marks = ", ".join("%s" for _ in columns)
-        cur.executemany(f"INSERT INTO {name}({listed}) VALUES ({marks})", rows)
+        cur.executemany(_W.insert(name, columns), rows)
         return
-    with cur.copy(f"COPY {name}({listed}) FROM STDIN") as copy:
+    with cur.copy(f"COPY {name}({', '.join(columns)}) FROM STDIN") as copy:
         for row in rows:
             copy.write_row(row)
 

@@ -27,15 +27,16 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from pasture.errors import Refused
 from pasture.store import ast
+from pasture.store import bundles as b
 from pasture.store.bundles import no_column, not_a_component
-from pasture.store.vocab import PLATFORM, Column, Component, Vocabulary
+from pasture.store.vocab import PLATFORM, Column, Component, Vocabulary, changed_type
 from pasture.values import TIME_FORMAT, BadValue, convert, normalize_time
 
 Row = dict[str, Any]
@@ -77,6 +78,7 @@ class Dialect:
     # the alias of the full-text search's own rows, when they carry their entity's eid,
     # `created` stamps and kind (`_kind`), so a search need not join `entity`
     fts_rows: str | None = None
+    keeps_nul: bool = True  # whether text may hold a NUL character
 
     def placeholders(self, sql: str) -> str:
         return sql
@@ -84,6 +86,14 @@ class Dialect:
     def boolean(self, value: bool) -> Any:
         """A bool as a parameter compared with a bool column."""
         return 1 if value else 0
+
+    def typed(self, sql_type: str) -> str:
+        """A parameter in a SELECT list that is written into a column of `sql_type`."""
+        return "?"
+
+    def insert_or_skip(self, into: str, rest: str, key: str = "") -> str:
+        """An INSERT that leaves alone a row whose `key` is taken already."""
+        return f"INSERT OR IGNORE INTO {into} {rest}"
 
     def fts(self, words: Sequence[str]) -> tuple[str, list[str], list[Any], str]:
         """Full text over doc: the driving FROM, its conditions, their parameters, the order."""
@@ -109,6 +119,14 @@ class PostgresDialect(Dialect):
 
     def boolean(self, value: bool) -> Any:
         return value
+
+    def typed(self, sql_type: str) -> str:
+        # a bare parameter in a SELECT list would be taken for text; CAST takes no collation
+        return f"CAST(? AS {sql_type.split(' COLLATE ')[0]})"
+
+    def insert_or_skip(self, into: str, rest: str, key: str = "") -> str:
+        conflict = f"ON CONFLICT ({key})" if key else "ON CONFLICT"
+        return f"INSERT INTO {into} {rest} {conflict} DO NOTHING"
 
     def fts(self, words: Sequence[str]) -> tuple[str, list[str], list[Any], str]:
         # each word or quoted phrase a phrase query, all of them required; the query is
@@ -149,6 +167,7 @@ POSTGRES = PostgresDialect(
     max_name=63,
     inline_names=True,
     fts_rows="fts",
+    keeps_nul=False,
 )
 
 
@@ -889,6 +908,36 @@ def same_type(shown: str, column: Column) -> bool:
     return column.shown == "text" and shown in ("text", "time", "url")
 
 
+def type_changes(new: Vocabulary, physical: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """What `new` would change of its columns' types as stored (`pasture_columns`)."""
+    problems: list[str] = []
+    for comp in new.declared():
+        for column in comp.columns.values():
+            was = physical.get(comp.name, {}).get(column.name)
+            if was is not None and not same_type(was, column):
+                old = Column(column.name, "text", reference=True)
+                if was != "reference":
+                    old = Column(column.name, was)  # type: ignore[arg-type]
+                problems.append(changed_type(comp.name, old, column))
+    return problems
+
+
+def installing(
+    dialect: Dialect,
+    vocab: Vocabulary,
+    physical: Mapping[str, Mapping[str, str]],
+    tables: set[str],
+) -> Iterator[tuple[list[str], list[tuple[str, str, str]]]]:
+    """What installing `vocab` runs, a component at a time: the statements making or
+    widening its table, then its rows of `pasture_columns` (for `Writes.column`)."""
+    for comp in vocab.components.values():
+        if comp.name in STAMPS:
+            continue
+        existing = dict(physical.get(comp.name, {})) if table(comp.name) in tables else None
+        ddl = component_ddl(dialect, comp, existing)
+        yield ddl, [(comp.name, c.name, c.shown) for c in comp.columns.values()]
+
+
 def describe(vocab: Vocabulary) -> dict[str, Any]:
     """`Store.schema()`: every component with its columns and their types."""
     return {
@@ -903,6 +952,141 @@ def describe(vocab: Vocabulary) -> dict[str, Any]:
         },
         "tools": vocab.tools,
     }
+
+
+# -- what a write runs, its text built once from the dialect ----------------------------------
+
+ENTITY_COLUMNS = (
+    "_e",
+    "eid",
+    "kind",
+    "name",
+    "created_at",
+    "created_by",
+    "updated_at",
+    "updated_by",
+)
+# what a component row carries of its entity, and those columns of `entity`
+CARRY = ("_e", "_eid", "_created_at", "_created_by")
+OF_ENTITY = ("_e", "eid", "created_at", "created_by")
+
+
+class Writes:
+    """The statements a write runs, in one dialect's parameter marks and its spelling of
+    an insert that skips a taken key and of a typed parameter."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self.dialect = dialect
+        m = dialect.placeholders
+        carry, of = ", ".join(CARRY), ", ".join(OF_ENTITY)
+        self.entity = self.insert("entity", ENTITY_COLUMNS)
+        self.person_entity = m(
+            "INSERT INTO entity(_e, eid, kind, name, created_at, created_by, updated_at, "
+            "updated_by) VALUES (?, ?, 'person', ?, ?, ?, ?, ?)"
+        )
+        self.person = m(f"INSERT INTO c_person({carry}, name) VALUES (?, ?, ?, ?, ?)")
+        self.person_name = m(
+            f"INSERT INTO c_person({carry}, name) SELECT {of}, {dialect.typed(dialect.text)} "
+            "FROM entity WHERE _e = ? ON CONFLICT (_e) DO UPDATE SET name = excluded.name"
+        )
+        self.restamp = m("UPDATE entity SET updated_at = ?, updated_by = ? WHERE _e = ?")
+        self.edge = m(dialect.insert_or_skip("edge(parent, type, child)", "VALUES (?, ?, ?)"))
+        self.unedge = m("DELETE FROM edge WHERE parent = ? AND type = ? AND child = ?")
+        self.meta = m(
+            "INSERT INTO pasture_meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+        )
+        self.column = m(
+            "INSERT INTO pasture_columns(component, col, type) VALUES (?, ?, ?) "
+            "ON CONFLICT (component, col) DO UPDATE SET type = excluded.type"
+        )
+        self.row_of = m("SELECT _e FROM entity WHERE eid = ?")
+        self.named = m(
+            "SELECT e.eid FROM c_alias a JOIN entity e ON e._e = a._e WHERE a.name = ? LIMIT 5"
+        )
+
+    def carry(self, comp: str) -> tuple[str, ...]:
+        """What a `comp` row carries of its entity (a doc row its kind too, where a search
+        reads its rows' kind from them: see `Dialect.fts_rows`)."""
+        return (*CARRY, "_kind") if comp == "doc" and self.dialect.fts_rows else CARRY
+
+    def of_entity(self, comp: str) -> tuple[str, ...]:
+        """The columns of `entity` that `carry(comp)` are copied from."""
+        return (*OF_ENTITY, "kind") if comp == "doc" and self.dialect.fts_rows else OF_ENTITY
+
+    def insert(self, name: str, columns: Sequence[str]) -> str:
+        marks = ", ".join("?" for _ in columns)
+        return self.dialect.placeholders(
+            f"INSERT INTO {name}({', '.join(columns)}) VALUES ({marks})"
+        )
+
+    def insert_row(self, comp: str, names: Sequence[str]) -> str:
+        """A new `comp` row with the columns `names` (after what it carries)."""
+        return self.insert(table(comp), (*self.carry(comp), *map(q, names)))
+
+    def delete_row(self, comp: str) -> str:
+        return self.dialect.placeholders(f"DELETE FROM {table(comp)} WHERE _e = ?")
+
+    def keep_row(self, comp: str) -> str:
+        """An entity's `comp` row with no columns set, unless it has one already."""
+        into = f"{table(comp)}({', '.join(self.carry(comp))})"
+        rest = f"SELECT {', '.join(self.of_entity(comp))} FROM entity WHERE _e = ?"
+        return self.dialect.placeholders(self.dialect.insert_or_skip(into, rest, "_e"))
+
+    def set_row(self, comp: Component, names: Sequence[str]) -> str:
+        """An entity's `comp` row with the columns `names` set (the others kept, if it has one);
+        its parameters are the values, then the entity's `_e`."""
+        d = self.dialect
+        columns = "".join(f", {q(n)}" for n in names)
+        values = "".join(f", {d.typed(sql_type(d, comp.columns[n]))}" for n in names)
+        sets = ", ".join(f"{q(n)} = excluded.{q(n)}" for n in names)
+        return d.placeholders(
+            f"INSERT INTO {table(comp.name)}({', '.join(self.carry(comp.name))}{columns}) "
+            f"SELECT {', '.join(self.of_entity(comp.name))}{values} FROM entity WHERE _e = ? "
+            f"ON CONFLICT (_e) DO UPDATE SET {sets}"
+        )
+
+    def current(self, comp: str, col: str) -> str:
+        """What a `$was` guard on `comp.col` compares with, for one entity's `_e`."""
+        if comp in STAMPS:
+            at, by = STAMPS[comp]
+            sql = f"SELECT {at if col == 'at' else by} FROM entity WHERE _e = ?"
+        else:
+            sql = f"SELECT {q(col)} FROM {table(comp)} WHERE _e = ?"
+        return self.dialect.placeholders(sql)
+
+
+SQLITE_WRITES = Writes(SQLITE)
+POSTGRES_WRITES = Writes(POSTGRES)
+
+
+class Lookup:
+    """How `bundles.resolve` finds entities, through a connection's or cursor's `execute`."""
+
+    def __init__(self, writes: Writes, execute: Callable[..., Any]) -> None:
+        self.writes = writes
+        self.execute = execute
+
+    def row_of(self, eid: str) -> int | None:
+        if not self.writes.dialect.keeps_nul and "\x00" in eid:  # kept nowhere: no entity has it
+            return None
+        found = self.execute(self.writes.row_of, (eid,)).fetchone()
+        return None if found is None else int(found[0])
+
+    def named(self, name: str) -> list[str]:
+        if not self.writes.dialect.keeps_nul and "\x00" in name:
+            return []
+        return [r[0] for r in self.execute(self.writes.named, (name,)).fetchall()]
+
+
+def check_guards(step: b.Step, current: Callable[[int, str, str], Any]) -> None:
+    """Refuse the write if a `$was` guard of `step` does not hold; `current(row, comp, col)`
+    reads what is there now."""
+    for comp, cols in step.was.items():
+        for col, expected in cols.items():
+            now_there = None if step.row is None else current(step.row, comp, col)
+            if not b.guard_holds(expected, now_there):
+                raise b.moved(comp, col)
 
 
 __all__ = [

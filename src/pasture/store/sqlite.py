@@ -27,18 +27,19 @@ from pasture.store.sql import (
     BASE_TABLES,
     NAME_SQL,
     SQLITE,
-    STAMPS,
+    SQLITE_WRITES,
     Compiled,
+    Lookup,
+    check_guards,
     compile_filter,
-    component_ddl,
     describe,
+    installing,
     kind_sql,
     name_of,
     q,
-    same_type,
-    table,
+    type_changes,
 )
-from pasture.store.vocab import Column, Vocabulary, changed_type
+from pasture.store.vocab import Vocabulary
 from pasture.values import now
 
 if TYPE_CHECKING:
@@ -46,9 +47,7 @@ if TYPE_CHECKING:
 
 _CACHE = 512  # compiled filters kept per store
 _LAYOUT = "3"  # component rows carry `_eid`, `_created_at`, `_created_by` (pasture.store.sql)
-# the columns a component row carries of its entity, and those columns of `entity`
-_CARRY = "_e, _eid, _created_at, _created_by"
-_OF_ENTITY = "_e, eid, created_at, created_by"
+_W = SQLITE_WRITES
 _NONE: dict[str, Any] = {}  # no names to hand a row builder (never written to)
 
 _FTS = [
@@ -65,22 +64,6 @@ _FTS = [
         VALUES ('delete', old._e, old.title, old.body);
         INSERT INTO doc_fts(rowid, title, body) VALUES (new._e, new.title, new.body); END""",
 ]
-
-
-class _Lookup:
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-
-    def row_of(self, eid: str) -> int | None:
-        found = self.db.execute("SELECT _e FROM entity WHERE eid = ?", (eid,)).fetchone()
-        return None if found is None else int(found[0])
-
-    def named(self, name: str) -> list[str]:
-        rows = self.db.execute(
-            "SELECT e.eid FROM c_alias a JOIN entity e ON e._e = a._e WHERE a.name = ? LIMIT 5",
-            (name,),
-        ).fetchall()
-        return [r[0] for r in rows]
 
 
 class SqliteStore:
@@ -131,26 +114,13 @@ class SqliteStore:
     def declare(self, vocab: Mapping[str, Any]) -> None:
         with self._lock:
             new = Vocabulary.from_json(vocab, self._vocab)
-            physical = self._physical()
-            problems: list[str] = []
-            for comp in new.declared():
-                for column in comp.columns.values():
-                    was = physical.get(comp.name, {}).get(column.name)
-                    if was is not None and was != column.shown and not same_type(was, column):
-                        old = Column(column.name, "text", reference=True)
-                        if was != "reference":
-                            old = Column(column.name, was)  # type: ignore[arg-type]
-                        problems.append(changed_type(comp.name, old, column))
+            problems = type_changes(new, self._physical())
             if problems:
                 raise DeployRefused(problems, prefix="vocab.json")
             self._begin()
             try:
                 self._install(new)
-                self._db.execute(
-                    "INSERT INTO pasture_meta(key, value) VALUES ('vocab', ?) "
-                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                    (json.dumps(vocab),),
-                )
+                self._db.execute(_W.meta, ("vocab", json.dumps(vocab)))
                 if new.kind_order() != self._vocab.kind_order():
                     self._rekind_all(new)
                 self._db.execute("COMMIT")
@@ -302,30 +272,17 @@ class SqliteStore:
                 f"UPDATE {q(name)} SET (_eid, _created_at, _created_by) = "
                 f"(SELECT eid, created_at, created_by FROM entity WHERE _e = {q(name)}._e)"
             )
-        db.execute(
-            "INSERT INTO pasture_meta(key, value) VALUES ('layout', ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (_LAYOUT,),
-        )
+        db.execute(_W.meta, ("layout", _LAYOUT))
 
     def _install(self, vocab: Vocabulary) -> None:
         db = self._db
         physical = self._physical()
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        for comp in vocab.components.values():
-            if comp.name in STAMPS:
-                continue
-            existing = physical.get(comp.name) if table(comp.name) in tables else None
-            if existing is None and table(comp.name) in tables:
-                existing = {}
-            for statement in component_ddl(SQLITE, comp, existing):
+        for ddl, columns in installing(SQLITE, vocab, physical, tables):
+            for statement in ddl:
                 db.execute(statement)
-            for column in comp.columns.values():
-                db.execute(
-                    "INSERT INTO pasture_columns(component, col, type) VALUES (?, ?, ?) "
-                    "ON CONFLICT DO UPDATE SET type = excluded.type",
-                    (comp.name, column.name, column.shown),
-                )
+            for row in columns:
+                db.execute(_W.column, row)
         for statement in _FTS:
             db.execute(statement)
 
@@ -362,10 +319,10 @@ class SqliteStore:
         if by is not None and (by not in people or people[by] != caller.name):
             top = self._person(caller, stamp, top)
             people[by] = caller.name
-        plan = b.resolve(checked, _Lookup(db))
+        plan = b.resolve(checked, Lookup(_W, db.execute))
         for step in plan.steps:
             if step.was:
-                self._guard(step)
+                check_guards(step, self._current)
         entities: list[tuple[Any, ...]] = []
         grouped: dict[str, list[tuple[Any, ...]]] = {}
         restamped: list[tuple[Any, ...]] = []  # patched: new `updated` stamps
@@ -400,23 +357,13 @@ class SqliteStore:
                     continue
                 for comp, cols in step.writes.items():
                     if cols is None:
-                        sql = f"DELETE FROM {table(comp)} WHERE _e = ?"
+                        sql = _W.delete_row(comp)
                         params = (row,)
                     elif not cols:
-                        sql = (
-                            f"INSERT OR IGNORE INTO {table(comp)}({_CARRY}) "
-                            f"SELECT {_OF_ENTITY} FROM entity WHERE _e = ?"
-                        )
+                        sql = _W.keep_row(comp)
                         params = (row,)
                     else:
-                        names = tuple(cols)
-                        marks = "".join(", ?" for _ in names)
-                        sets = ", ".join(f"{q(n)} = excluded.{q(n)}" for n in names)
-                        sql = (
-                            f"INSERT INTO {table(comp)}({_CARRY}{_cols(names)}) "
-                            f"SELECT {_OF_ENTITY}{marks} FROM entity WHERE _e = ? "
-                            f"ON CONFLICT(_e) DO UPDATE SET {sets}"
-                        )
+                        sql = _W.set_row(vocab.components[comp], tuple(cols))
                         params = (*cols.values(), row)
                     grouped.setdefault(sql, []).append(params)
                 (rekinded if step.writes else restamped).append((stamp, by, row))
@@ -428,20 +375,20 @@ class SqliteStore:
             top += 1
             entities.append((top, eid, "created", None, stamp, by, stamp, by))
         if entities:
-            _run(db, _INSERT_ENTITY, entities)
+            _run(db, _W.entity, entities)
         for sql, many in grouped.items():
             _run(db, sql, many)
         if restamped:
-            _run(db, "UPDATE entity SET updated_at = ?, updated_by = ? WHERE _e = ?", restamped)
+            _run(db, _W.restamp, restamped)
         if rekinded:  # after the component rows: kind and name are read from them
             _run(db, self._rekind, rekinded)
         if unedges:
-            _run(db, "DELETE FROM edge WHERE parent = ? AND type = ? AND child = ?", unedges)
+            _run(db, _W.unedge, unedges)
         if edges:
-            _run(db, "INSERT OR IGNORE INTO edge(parent, type, child) VALUES (?, ?, ?)", edges)
+            _run(db, _W.edge, edges)
         for row, eid in tombs:
             for comp in self._all_tables:
-                db.execute(f"DELETE FROM {table(comp)} WHERE _e = ?", (row,))
+                db.execute(_W.delete_row(comp), (row,))
             db.execute("DELETE FROM edge WHERE parent = ? OR child = ?", (row, eid))
             db.execute("DELETE FROM entity WHERE _e = ?", (row,))
         # Known from here on (forgotten again if this transaction does not commit): the
@@ -454,8 +401,7 @@ class SqliteStore:
 
     def _insert_sql(self, comp: str, names: tuple[str, ...]) -> str:
         """The INSERT of a new component row with these columns (kept for the next write)."""
-        marks = ", ".join("?" * (len(names) + 4))
-        sql = f"INSERT INTO {table(comp)}({_CARRY}{_cols(names)}) VALUES ({marks})"
+        sql = _W.insert_row(comp, names)
         if len(self._sql) < _CACHE:
             self._sql[(comp, names)] = sql
         return sql
@@ -471,52 +417,25 @@ class SqliteStore:
         if found is None:
             top += 1
             db.execute(
-                "INSERT INTO entity(_e, eid, kind, name, created_at, created_by, updated_at, "
-                "updated_by) VALUES (?, ?, 'person', ?, ?, ?, ?, ?)",
+                _W.person_entity,
                 (top, caller.eid, caller.name, stamp, caller.eid, stamp, caller.eid),
             )
-            db.execute(
-                f"INSERT INTO c_person({_CARRY}, name) VALUES (?, ?, ?, ?, ?)",
-                (top, caller.eid, stamp, caller.eid, caller.name),
-            )
+            db.execute(_W.person, (top, caller.eid, stamp, caller.eid, caller.name))
         elif found[1] is None or found[2] != caller.name:
-            db.execute(
-                f"INSERT INTO c_person({_CARRY}, name) SELECT {_OF_ENTITY}, ? FROM entity "
-                "WHERE _e = ? "
-                "ON CONFLICT(_e) DO UPDATE SET name = excluded.name",
-                (caller.name, found[0]),
-            )
+            db.execute(_W.person_name, (caller.name, found[0]))
             db.execute(
                 f"UPDATE entity SET kind = {kind_sql(self._vocab)}, name = {NAME_SQL} WHERE _e = ?",
                 (found[0],),
             )
         return top
 
-    def _guard(self, step: b.Step) -> None:
-        for comp, cols in step.was.items():
-            for col, expected in cols.items():
-                current = None if step.row is None else self._current(step.row, comp, col)
-                if not b.guard_holds(expected, current):
-                    raise b.moved(comp, col)
-
     def _current(self, row: int, comp: str, col: str) -> Any:
-        if comp in STAMPS:
-            at, by = STAMPS[comp]
-            sql = f"SELECT {at if col == 'at' else by} FROM entity WHERE _e = ?"
-        else:
-            sql = f"SELECT {q(col)} FROM {table(comp)} WHERE _e = ?"
-        found = self._db.execute(sql, (row,)).fetchone()
+        found = self._db.execute(_W.current(comp, col), (row,)).fetchone()
         value = None if found is None else found[0]
         column = self._vocab.components[comp].columns[col]
         if column.type == "bool" and value is not None:
             return bool(value)
         return value
-
-
-_INSERT_ENTITY = (
-    "INSERT INTO entity(_e, eid, kind, name, created_at, created_by, updated_at, updated_by) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-)
 
 
 def _run(db: sqlite3.Connection, sql: str, params: list[tuple[Any, ...]]) -> None:
@@ -525,10 +444,6 @@ def _run(db: sqlite3.Connection, sql: str, params: list[tuple[Any, ...]]) -> Non
         db.execute(sql, params[0])
     else:
         db.executemany(sql, params)
-
-
-def _cols(names: tuple[str, ...]) -> str:
-    return "".join(f", {q(n)}" for n in names)
 
 
 def _busy(e: sqlite3.OperationalError) -> Refused:
