@@ -198,6 +198,155 @@ def report(name: str, ours: float, theirs: float, more: str = "") -> float:
     return ratio
 
 
+Query = tuple[str, str, str, tuple[Any, ...], Shape]
+
+
+def query_table(mark: str, word: str, full_text: tuple[str, tuple[Any, ...]]) -> list[Query]:
+    """Each query: its name, its filter, the hand-written SQL (with the backend's parameter
+    `mark`; its full-text search is the backend's own, `full_text`), that SQL's parameters,
+    and how a hand-written endpoint turns its rows into JSON-able rows (flat dicts) — the
+    same answer."""
+    return [
+        (
+            ".jog.miles>=29.5&.doc?&limit=20",
+            ".jog.miles>=29.5&.doc?&limit=20",
+            f"SELECT eid, who, miles, at, title, body FROM runs WHERE miles >= {mark} "
+            "ORDER BY id DESC LIMIT 20",
+            (29.5,),
+            lambda rows: [
+                {
+                    "eid": r[0],
+                    "who": r[1],
+                    "miles": r[2],
+                    "at": r[3],
+                    "title": r[4],
+                    "body": r[5],
+                }
+                for r in reversed(rows)
+            ],
+        ),
+        (
+            ".jog.who=runner42",
+            ".jog.who=runner42",
+            f"SELECT eid, who, miles, at FROM runs WHERE who = {mark} ORDER BY id",
+            ("runner42",),
+            lambda rows: [{"eid": r[0], "who": r[1], "miles": r[2], "at": r[3]} for r in rows],
+        ),
+        (
+            f"full text: {word}",
+            word,
+            *full_text,
+            lambda rows: [{"eid": r[0]} for r in rows],
+        ),
+        (
+            ".jog!&.created!&limit=50",
+            ".jog!&.created!&limit=50",
+            "SELECT r.eid, r.who, r.miles, r.at, r.created_at, r.created_by, p.name "
+            "FROM runs r LEFT JOIN people p ON p.eid = r.created_by "
+            "ORDER BY r.id DESC LIMIT 50",
+            (),
+            lambda rows: [
+                {
+                    "eid": r[0],
+                    "who": r[1],
+                    "miles": r[2],
+                    "at": r[3],
+                    "created_at": r[4],
+                    "created_by": r[5],
+                    "created_by_name": r[6],
+                }
+                for r in reversed(rows)
+            ],
+        ),
+    ]
+
+
+Rows = Callable[[list[tuple[Any, ...]]], None]
+
+
+def load(store: Any, insert_many: Rows, rng: random.Random, args: argparse.Namespace) -> None:
+    """`--entities` runs on both sides: ours 10,000 bundles a call, the hand-written side in
+    one transaction."""
+    runs = [fake(rng, i) for i in range(args.entities)]
+    start = time.perf_counter()
+    for i in range(0, len(runs), 10_000):
+        store.apply([bundle(r) for r in runs[i : i + 10_000]], ADA)
+    loaded_ours = time.perf_counter() - start
+    start = time.perf_counter()
+    insert_many([baseline_row(r) for r in runs])
+    loaded_theirs = time.perf_counter() - start
+    print(
+        f"loaded {args.entities} entities: ours {loaded_ours:.1f} s, "
+        f"hand-written SQL {loaded_theirs:.1f} s",
+        flush=True,
+    )
+
+
+def measure(
+    store: Any,
+    queries: list[Query],
+    base: Any,
+    insert_many: Rows,
+    insert_one: Callable[[tuple[Any, ...]], None],
+    rng: random.Random,
+    args: argparse.Namespace,
+) -> tuple[dict[str, float], float]:
+    """Every figure, ours beside the hand-written side's (`base` its connection; `insert_many`
+    writes rows in one transaction, `insert_one` one row in its own): each query's ratio
+    and the batch's (`ratios["batch"]`), and the seconds one one-bundle apply takes."""
+    ratios: dict[str, float] = {}
+    for name, text, sql, params, shape in queries:
+        assert len(store.query(text, ADA)) == len(base.execute(sql, params).fetchall())
+
+        def ours(text: str = text) -> object:
+            return store.query(text, ADA)
+
+        def theirs(
+            sql: str = sql, params: tuple[Any, ...] = params, shape: Shape = shape
+        ) -> object:
+            return shape(base.execute(sql, params).fetchall())
+
+        def bare(sql: str = sql, params: tuple[Any, ...] = params) -> object:
+            return base.execute(sql, params).fetchall()
+
+        ratios[name] = side_by_side(name, ours, theirs, args.rounds, bare)
+
+    # A batch of bundles in one call, against one executemany in one transaction.
+    batch_ours: list[float] = []
+    batch_theirs: list[float] = []
+    for r in range(args.batches):
+        more = [fake(rng, args.entities + r * args.batch + i) for i in range(args.batch)]
+        start = time.perf_counter()
+        store.apply([bundle(x) for x in more], ADA)
+        batch_ours.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        insert_many([baseline_row(x) for x in more])
+        batch_theirs.append(time.perf_counter() - start)
+    ratios["batch"] = report(
+        f"apply {args.batch} bundles in one call",
+        statistics.median(batch_ours),
+        statistics.median(batch_theirs),
+    )
+
+    # One bundle a call: each its own transaction on both sides, alternating rounds.
+    one_ours: list[float] = []
+    one_theirs: list[float] = []
+    per_round = max(1, args.calls // args.rounds)
+    for _ in range(args.rounds):
+        calls = [fake(rng, i) for i in range(per_round)]
+        start = time.perf_counter()
+        for x in calls:
+            store.apply(bundle(x), ADA)
+        one_ours.append((time.perf_counter() - start) / per_round)
+        start = time.perf_counter()
+        for x in calls:
+            insert_one(baseline_row(x))
+        one_theirs.append((time.perf_counter() - start) / per_round)
+    one = statistics.median(one_ours)
+    report("apply one bundle a call", one, statistics.median(one_theirs))
+    return ratios, one
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--entities", type=int, default=100_000)
@@ -220,137 +369,32 @@ def main() -> int:
         store: SqliteStore = open_store(Path(tmp) / "ours.db")
         store.declare(VOCAB)
         base = open_baseline(Path(tmp) / "theirs.db")
-        runs = [fake(rng, i) for i in range(args.entities)]
-        start = time.perf_counter()
-        for i in range(0, len(runs), 10_000):
-            store.apply([bundle(r) for r in runs[i : i + 10_000]], ADA)
-        loaded_ours = time.perf_counter() - start
-        start = time.perf_counter()
-        base.execute("BEGIN")
-        base.executemany(INSERT, [baseline_row(r) for r in runs])
-        base.execute("COMMIT")
-        loaded_theirs = time.perf_counter() - start
-        print(
-            f"loaded {args.entities} entities: ours {loaded_ours:.1f} s, "
-            f"hand-written SQL {loaded_theirs:.1f} s",
-            flush=True,
-        )
+
+        def insert_many(rows: list[tuple[Any, ...]]) -> None:
+            base.execute("BEGIN")
+            base.executemany(INSERT, rows)
+            base.execute("COMMIT")
+
+        def insert_one(row: tuple[Any, ...]) -> None:
+            base.execute("BEGIN")
+            base.execute(INSERT, row)
+            base.execute("COMMIT")
+
+        load(store, insert_many, rng, args)
         for db in (store._db, base):
             db.execute("ANALYZE")
         store._compiled.clear()
 
-        ratios: dict[str, float] = {}
         word = WORDS[17]
-        # Each query: its filter, the hand-written SQL, and how a hand-written endpoint
-        # turns that SQL's rows into JSON-able rows (flat dicts) — the same answer.
-        queries: list[tuple[str, str, str, tuple[Any, ...], Shape]] = [
-            (
-                ".jog.miles>=29.5&.doc?&limit=20",
-                ".jog.miles>=29.5&.doc?&limit=20",
-                "SELECT eid, who, miles, at, title, body FROM runs WHERE miles >= ? "
-                "ORDER BY id DESC LIMIT 20",
-                (29.5,),
-                lambda rows: [
-                    {
-                        "eid": r[0],
-                        "who": r[1],
-                        "miles": r[2],
-                        "at": r[3],
-                        "title": r[4],
-                        "body": r[5],
-                    }
-                    for r in reversed(rows)
-                ],
-            ),
-            (
-                ".jog.who=runner42",
-                ".jog.who=runner42",
-                "SELECT eid, who, miles, at FROM runs WHERE who = ? ORDER BY id",
-                ("runner42",),
-                lambda rows: [{"eid": r[0], "who": r[1], "miles": r[2], "at": r[3]} for r in rows],
-            ),
-            (
-                f"full text: {word}",
-                word,
-                "SELECT r.eid FROM runs_fts JOIN runs r ON r.id = runs_fts.rowid "
-                "WHERE runs_fts MATCH ? ORDER BY runs_fts.rank",
-                (f'"{word}"',),
-                lambda rows: [{"eid": r[0]} for r in rows],
-            ),
-            (
-                ".jog!&.created!&limit=50",
-                ".jog!&.created!&limit=50",
-                "SELECT r.eid, r.who, r.miles, r.at, r.created_at, r.created_by, p.name "
-                "FROM runs r LEFT JOIN people p ON p.eid = r.created_by "
-                "ORDER BY r.id DESC LIMIT 50",
-                (),
-                lambda rows: [
-                    {
-                        "eid": r[0],
-                        "who": r[1],
-                        "miles": r[2],
-                        "at": r[3],
-                        "created_at": r[4],
-                        "created_by": r[5],
-                        "created_by_name": r[6],
-                    }
-                    for r in reversed(rows)
-                ],
-            ),
-        ]
-        for name, text, sql, params, shape in queries:
-            assert len(store.query(text, ADA)) == len(base.execute(sql, params).fetchall())
-
-            def ours(text: str = text) -> object:
-                return store.query(text, ADA)
-
-            def theirs(
-                sql: str = sql, params: tuple[Any, ...] = params, shape: Shape = shape
-            ) -> object:
-                return shape(base.execute(sql, params).fetchall())
-
-            def bare(sql: str = sql, params: tuple[Any, ...] = params) -> object:
-                return base.execute(sql, params).fetchall()
-
-            ratios[name] = side_by_side(name, ours, theirs, args.rounds, bare)
-
-        # A batch of bundles in one call, against one executemany in one transaction.
-        batch_ours: list[float] = []
-        batch_theirs: list[float] = []
-        for r in range(args.batches):
-            more = [fake(rng, args.entities + r * args.batch + i) for i in range(args.batch)]
-            start = time.perf_counter()
-            store.apply([bundle(x) for x in more], ADA)
-            batch_ours.append(time.perf_counter() - start)
-            start = time.perf_counter()
-            base.execute("BEGIN")
-            base.executemany(INSERT, [baseline_row(x) for x in more])
-            base.execute("COMMIT")
-            batch_theirs.append(time.perf_counter() - start)
-        ratios["batch"] = report(
-            f"apply {args.batch} bundles in one call",
-            statistics.median(batch_ours),
-            statistics.median(batch_theirs),
+        full_text = (
+            "SELECT r.eid FROM runs_fts JOIN runs r ON r.id = runs_fts.rowid "
+            "WHERE runs_fts MATCH ? ORDER BY runs_fts.rank",
+            (f'"{word}"',),
         )
 
-        # One bundle a call: each its own transaction on both sides, alternating rounds.
-        one_ours: list[float] = []
-        one_theirs: list[float] = []
-        per_round = max(1, args.calls // args.rounds)
-        for _ in range(args.rounds):
-            calls = [fake(rng, i) for i in range(per_round)]
-            start = time.perf_counter()
-            for x in calls:
-                store.apply(bundle(x), ADA)
-            one_ours.append((time.perf_counter() - start) / per_round)
-            start = time.perf_counter()
-            for x in calls:
-                base.execute("BEGIN")
-                base.execute(INSERT, baseline_row(x))
-                base.execute("COMMIT")
-            one_theirs.append((time.perf_counter() - start) / per_round)
-        one = statistics.median(one_ours)
-        report("apply one bundle a call", one, statistics.median(one_theirs))
+        ratios, one = measure(
+            store, query_table("?", word, full_text), base, insert_many, insert_one, rng, args
+        )
         per_second = 1 / one
         print(f"one-call applies: {per_second:,.0f} a second (goal: at least 1,000)")
         store.close()
@@ -443,128 +487,25 @@ def postgres(args: argparse.Namespace) -> int:
             with base.transaction():
                 base.cursor().executemany(PG_INSERT, rows)
 
+        def insert_one(row: tuple[Any, ...]) -> None:
+            with base.transaction():
+                base.execute(PG_INSERT, row)
+
         rng = random.Random(7)
-        runs = [fake(rng, i) for i in range(args.entities)]
-        start = time.perf_counter()
-        for i in range(0, len(runs), 10_000):
-            store.apply([bundle(r) for r in runs[i : i + 10_000]], ADA)
-        loaded_ours = time.perf_counter() - start
-        start = time.perf_counter()
-        insert_many([baseline_row(r) for r in runs])
-        loaded_theirs = time.perf_counter() - start
-        print(
-            f"loaded {args.entities} entities: ours {loaded_ours:.1f} s, "
-            f"hand-written SQL {loaded_theirs:.1f} s",
-            flush=True,
-        )
+        load(store, insert_many, rng, args)
         admin.execute("VACUUM ANALYZE bench_ours.entity, bench_ours.c_jog, bench_ours.c_doc")
         admin.execute("VACUUM ANALYZE bench_theirs.runs, bench_theirs.people")
 
-        ratios: dict[str, float] = {}
         word = WORDS[17]
-        queries: list[tuple[str, str, str, tuple[Any, ...], Shape]] = [
-            (
-                ".jog.miles>=29.5&.doc?&limit=20",
-                ".jog.miles>=29.5&.doc?&limit=20",
-                "SELECT eid, who, miles, at, title, body FROM runs WHERE miles >= %s "
-                "ORDER BY id DESC LIMIT 20",
-                (29.5,),
-                lambda rows: [
-                    {
-                        "eid": r[0],
-                        "who": r[1],
-                        "miles": r[2],
-                        "at": r[3],
-                        "title": r[4],
-                        "body": r[5],
-                    }
-                    for r in reversed(rows)
-                ],
-            ),
-            (
-                ".jog.who=runner42",
-                ".jog.who=runner42",
-                "SELECT eid, who, miles, at FROM runs WHERE who = %s ORDER BY id",
-                ("runner42",),
-                lambda rows: [{"eid": r[0], "who": r[1], "miles": r[2], "at": r[3]} for r in rows],
-            ),
-            (
-                f"full text: {word}",
-                word,
-                "SELECT eid FROM runs, phraseto_tsquery('pasture_fts', %s) q "
-                "WHERE fts @@ q ORDER BY ts_rank(fts, q) DESC, id",
-                (word,),
-                lambda rows: [{"eid": r[0]} for r in rows],
-            ),
-            (
-                ".jog!&.created!&limit=50",
-                ".jog!&.created!&limit=50",
-                "SELECT r.eid, r.who, r.miles, r.at, r.created_at, r.created_by, p.name "
-                "FROM runs r LEFT JOIN people p ON p.eid = r.created_by "
-                "ORDER BY r.id DESC LIMIT 50",
-                (),
-                lambda rows: [
-                    {
-                        "eid": r[0],
-                        "who": r[1],
-                        "miles": r[2],
-                        "at": r[3],
-                        "created_at": r[4],
-                        "created_by": r[5],
-                        "created_by_name": r[6],
-                    }
-                    for r in reversed(rows)
-                ],
-            ),
-        ]
-        for name, text, sql, params, shape in queries:
-            assert len(store.query(text, ADA)) == len(base.execute(sql, params).fetchall())
-
-            def ours(text: str = text) -> object:
-                return store.query(text, ADA)
-
-            def theirs(
-                sql: str = sql, params: tuple[Any, ...] = params, shape: Shape = shape
-            ) -> object:
-                return shape(base.execute(sql, params).fetchall())
-
-            def bare(sql: str = sql, params: tuple[Any, ...] = params) -> object:
-                return base.execute(sql, params).fetchall()
-
-            ratios[name] = side_by_side(name, ours, theirs, args.rounds, bare)
-
-        batch_ours: list[float] = []
-        batch_theirs: list[float] = []
-        for r in range(args.batches):
-            more = [fake(rng, args.entities + r * args.batch + i) for i in range(args.batch)]
-            start = time.perf_counter()
-            store.apply([bundle(x) for x in more], ADA)
-            batch_ours.append(time.perf_counter() - start)
-            start = time.perf_counter()
-            insert_many([baseline_row(x) for x in more])
-            batch_theirs.append(time.perf_counter() - start)
-        ratios["batch"] = report(
-            f"apply {args.batch} bundles in one call",
-            statistics.median(batch_ours),
-            statistics.median(batch_theirs),
+        full_text = (
+            "SELECT eid FROM runs, phraseto_tsquery('pasture_fts', %s) q "
+            "WHERE fts @@ q ORDER BY ts_rank(fts, q) DESC, id",
+            (word,),
         )
 
-        one_ours: list[float] = []
-        one_theirs: list[float] = []
-        per_round = max(1, args.calls // args.rounds)
-        for _ in range(args.rounds):
-            calls = [fake(rng, i) for i in range(per_round)]
-            start = time.perf_counter()
-            for x in calls:
-                store.apply(bundle(x), ADA)
-            one_ours.append((time.perf_counter() - start) / per_round)
-            start = time.perf_counter()
-            for x in calls:
-                with base.transaction():
-                    base.execute(PG_INSERT, baseline_row(x))
-            one_theirs.append((time.perf_counter() - start) / per_round)
-        one = statistics.median(one_ours)
-        report("apply one bundle a call", one, statistics.median(one_theirs))
+        _, one = measure(
+            store, query_table("%s", word, full_text), base, insert_many, insert_one, rng, args
+        )
         print(f"one-call applies: {1 / one:,.0f} a second", flush=True)
         for name in ("bench_ours", "bench_theirs"):
             admin.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
