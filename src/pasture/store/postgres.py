@@ -2,7 +2,7 @@
 
     store = open_postgres_store("postgresql://pasture@db/pasture", schema="ada_runs")
 
-The tables are `sql.py`'s, made in the app's own schema (the connection's
+The tables are `tables.py`'s, made in the app's own schema (the connection's
 search_path is that schema alone), and a filter compiles with the same
 compiler in its PostgreSQL dialect: `%s` parameters, ILIKE, and full text
 through a tsvector that a generated column on `c_doc` keeps over title and
@@ -42,23 +42,19 @@ from pasture.caller import Caller
 from pasture.errors import DeployRefused, Refused
 from pasture.store import bundles as b
 from pasture.store.base import Applied, Bundle, Row
-from pasture.store.sql import (
+from pasture.store.dialect import FTS_CONFIG, POSTGRES, q, table
+from pasture.store.sql import Compiled, compile_filter
+from pasture.store.tables import (
     ENTITY_COLUMNS,
-    FTS_CONFIG,
     NAME_SQL,
-    POSTGRES,
     POSTGRES_WRITES,
-    Compiled,
     Lookup,
     base_tables,
     check_guards,
-    compile_filter,
     describe,
     installing,
     kind_sql,
     name_of,
-    q,
-    table,
     type_changes,
 )
 from pasture.store.vocab import Vocabulary

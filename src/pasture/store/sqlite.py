@@ -1,6 +1,6 @@
 """The embedded backend: one SQLite file per app, in WAL mode.
 
-Tables are laid out in `sql.py`, shared with a PostgreSQL backend. A write is
+Tables are laid out in `tables.py`, shared with a PostgreSQL backend. A write is
 one `BEGIN IMMEDIATE … COMMIT`: every bundle is checked and every entity named
 before the first row changes, and any refusal rolls the whole call back. Reads
 compile a filter once and keep the compiled SELECT (and its row builder) for
@@ -23,20 +23,18 @@ from pasture.caller import Caller
 from pasture.errors import DeployRefused, Refused
 from pasture.store import bundles as b
 from pasture.store.base import Applied, Bundle, Row
-from pasture.store.sql import (
+from pasture.store.dialect import SQLITE, q
+from pasture.store.sql import Compiled, compile_filter
+from pasture.store.tables import (
     BASE_TABLES,
     NAME_SQL,
-    SQLITE,
     SQLITE_WRITES,
-    Compiled,
     Lookup,
     check_guards,
-    compile_filter,
     describe,
     installing,
     kind_sql,
     name_of,
-    q,
     type_changes,
 )
 from pasture.store.vocab import Vocabulary
@@ -46,7 +44,7 @@ if TYPE_CHECKING:
     from pasture.store.postgres import PostgresStore
 
 _CACHE = 512  # compiled filters kept per store
-_LAYOUT = "3"  # component rows carry `_eid`, `_created_at`, `_created_by` (pasture.store.sql)
+_LAYOUT = "3"  # component rows carry `_eid`, `_created_at`, `_created_by` (pasture.store.tables)
 _W = SQLITE_WRITES
 _NONE: dict[str, Any] = {}  # no names to hand a row builder (never written to)
 

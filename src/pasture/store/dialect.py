@@ -1,0 +1,164 @@
+"""What differs between SQLite and PostgreSQL, and the names SQL is written with on both.
+
+A `Dialect` holds what the two databases write differently: their column
+types, their parameter marks, their spelling of a case-insensitive match, of
+an insert that skips a taken key and of a typed parameter, and their full-text
+search. `table`, `q` and `STAMPS` are how a component's table, a checked name
+and the stamps on `entity` are named in SQL text on every backend.
+
+It is apart so the filter compiler (`sql.py`) and the tables and writes
+(`tables.py`) both build on it without either importing the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pasture.store.vocab import Column
+
+# The stamps every entity carries, kept as columns of `entity`.
+STAMPS = {"created": ("created_at", "created_by"), "updated": ("updated_at", "updated_by")}
+
+
+def table(component: str) -> str:
+    return f"c_{component}"
+
+
+def q(name: str) -> str:
+    """A checked name quoted as an SQL identifier (so `at`, `by` or `order` are fine)."""
+    return f'"{name}"'
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What SQLite and PostgreSQL write differently.
+
+    The compiler writes `?` for every parameter; `placeholders` turns the
+    finished text into the driver's own marks. No SQL text the compiler
+    writes holds a `?` or a `%` of its own (names are `[a-z0-9_]`, values are
+    parameters), so the swap is exact.
+    """
+
+    name: str
+    types: dict[str, str]  # column type -> SQL type
+    key: str = "INTEGER PRIMARY KEY"  # an entity's own integer, `_e`
+    text: str = "TEXT"  # what the store keeps of its own (eids, stamps, names)
+    like: str = "LIKE"  # a case-insensitive (ASCII) match
+    max_name: int = 1000  # the longest identifier the database keeps whole
+    # a reference's name read in the row's own SELECT (a join the planner may memoize),
+    # not once per eid afterwards
+    inline_names: bool = False
+    # the alias of the full-text search's own rows, when they carry their entity's eid,
+    # `created` stamps and kind (`_kind`), so a search need not join `entity`
+    fts_rows: str | None = None
+    keeps_nul: bool = True  # whether text may hold a NUL character
+
+    def placeholders(self, sql: str) -> str:
+        return sql
+
+    def boolean(self, value: bool) -> Any:
+        """A bool as a parameter compared with a bool column."""
+        return 1 if value else 0
+
+    def typed(self, sql_type: str) -> str:
+        """A parameter in a SELECT list that is written into a column of `sql_type`."""
+        return "?"
+
+    def insert_or_skip(self, into: str, rest: str, key: str = "") -> str:
+        """An INSERT that leaves alone a row whose `key` is taken already."""
+        return f"INSERT OR IGNORE INTO {into} {rest}"
+
+    def fts(self, words: Sequence[str]) -> tuple[str, list[str], list[Any], str]:
+        """Full text over doc: the driving FROM, its conditions, their parameters, the order."""
+        raise NotImplementedError
+
+
+class SqliteDialect(Dialect):
+    def fts(self, words: Sequence[str]) -> tuple[str, list[str], list[Any], str]:
+        # Every word or phrase as an FTS5 string, so nothing in it is FTS syntax.
+        # (a NUL would end FTS5's string early, so it goes)
+        text = " ".join('"' + w.replace("\x00", " ").replace('"', '""') + '"' for w in words)
+        return (
+            "doc_fts JOIN entity e ON e._e = doc_fts.rowid",
+            ["doc_fts MATCH ?"],
+            [text],
+            "doc_fts.rank",
+        )
+
+
+class PostgresDialect(Dialect):
+    def placeholders(self, sql: str) -> str:
+        return sql.replace("%", "%%").replace("?", "%s")
+
+    def boolean(self, value: bool) -> Any:
+        return value
+
+    def typed(self, sql_type: str) -> str:
+        # a bare parameter in a SELECT list would be taken for text; CAST takes no collation
+        return f"CAST(? AS {sql_type.split(' COLLATE ')[0]})"
+
+    def insert_or_skip(self, into: str, rest: str, key: str = "") -> str:
+        conflict = f"ON CONFLICT ({key})" if key else "ON CONFLICT"
+        return f"INSERT INTO {into} {rest} {conflict} DO NOTHING"
+
+    def fts(self, words: Sequence[str]) -> tuple[str, list[str], list[Any], str]:
+        # each word or quoted phrase a phrase query, all of them required; the query is
+        # made once in a one-row subquery so ranking needs no second copy of it
+        query = " && ".join(f"phraseto_tsquery('{FTS_CONFIG}', ?)" for _ in words)
+        return (
+            f"(SELECT {query} AS q) fq JOIN c_doc fts ON fts._fts @@ fq.q "
+            "JOIN entity e ON e._e = fts._e",
+            [],
+            [w.replace("\x00", " ") for w in words],
+            "ts_rank(fts._fts, fq.q) DESC, e._e",
+        )
+
+
+# PostgreSQL's text search configuration in each app's schema: English stems, no stop
+# words dropped (as SQLite's porter tokenizer keeps them).
+FTS_CONFIG = "pasture_fts"
+
+SQLITE = SqliteDialect(
+    "sqlite",
+    {"text": "TEXT", "time": "TEXT", "url": "TEXT", "number": "NUMERIC", "bool": "INTEGER"},
+)
+# Text compares byte for byte ("C"), as SQLite's does, so `<`, ties in a tally and
+# ILIKE's case folding (ASCII only) read the same on both.
+_PG_TEXT = 'TEXT COLLATE "C"'
+POSTGRES = PostgresDialect(
+    "postgres",
+    {
+        "text": _PG_TEXT,
+        "time": _PG_TEXT,
+        "url": _PG_TEXT,
+        "number": "DOUBLE PRECISION",
+        "bool": "BOOLEAN",
+    },
+    key="BIGINT PRIMARY KEY",
+    text=_PG_TEXT,
+    like="ILIKE",
+    max_name=63,
+    inline_names=True,
+    fts_rows="fts",
+    keeps_nul=False,
+)
+
+
+def sql_type(dialect: Dialect, column: Column) -> str:
+    return dialect.types["text" if column.reference else column.type]
+
+
+__all__ = [
+    "FTS_CONFIG",
+    "POSTGRES",
+    "SQLITE",
+    "STAMPS",
+    "Dialect",
+    "PostgresDialect",
+    "SqliteDialect",
+    "q",
+    "sql_type",
+    "table",
+]
