@@ -1,4 +1,4 @@
-"""The cart's commands, written as Python: cart add, cart remove, cart status.
+"""The cart's commands, written as Python: cart add, cart remove, cart clear, cart status.
 
 pasture loads this file on the server that hosts the app (it is never served
 on the web) and calls `setup` with the app's registry. Each command's input is
@@ -59,6 +59,14 @@ def remove(args: dict[str, Any], ctx: Context) -> Result:
     return Result(f"Removed {sku} from the cart.", {"sku": sku, "qty": 0})
 
 
+def clear(args: dict[str, Any], ctx: Context) -> Result:
+    found = lines(ctx)
+    for row in found:
+        ctx.store.apply({"entity": row["entity"], "tombstone": {}}, ctx.caller)
+    products = "product" if len(found) == 1 else "products"
+    return Result(f"Emptied the cart: {len(found)} {products} taken out.", {"removed": len(found)})
+
+
 def status(args: dict[str, Any], ctx: Context) -> Result:
     found = [{"sku": r["line"]["sku"], "qty": int(r["line"]["qty"])} for r in lines(ctx)]
     count = sum(line["qty"] for line in found)
@@ -66,9 +74,7 @@ def status(args: dict[str, Any], ctx: Context) -> Result:
         return Result("the cart is empty", {"count": 0, "lines": []})
     products = "product" if len(found) == 1 else "products"
     items = "item" if count == 1 else "items"
-    return Result(
-        f"{count} {items} of {len(found)} {products}", {"count": count, "lines": found}
-    )
+    return Result(f"{count} {items} of {len(found)} {products}", {"count": count, "lines": found})
 
 
 def setup(app: Registry) -> None:
@@ -104,6 +110,15 @@ def setup(app: Registry) -> None:
         examples=["cart remove V60-02", "cart remove V60-02 1"],
         see_also=["cart add", "cart status"],
         run=remove,
+    )
+    app.register(
+        "cart clear",
+        title="Empty the cart",
+        description="Take everything out of the cart",
+        # Hard to undo: a person is asked first, an agent's client sees it in the listing.
+        annotations={"consequential": True},
+        see_also=["cart remove", "cart status"],
+        run=clear,
     )
     app.register(
         "cart status",

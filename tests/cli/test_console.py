@@ -471,3 +471,53 @@ def test_a_name_two_apps_share_is_said_with_app(home: Path) -> None:
     done = pasture(home, "console", input=script)
     assert "log_run is a command of ada/runs and club/runs — say which app" in done.stderr
     assert "log_run: wrote 1 entity in club/runs" in done.stdout
+
+
+# -- a command that is hard to undo ------------------------------------------------
+def test_a_consequential_command_piped_runs_only_with_yes(home: Path) -> None:
+    assert pasture(home, "deploy", str(CART)).returncode == 0
+    done = pasture(home, "console", input="cart add V60-02 2\ncart clear\ncart status\n")
+    assert "cart clear is hard to undo — add --yes to run it without being asked" in done.stderr
+    assert "2 items of 1 product" in done.stdout.splitlines()  # nothing was taken out
+    assert done.returncode == 1
+
+    done = pasture(home, "console", input="cart clear --yes\ncart status\n")
+    assert done.stdout.splitlines() == [
+        "Emptied the cart: 1 product taken out.",
+        "the cart is empty",
+    ]
+    assert done.returncode == 0
+
+
+def test_pasture_command_refuses_a_consequential_command_without_yes(home: Path) -> None:
+    assert pasture(home, "deploy", str(CART)).returncode == 0
+    assert pasture(home, "command", "cart_add", "V60-02").returncode == 0
+    refused = pasture(home, "command", "cart_clear")
+    assert refused.stderr.strip() == (
+        "cart clear is hard to undo — add --yes to run it without being asked"
+    )
+    assert refused.returncode == 1
+    assert pasture(home, "command", "cart_status").stdout.strip() == "1 item of 1 product"
+
+    done = pasture(home, "command", "cart_clear", "--yes")
+    assert done.stdout.strip() == "Emptied the cart: 1 product taken out."
+    assert pasture(home, "command", "cart_status").stdout.strip() == "the cart is empty"
+
+
+@needs_tmux
+def test_a_person_is_asked_before_a_consequential_command(pane: Pane, home: Path) -> None:
+    assert pasture(home, "deploy", str(CART)).returncode == 0
+    pane.wait_for("ada>")
+    pane.send("cart_add V60-02 2", "Enter")  # the console read its commands before the deploy
+    pane.wait_for("2 in the cart")
+    pane.send("cart clear", "Enter")
+    pane.wait_for("about to run: cart clear (ada/cart)")
+    pane.wait_for("run it? [y/N]")
+    pane.send("n", "Enter")
+    pane.wait_for("cancelled — nothing was run")
+    pane.send("cart status", "Enter")
+    pane.wait_for("2 items of 1 product")
+    pane.send("cart clear", "Enter")
+    pane.wait_for("run it? [y/N]\n")  # the second question, below the first answer
+    pane.send("y", "Enter")
+    pane.wait_for("Emptied the cart: 1 product taken out.")

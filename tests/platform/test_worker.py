@@ -49,7 +49,7 @@ def test_a_worker_s_commands_are_deployed_and_listed_beside_the_declared_ones(
     deployed = service.deploy(ada, CART)
     assert deployed.text == (
         "deployed ada/cart v1: http://127.0.0.1:8000/ada/cart/\n"
-        "commands: cart_add, cart_remove, cart_status"
+        "commands: cart_add, cart_remove, cart_clear, cart_status"
     )
     listing = service.list_commands(ada, "cart")
     assert listing.text.splitlines()[1] == (
@@ -59,7 +59,7 @@ def test_a_worker_s_commands_are_deployed_and_listed_beside_the_declared_ones(
     add = listing.data["commands"][0]
     assert (add["name"], add["title"], add["readOnly"]) == ("cart_add", "Cart", False)
     assert add["input"]["required"] == ["sku"] and add["examples"] == ["cart add V60-02 --qty=2"]
-    assert listing.data["commands"][2]["readOnly"] is True
+    assert listing.data["commands"][3]["readOnly"] is True
 
 
 def test_running_through_the_service_checks_the_schema_and_uses_the_app_s_store(
@@ -108,7 +108,7 @@ def test_status_shows_each_provider_s_line_under_its_app(service: Service, ada: 
     service.run_command(ada, "cart_add", {"sku": "V60-02", "qty": 2})
     status = service.status(ada)
     assert status.text.splitlines() == [
-        "ada/cart v1 — Cart — 1 entity, 3 commands, public",
+        "ada/cart v1 — Cart — 1 entity, 4 commands, public",
         "  cart: 2 items of 1 product",
         "ada/runs v1 — Run club — 0 entities, 3 commands, public",
     ]

@@ -90,8 +90,20 @@ def do_command(args: argparse.Namespace) -> int:
     words = split_words(args.words)
     args.json = args.json or words.json
     words.app = words.app or args.app
+    words.yes = words.yes or args.yes
     service = open_service(args)
-    return show(args, run_words(service, service.local_owner(), args.name, words))
+    confirm = ask if sys.stdin.isatty() else None  # piped: no one to ask, so --yes or nothing
+    return show(args, run_words(service, service.local_owner(), args.name, words, confirm))
+
+
+def ask(what: str) -> bool:
+    """Show what is about to run and ask; only y or yes runs it."""
+    print(f"about to run: {what}", file=sys.stderr)
+    try:
+        answer = input("run it? [y/N] ")
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
 
 
 def do_status(args: argparse.Namespace) -> int:
@@ -279,10 +291,13 @@ def build_parser() -> argparse.ArgumentParser:
         "command",
         do_command,
         "run a command: NAME a b, or NAME --who=a --miles=b",
-        usage="pasture command NAME [ARGS…] [--app A] [--json]",
+        usage="pasture command NAME [ARGS…] [--app A] [--yes] [--json]",
     )
     p.add_argument("name", metavar="NAME")
     p.add_argument("--app", help="the app, where two of yours have this command")
+    p.add_argument(
+        "--yes", action="store_true", help="run a command that is hard to undo without asking"
+    )
     p.add_argument("words", nargs=argparse.REMAINDER, metavar="ARGS")
 
     p = verb(verbs, "inspect", do_inspect, "the commands of your apps as JSON")

@@ -6,16 +6,21 @@ the two read a line the same way.
 Positional words take the command's arguments in declared order; `--name=value`
 or `--name value` names one; `--flag` alone is `true`. Values stay text: the
 command converts them to its declared types (`"5"` → 5) as it does for anyone.
+
+A consequential command (hard to undo) runs only once the person said so:
+`--yes` on the line, or `y` to the question `confirm` asks at a terminal.
+With no one to ask (stdin piped) and no `--yes`, nothing runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import shlex
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pasture.commands.model import Command, Result
-from pasture.errors import UsageError
+from pasture.errors import Refused, UsageError
 
 if TYPE_CHECKING:
     from pasture.caller import Caller
@@ -28,6 +33,7 @@ class Words:
     named: dict[str, str] = field(default_factory=dict)
     app: str | None = None
     json: bool = False
+    yes: bool = False  # run a consequential command without asking
 
     def bind(self, command: Command) -> dict[str, str]:
         """The arguments by name, positional words taking the declared order."""
@@ -65,6 +71,9 @@ def split_words(words: Sequence[str]) -> Words:
             if key == "json":
                 out.json = True
                 continue
+            if key == "yes":
+                out.yes = True
+                continue
             if i < len(words) and not words[i].startswith("--"):
                 value = words[i]
                 i += 1
@@ -79,9 +88,37 @@ def split_words(words: Sequence[str]) -> Words:
     return out
 
 
-def run_words(service: Service, caller: Caller, name: str, words: Words) -> Result:
-    """Run the command `name` with the words typed after it, as the caller."""
-    _, command = service.resolve_command(caller, name, words.app)
+# `confirm(what)` shows what is about to run and answers whether the person said yes.
+Confirm = Callable[[str], bool]
+
+CANCELLED = "cancelled — nothing was run"
+
+
+def about_to_run(command: Command, at: str, values: dict[str, str]) -> str:
+    """`cart clear --sku=V60-02 (ada/cart)`: the command and its arguments, as typed."""
+    parts = [command.name, *(f"--{k}={shlex.quote(v)}" for k, v in values.items())]
+    return f"{' '.join(parts)} ({at})"
+
+
+def run_words(
+    service: Service,
+    caller: Caller,
+    name: str,
+    words: Words,
+    confirm: Confirm | None = None,
+) -> Result:
+    """Run the command `name` with the words typed after it, as the caller.
+
+    A consequential command needs `--yes`, or `confirm` (None: no one to ask) to say yes.
+    """
+    info, command = service.resolve_command(caller, name, words.app)
     values = words.bind(command)
+    if command.consequential and not words.yes:
+        if confirm is None:
+            raise Refused(
+                f"{command.name} is hard to undo — add --yes to run it without being asked"
+            )
+        if not confirm(about_to_run(command, info.at, values)):
+            raise Refused(CANCELLED)
     # Words typed at a terminal are text: code commands convert them to their types.
     return service.run_command(caller, name, values, words.app, typed_text=True)

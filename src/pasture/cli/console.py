@@ -1,6 +1,6 @@
 """`pasture console`: commands typed one line at a time, as the command line takes them.
 
-A line is `NAME [ARGS…] [--x=y …] [--app A] [--json]`, split as a shell would
+A line is `NAME [ARGS…] [--x=y …] [--app A] [--yes] [--json]`, split as a shell would
 (shlex) and mapped onto the command's arguments by the command line's own
 `split_words` and `Words.bind`, so `log_run Ada 5 2026-09-01` here is
 `pasture command log_run Ada 5 2026-09-01` there. A few words belong to the
@@ -32,7 +32,7 @@ from rich.text import Text
 
 from pasture.caller import Caller
 from pasture.cli._render import apps_table, key_values, rows_table
-from pasture.cli._words import Words, run_words, split_words
+from pasture.cli._words import Confirm, Words, run_words, split_words
 from pasture.commands.model import Command, Result
 from pasture.errors import Refused, UsageError
 from pasture.platform.service import Service
@@ -376,6 +376,8 @@ class Session:
         self.known: list[Known] = []
         self.leaving = False
         self.on_clear: Callable[[], None] = self.out.clear
+        # Asks before a consequential command runs; None (piped) refuses it without --yes.
+        self.confirm: Confirm | None = None
 
     def refresh(self) -> None:
         """Read the caller's commands again (an app may have been deployed meanwhile)."""
@@ -417,7 +419,8 @@ class Session:
             return
         name, rest = command_name(words, self.known)
         typed = split_words(rest)
-        self.show(run_words(self.service, self.caller, name, typed), json_=typed.json)
+        result = run_words(self.service, self.caller, name, typed, self.confirm)
+        self.show(result, json_=typed.json)
 
     def _builtin(self, head: str, words: Words) -> None:
         if head in ("exit", "quit"):
@@ -541,6 +544,18 @@ def _interactive(session: Session, history: Path) -> int:
         complete_while_typing=False,
     )
     session.on_clear = clear
+
+    asker: PromptSession[str] = PromptSession()  # its answers stay out of the history
+
+    def confirm(what: str) -> bool:
+        session.out.print(Text(f"about to run: {what}"), soft_wrap=True)
+        try:
+            answer = asker.prompt("run it? [y/N] ")
+        except (EOFError, KeyboardInterrupt):
+            return False
+        return answer.strip().lower() in ("y", "yes")
+
+    session.confirm = confirm
     name = session.caller.name or "nobody"
     session.out.print(
         Text(f"pasture console as {name} — help lists your commands, Tab completes, Ctrl-D leaves")
