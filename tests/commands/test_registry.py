@@ -142,12 +142,12 @@ def test_a_name_is_lowercase_words(name: str) -> None:
     assert "the name is lowercase words (a-z, 0-9, _) separated by one space" in problems(name)
 
 
-@pytest.mark.parametrize("argument", ["help", "json", "wide"])
+@pytest.mark.parametrize("argument", ["help", "json", "wide", "app"])
 def test_inputs_named_like_a_clients_flag_are_refused(argument: str) -> None:
     schema = {"type": "object", "properties": {argument: {"type": "string"}}}
     assert problems(input=schema) == (
-        f"cart add: input: an input named {argument} is refused — help, json, wide belong to "
-        "clients; name it otherwise"
+        f"cart add: input: an input named {argument} is refused — help, json, wide, app belong "
+        "to clients; name it otherwise"
     )
 
 

@@ -48,7 +48,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger("pasture.commands")
 
 RESERVED_WORDS = ("help", "man", "status", "clear")
-RESERVED_INPUTS = ("help", "json", "wide")
+# Flags of clients; `app` too, since the command line's --app picks the app and an
+# argument of that name could never be given there.
+RESERVED_INPUTS = ("help", "json", "wide", "app")
 ANNOTATIONS = ("readOnly", "consequential")
 NAME = re.compile(r"[a-z][a-z0-9_]*( [a-z][a-z0-9_]*)*")
 NAME_RULE = "lowercase words (a-z, 0-9, _) separated by one space, like cart add"
