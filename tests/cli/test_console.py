@@ -521,3 +521,25 @@ def test_a_person_is_asked_before_a_consequential_command(pane: Pane, home: Path
     pane.wait_for("run it? [y/N]\n")  # the second question, below the first answer
     pane.send("y", "Enter")
     pane.wait_for("Emptied the cart: 1 product taken out.")
+
+
+def test_help_lists_code_commands_under_their_provider(home: Path) -> None:
+    assert pasture(home, "deploy", str(CART)).returncode == 0
+    lines = pasture(home, "console", input="help\n").stdout.splitlines()
+    cart = lines.index("## ada/cart")
+    assert lines[cart + 1] == "cart:"
+    assert [line.split("(")[0] for line in lines[cart + 2 : cart + 6]] == [
+        "  cart_add",
+        "  cart_remove",
+        "  cart_clear",
+        "  cart_status",
+    ]
+    assert lines[cart + 2].endswith("— Cart, an app at 127.0.0.1:8000/ada/cart/")
+    # Declared commands keep their lines as they were.
+    runs = lines.index("## ada/runs")
+    assert lines[runs + 1].startswith("log_run(who, miles, at) — Log a run for the club")
+    assert [line.split("(")[0] for line in lines[runs + 1 : runs + 4]] == [
+        "log_run",
+        "leaderboard",
+        "since",
+    ]

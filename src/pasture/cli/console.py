@@ -442,6 +442,8 @@ class Session:
             raise UsageError(f"{head} takes only {takes}, not {extra}")
         if head in ("help", "commands"):
             listing = self.service.list_commands(self.caller, words.app)
+            if head == "help" and listing.data.get("commands"):
+                listing = Result(self.by_provider(listing), listing.data)
             self.show(listing, json_=words.json)
             if head == "help" and not (words.json or self.json_always):
                 self.out.print(
@@ -456,6 +458,42 @@ class Session:
             self.show(self.service.status(self.caller), json_=words.json)
         elif head == "apps":
             self.apps(json_=words.json)
+
+    def by_provider(self, listing: Result) -> str:
+        """The listing's text with each app's code commands under their provider.
+
+        `## ada/cart`, then `cart:` and its commands indented; declared commands
+        keep their lines. The text has one line per listed command, app by app.
+        """
+        entries: dict[str, list[str]] = {}
+        for entry in listing.data["commands"]:
+            entries.setdefault(entry["at"], []).append(entry["name"])
+        code = {
+            (k.at, k.command.agent_name): k.command.provider or k.command.name.split()[0]
+            for k in self.known
+            if k.command.family == "code"
+        }
+        blocks: list[str] = []
+        for block in listing.text.split("\n\n"):
+            head, *lines = block.split("\n")
+            names = entries.get(head.removeprefix("## "), [])
+            if not head.startswith("## ") or len(names) != len(lines):
+                return listing.text  # not the shape this reads: the listing as it is
+            # Each item is a declared command's line, or a provider's indented lines,
+            # placed where its first command was listed.
+            out: list[list[str]] = [[head]]
+            grouped: dict[str, list[str]] = {}
+            for name, line in zip(names, lines, strict=True):
+                provider = code.get((head[3:], name))
+                if provider is None:
+                    out.append([line])
+                elif provider in grouped:
+                    grouped[provider].append(f"  {line}")
+                else:
+                    grouped[provider] = [f"{provider}:", f"  {line}"]
+                    out.append(grouped[provider])
+            blocks.append("\n".join(line for item in out for line in item))
+        return "\n\n".join(blocks)
 
     def apps(self, *, json_: bool) -> None:
         apps = self.service.list_apps(self.caller)
