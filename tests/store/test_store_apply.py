@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from store_fixtures import ADA, BOB, RUNS, AnyStore
+from store_fixtures import ADA, BOB, RUNS, AnyStore, refuse_bad_batches
 
 from pasture.caller import NOBODY
 from pasture.errors import Conflict, NotFound, Refused
@@ -318,25 +318,7 @@ def test_a_refused_batch_leaves_the_file_as_it_was(tmp_path: Path) -> None:
     before = dump(path)
     raw_before = path.read_bytes()
     with open_store(path) as s:
-        bad = [
-            {"jog": {"who": "new"}, "doc": {"title": "new"}},
-            {"entity": {"eid": eid}, "jog": {"miles": 6}},
-            {"entity": {"eid": eid}, "tombstone": {}, "$was": {"jog": {"miles": fingerprint(1)}}},
-        ]
-        with pytest.raises(Refused):
-            s.apply(bad, BOB)  # BOB would have been added as a person too
-        with pytest.raises(Conflict):
-            s.apply(
-                [
-                    {"jog": {"who": "new"}},
-                    {
-                        "entity": {"eid": eid},
-                        "jog": {"miles": 1},
-                        "$was": {"jog": {"miles": fingerprint(2)}},
-                    },
-                ],
-                BOB,
-            )
+        refuse_bad_batches(s, eid)
     assert dump(path) == before
     assert path.read_bytes() == raw_before
 

@@ -10,7 +10,7 @@ from typing import Any
 import pg_server
 import psycopg
 import pytest
-from store_fixtures import ADA, BOB, RUNS
+from store_fixtures import ADA, BOB, RUNS, refuse_bad_batches
 
 from pasture.errors import Conflict, Refused
 from pasture.store import fingerprint
@@ -53,25 +53,7 @@ def test_a_refused_batch_leaves_every_table_as_it_was(pg_url: str, schema: str) 
     before = dump(pg_url, schema)
     assert before["c_jog"] and before["edge"]
     with open_postgres_store(pg_url, schema) as s:
-        bad = [
-            {"jog": {"who": "new"}, "doc": {"title": "new"}},
-            {"entity": {"eid": eid}, "jog": {"miles": 6}},
-            {"entity": {"eid": eid}, "tombstone": {}, "$was": {"jog": {"miles": fingerprint(1)}}},
-        ]
-        with pytest.raises(Refused):
-            s.apply(bad, BOB)  # BOB would have been added as a person too
-        with pytest.raises(Conflict):
-            s.apply(
-                [
-                    {"jog": {"who": "new"}, "edges": [{"type": "m", "child": eid}]},
-                    {
-                        "entity": {"eid": eid},
-                        "jog": {"miles": 1},
-                        "$was": {"jog": {"miles": fingerprint(2)}},
-                    },
-                ],
-                BOB,
-            )
+        refuse_bad_batches(s, eid)
         many = [{"jog": {"who": f"r{i}"}, "doc": {"title": f"t{i}"}} for i in range(120)]
         with pytest.raises(Refused):  # enough rows to go by COPY, and the last one refused
             s.apply([*many, {"jog": {"who": "x\x00"}}], BOB)
