@@ -311,7 +311,7 @@ def test_a_command_gets_the_caller_and_the_app() -> None:
     registry.run("who am")
     assert seen == [(ada, "ada/shop")]
     registry.register(
-        "shop rows", description="Rows", annotations={}, run=lambda a, c: c.store.query(".x!", ada)
+        "shop rows", description="Rows", annotations={}, run=lambda a, c: c.store.query(".x!")
     )
     with pytest.raises(Refused, match="runs outside any app, so it has no store"):
         registry.run("shop rows")

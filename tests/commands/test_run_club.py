@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from pasture.caller import Caller
 from pasture.commands import load_commands
+from pasture.commands.appstore import StoreAsCaller
 from pasture.commands.model import Command, Context, Result
 from pasture.errors import Refused, UsageError
 from pasture.store import SqliteStore, Vocabulary, open_store
@@ -42,7 +43,7 @@ def club(tmp_path: Path) -> Iterator[tuple[SqliteStore, dict[str, Command]]]:
 def run(
     commands: dict[str, Command], store: SqliteStore, name: str, caller: Caller, **args: Any
 ) -> Result:
-    return commands[name].run(args, Context(caller, store, "yourname/runs"))
+    return commands[name].run(args, Context(caller, StoreAsCaller(store, caller), "yourname/runs"))
 
 
 def test_logging_a_run_writes_it_as_the_caller(
@@ -130,7 +131,7 @@ def test_two_entities_in_one_call_and_a_patch_by_eid(tmp_path: Path) -> None:
     with open_store(tmp_path / "s.db") as store:
         store.declare(doc)
         commands = {c.name: c for c in load_commands(files, Vocabulary.from_json(doc), "ada/runs")}
-        ctx = Context(ADA, store, "ada/runs")
+        ctx = Context(ADA, StoreAsCaller(store, ADA), "ada/runs")
         wrote = commands["log_with_note"].run({"who": "Ada", "miles": 5, "note": "easy"}, ctx)
         run_eid, said = wrote.data["aliases"]["$run"], wrote.data["aliases"]["$said"]
         assert wrote.text == (
@@ -150,7 +151,7 @@ def test_two_entities_in_one_call_and_a_patch_by_eid(tmp_path: Path) -> None:
 def test_the_recipe_box_through_its_generated_commands(tmp_path: Path) -> None:
     store, commands = app(EXAMPLES / "recipes", "yourname/recipes", tmp_path / "r.db")
     with store:
-        ctx = Context(ADA, store, "yourname/recipes")
+        ctx = Context(ADA, StoreAsCaller(store, ADA), "yourname/recipes")
         soup = commands["add_recipe"].run(
             {
                 "title": "Green curry",
@@ -195,7 +196,7 @@ def test_a_refusal_from_the_store_comes_back_as_its_sentence(tmp_path: Path) -> 
         {"tools.json": json.dumps(tools).encode()}, Vocabulary.from_json(doc), "a/b"
     )[0]
     with store, pytest.raises(Refused) as caught:
-        fix.run({"recipe": "nobody-by-that-name", "title": "x"}, Context(ADA, store, "a/b"))
+        fix.run({"recipe": "nobody-by-that-name", "title": "x"}, Context(ADA, StoreAsCaller(store, ADA), "a/b"))
     assert str(caught.value) == (
         "no entity nobody-by-that-name in this app — it is not an eid or an alias here;"
         " query for it and use its eid"
@@ -225,7 +226,7 @@ def test_random_arguments_are_written_whole_or_not_at_all(
     store, commands = club
     before = store.query(".jog!&.doc?", ADA)
     try:
-        result = commands["log_run"].run(args, Context(ADA, store, "yourname/runs"))
+        result = commands["log_run"].run(args, Context(ADA, StoreAsCaller(store, ADA), "yourname/runs"))
     except Refused:
         assert store.query(".jog!&.doc?", ADA) == before
         return

@@ -108,7 +108,7 @@ def test_status_shows_each_provider_s_line_under_its_app(service: Service, ada: 
     service.run_command(ada, "cart_add", {"sku": "V60-02", "qty": 2})
     status = service.status(ada)
     assert status.text.splitlines() == [
-        "ada/cart v1 — Cart — 1 entity, 4 commands, public",
+        "ada/cart v1 — Cart — 1 entity, 4 commands, public, runs code",
         "  cart: 2 items of 1 product",
         "ada/runs v1 — Run club — 0 entities, 3 commands, public",
     ]

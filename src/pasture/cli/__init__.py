@@ -14,6 +14,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,11 +34,19 @@ def home_of(args: argparse.Namespace) -> Path:
 
 
 def open_service(args: argparse.Namespace, base_url: str | None = None) -> Service:
-    from pasture.platform.service import Service
+    from pasture.platform.service import Limits, Service
 
     url = base_url or os.environ.get("PASTURE_PUBLIC_URL") or "http://127.0.0.1:8000"
+    limits = Limits.from_env()
+    given = {
+        field: getattr(args, f"worker_{field}", None)
+        for field in ("time", "cpu", "memory", "processes")
+    }
+    limits = replace(limits, **{k: v for k, v in given.items() if v is not None})
+    if getattr(args, "worker_network", False):
+        limits = replace(limits, network=True)
     # no --database: the Service reads $PASTURE_DATABASE_URL itself
-    return Service(home_of(args), database_url=args.database or None, base_url=url)
+    return Service(home_of(args), database_url=args.database or None, base_url=url, limits=limits)
 
 
 def show(args: argparse.Namespace, result: Result) -> int:
@@ -142,6 +151,38 @@ def do_app_rollback(args: argparse.Namespace) -> int:
 def do_space_new(args: argparse.Namespace) -> int:
     service = open_service(args)
     return show(args, service.new_space(service.local_owner(), args.name))
+
+
+def do_space_trust(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.trust_space(service.local_owner(), args.name, True))
+
+
+def do_space_untrust(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.trust_space(service.local_owner(), args.name, False))
+
+
+def do_secret_set(args: argparse.Namespace) -> int:
+    if sys.stdin.isatty():
+        import getpass
+
+        value = getpass.getpass(f"{args.name}: ")
+    else:
+        value = sys.stdin.read()
+        value = value[:-1] if value.endswith("\n") else value  # what `echo` adds
+    service = open_service(args)
+    return show(args, service.set_secret(service.local_owner(), args.app, args.name, value))
+
+
+def do_secret_list(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.secrets(service.local_owner(), args.app))
+
+
+def do_secret_rm(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.remove_secret(service.local_owner(), args.app, args.name))
 
 
 def do_member_add(args: argparse.Namespace) -> int:
@@ -269,6 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--public-url", metavar="URL", help="the address people reach it at")
+    worker_limits(p)
 
     p = verb(verbs, "mcp", do_mcp, "speak MCP on stdin/stdout, as the owner or a token's person")
     p.add_argument("--token", help="act as the person this token belongs to")
@@ -315,9 +357,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("app", metavar="SPACE/APP")
     p.add_argument("version", metavar="VERSION", type=_version)
 
-    space = verbs.add_parser("space", help="spaces: new")
+    space = verbs.add_parser("space", help="spaces: new, trust, untrust")
     space_verbs = space.add_subparsers(dest="space_verb", metavar="VERB", required=True)
     p = verb(space_verbs, "new", do_space_new, "make a space, with you as its owner")
+    p.add_argument("name", metavar="NAME")
+    p = verb(
+        space_verbs, "trust", do_space_trust, "let a space's apps run code (the server's owner)"
+    )
+    p.add_argument("name", metavar="NAME")
+    p = verb(space_verbs, "untrust", do_space_untrust, "stop a space's apps running code")
+    p.add_argument("name", metavar="NAME")
+
+    secret = verbs.add_parser("secret", help="apps' secrets: set, list, rm")
+    secret_verbs = secret.add_subparsers(dest="secret_verb", metavar="VERB", required=True)
+    p = verb(
+        secret_verbs,
+        "set",
+        do_secret_set,
+        "keep a secret for an app's code; the value is read from standard input",
+    )
+    p.add_argument("app", metavar="APP")
+    p.add_argument("name", metavar="NAME")
+    p = verb(secret_verbs, "list", do_secret_list, "an app's secrets by name, never their values")
+    p.add_argument("app", metavar="APP")
+    p = verb(secret_verbs, "rm", do_secret_rm, "forget one of an app's secrets")
+    p.add_argument("app", metavar="APP")
     p.add_argument("name", metavar="NAME")
 
     member = verbs.add_parser("member", help="members of a space: add")
@@ -346,7 +410,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--examples", default="examples", metavar="DIR")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
+    worker_limits(p)
     return parser
+
+
+def worker_limits(p: argparse.ArgumentParser) -> None:
+    """What one call of an app's code may use, on this server."""
+    p.add_argument(
+        "--worker-time", type=float, metavar="S", help="seconds a call of app code may take (10)"
+    )
+    p.add_argument(
+        "--worker-cpu", type=float, metavar="S", help="seconds of CPU a call may use (10)"
+    )
+    p.add_argument(
+        "--worker-memory", type=int, metavar="MB", help="memory of a worker process (512)"
+    )
+    p.add_argument(
+        "--worker-processes",
+        type=int,
+        metavar="N",
+        help="calls of one app's code at once, each in its own process (4)",
+    )
+    p.add_argument(
+        "--worker-network",
+        action="store_true",
+        help="let app code reach the network (it cannot otherwise)",
+    )
 
 
 def _version(text: str) -> int:

@@ -28,6 +28,9 @@ def demo(args: argparse.Namespace) -> int:
             print("  " + service.deploy(owner, folder).text.replace("\n", "\n    "))
         except Refused as e:
             print(f"  {folder.name} was not deployed: {e.sentence}", file=sys.stderr)
+    from pasture.platform.sandbox import confinement
+
+    print(f"app code (worker.py) runs {confinement().describe()}")
     token = service.new_token(owner, "make run")
     stdio = {
         "mcpServers": {

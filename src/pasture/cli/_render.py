@@ -60,12 +60,14 @@ def apps_table(apps: Sequence[AppInfo], console: Console | None = None) -> None:
     table = Table(show_edge=False, header_style="bold")
     table.add_column("app", no_wrap=True, min_width=max((len(a.at) for a in apps), default=3))
     table.add_column("version", no_wrap=True)
-    for name in ("title", "access", "commands"):
+    for name in ("title", "access", "commands", "code"):
         table.add_column(name)
     # An address is copied too: it stays whole.
     table.add_column("address", no_wrap=True, min_width=max((len(a.url) for a in apps), default=7))
     for a in apps:
-        table.add_row(a.at, f"v{a.version}", a.title, a.access, ", ".join(a.commands) or "—", a.url)
+        commands = ", ".join(a.commands) or "—"
+        code = "runs code" if a.code else "—"
+        table.add_row(a.at, f"v{a.version}", a.title, a.access, commands, code, a.url)
     (console or Console()).print(table)
 
 

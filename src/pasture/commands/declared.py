@@ -119,10 +119,10 @@ class Template:
     def __call__(self, args: Mapping[str, Any], ctx: Context) -> Result:
         filled = self.fill(self.convert(args))
         if self.action == "query":
-            rows = ctx.store.query(filled, ctx.caller)
+            rows = ctx.store.query(filled)
             count = f"{len(rows)} row" if len(rows) == 1 else f"{len(rows)} rows"
             return Result(f"{self.name}: {count} in {ctx.at}", {"rows": rows})
-        applied = ctx.store.apply(filled, ctx.caller)
+        applied = ctx.store.apply(filled)
         return wrote(self.name, ctx.at, applied)
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pasture.caller import Caller
 
 if TYPE_CHECKING:
-    from pasture.store.base import Store
+    from pasture.commands.appstore import AppStore
 
 
 @dataclass(frozen=True)
@@ -27,14 +27,20 @@ class Result:
 
 @dataclass(frozen=True)
 class Context:
-    """What a running command may use: who called, the app's store, and the app's name."""
+    """What a running command may use: who called, the app's store as them, the app's name.
+
+    `store` reads and writes the app as `caller` and nobody else
+    (`pasture.commands.appstore`); `secrets` are the app's own
+    (`pasture secret set APP NAME`), given to code commands only.
+    """
 
     caller: Caller
-    store: Store
+    store: AppStore
     at: str  # the app as `space/app`, e.g. "ada/runs"
     # The arguments are text a person typed (the command line, the console):
     # code commands convert it to their declared types; typed values never are.
     typed_text: bool = False
+    secrets: Mapping[str, str] = field(default_factory=dict)
 
 
 Family = Literal["declared", "code"]

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pasture.caller import NOBODY, Caller
+from pasture.commands.appstore import AppStore, StoreAsCaller
 from pasture.commands.model import Command, Context, Result, Suggest
 from pasture.errors import DeployRefused, NotFound, Refused, UsageError
 from pasture.schema import InputSchema, shown
@@ -43,7 +44,7 @@ from pasture.schema import InputSchema, shown
 if TYPE_CHECKING:
     from mcp.server import Server
 
-    from pasture.store.base import Store
+    from pasture.store.base import Applied, Bundle, Row, Store
 
 logger = logging.getLogger("pasture.commands")
 
@@ -77,14 +78,23 @@ def agent_name(name: str) -> str:
     return "_".join(name.split())
 
 
-class _NoStore:
+class _NoStore(AppStore):
     """The store of a registry used on its own, with no app around it."""
 
-    def __getattr__(self, name: str) -> Any:
-        raise Refused("this command runs outside any app, so it has no store to use")
+    def _none(self) -> Refused:
+        return Refused("this command runs outside any app, so it has no store to use")
+
+    def query(self, filter: str) -> list[Row]:
+        raise self._none()
+
+    def schema(self) -> dict[str, Any]:
+        raise self._none()
+
+    def _write(self, bundles: list[Bundle]) -> Applied:
+        raise self._none()
 
 
-NO_STORE = cast("Store", _NoStore())
+NO_STORE: AppStore = _NoStore()
 
 
 @dataclass(frozen=True)
@@ -101,7 +111,7 @@ class _CodeRun:
             answer = self.function(checked, ctx)
             if inspect.isawaitable(answer):
                 answer = asyncio.run(_awaited(answer))
-        except Refused:
+        except (Refused, MemoryError):  # a worker process reports running out as its limit
             raise
         except Exception as e:
             logger.exception("command %s failed", self.name)
@@ -146,7 +156,7 @@ class Registry:
         self, *, caller: Caller = NOBODY, store: Store | None = None, at: str = ""
     ) -> None:
         self.caller = caller
-        self.store = store if store is not None else NO_STORE
+        self.store = store
         self.at = at
         self._commands: dict[str, Command] = {}  # by agent name, in registration order
         self._listeners: dict[object, Callable[[], None]] = {}
@@ -389,8 +399,25 @@ class Registry:
         return [c for c in self.commands() if c.name == f"{c.provider} status" and c.read_only]
 
     # -- running --------------------------------------------------------------------------
-    def context(self, *, caller: Caller | None = None, typed_text: bool = False) -> Context:
-        return Context(caller or self.caller, self.store, self.at, typed_text=typed_text)
+    def context(
+        self,
+        *,
+        caller: Caller | None = None,
+        typed_text: bool = False,
+        command: Command | None = None,
+    ) -> Context:
+        """What a command of this registry runs with: the registry's store, as the caller.
+
+        A read-only `command` gets a store that refuses writes.
+        """
+        caller = caller or self.caller
+        read_only = command.name if command is not None and command.read_only else None
+        store = (
+            NO_STORE
+            if self.store is None
+            else StoreAsCaller(self.store, caller, read_only=read_only)
+        )
+        return Context(caller, store, self.at, typed_text=typed_text)
 
     def run(
         self,
@@ -401,15 +428,18 @@ class Registry:
         typed_text: bool = False,
     ) -> Result:
         """Run a command by either name (a bare `status` runs every provider's status)."""
-        ctx = ctx or self.context(typed_text=typed_text)
         if name.strip() == "status":
             if args:
                 raise UsageError("status takes no arguments — it shows every provider's state")
-            return run_status(self.status_commands(), ctx)
+            commands = self.status_commands()
+            return run_status(
+                commands, lambda c: ctx or self.context(typed_text=typed_text, command=c)
+            )
         command = self.get(name)
         if command is None:
             names = ", ".join(c.agent_name for c in self.commands()) or "none yet"
             raise NotFound(f"no command {agent_name(name)} — the commands are {names}")
+        ctx = ctx or self.context(typed_text=typed_text, command=command)
         return command.run(args or {}, ctx)
 
     # -- hearing of changes -------------------------------------------------------------
@@ -442,18 +472,18 @@ class Registry:
         return build_registry_server(self, name)
 
 
-def run_status(commands: Sequence[Command], ctx: Context) -> Result:
+def run_status(commands: Sequence[Command], context: Callable[[Command], Context]) -> Result:
     """Every provider's status: one line each, the data by provider.
 
-    A status command that refuses or fails shows its sentence on its line; the
-    others still answer.
+    `context(command)` is what each one runs with. A status command that refuses
+    or fails shows its sentence on its line; the others still answer.
     """
     lines: list[str] = []
     data: dict[str, Any] = {}
     for command in commands:
         provider = command.provider or command.name.split()[0]
         try:
-            result = command.run({}, ctx)
+            result = command.run({}, context(command))
         except Refused as refused:
             lines.append(f"{provider}: {refused.sentence}")
             data[provider] = {"error": refused.sentence}

@@ -13,7 +13,6 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
-import anyio.to_thread
 import mcp_types as types
 from mcp.server import Server
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
@@ -28,6 +27,7 @@ from pasture.commands.model import Result
 from pasture.errors import NotFound, Refused, UsageError
 from pasture.mcp._tools import INPUT_SCHEMAS, TOOL_NAMES, TOOLS
 from pasture.platform.service import Access, AppInfo, Service, with_base
+from pasture.threads import in_command_thread, in_thread
 
 logger = logging.getLogger("pasture.mcp")
 
@@ -194,9 +194,12 @@ def build_server(service: Service, caller_of: CallerOf) -> MCPServer:
     """The SDK server for one Service; `caller_of()` names who is asking, per request."""
     bus = InMemorySubscriptionBus()
 
-    async def call(run: Callable[[], Any]) -> Any:
-        # The Service is synchronous (a database under it): keep the event loop free.
-        return await anyio.to_thread.run_sync(run)
+    async def call(name: str, run: Callable[[], Any]) -> Any:
+        # The Service is synchronous (a database under it): keep the event loop free. A
+        # command (and status, which runs providers' status commands) may run app code.
+        if name in ("command", "status"):
+            return await in_command_thread(run)
+        return await in_thread(run)
 
     def tool_call(name: str, arguments: Mapping[str, Any], caller: Caller) -> Wire:
         def run() -> Result:
@@ -246,7 +249,7 @@ def build_server(service: Service, caller_of: CallerOf) -> MCPServer:
     ) -> Wire:
         caller = caller_of()
         arguments = params.arguments or {}
-        result: Wire = await call(lambda: tool_call(params.name, arguments, caller))
+        result: Wire = await call(params.name, lambda: tool_call(params.name, arguments, caller))
         if params.name == "app_deploy" and not result.get("isError"):
             await _announce_new_views(ctx)
         return result
@@ -266,7 +269,7 @@ def build_server(service: Service, caller_of: CallerOf) -> MCPServer:
     ) -> types.ListResourcesResult:
         caller = caller_of()
         try:
-            views = await call(lambda: service.views(caller))
+            views = await in_thread(lambda: service.views(caller))
         except Refused as refused:
             raise MCPError(code=types.INVALID_PARAMS, message=refused.sentence) from None
         return types.ListResourcesResult(
@@ -288,7 +291,7 @@ def build_server(service: Service, caller_of: CallerOf) -> MCPServer:
             return page.body, service.app_info(caller, f"{space}/{slug}").url
 
         try:
-            body, address = await call(read)
+            body, address = await in_thread(read)
         except NotFound:
             raise MCPError(code=types.INVALID_PARAMS, message=NO_RESOURCE) from None
         except Refused as refused:

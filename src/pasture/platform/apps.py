@@ -18,13 +18,13 @@ from pasture.commands.model import Command, Result
 from pasture.errors import DeployRefused, NotFound, UsageError
 from pasture.platform import deploy as _deploy
 from pasture.platform import identity as _id
-from pasture.platform import workers as _workers
 from pasture.platform.access import Gate
 from pasture.platform.catalog import Catalog
 from pasture.platform.db import PlatformDB
 from pasture.platform.model import ACCESSES, Access, Loaded, now, plural
 from pasture.platform.people import People
 from pasture.platform.spaces import Spaces
+from pasture.platform.workers import WORKER, Version, clashes, commands_of, untrusted
 
 if TYPE_CHECKING:
     from pasture.store.vocab import Vocabulary
@@ -107,10 +107,9 @@ class Apps:
                 commands = load_commands(raw, vocabulary, at)
             except DeployRefused as e:
                 problems.append(str(e))
-        if "worker.py" in raw:
-            found, code = _deploy.check_worker_commands(raw["worker.py"])
-            problems.extend(found)
-            problems.extend(f"worker.py: {p}" for p in _workers.clashes(code, commands))
+        manifest: list[dict[str, Any]] | None = None
+        if WORKER in raw:
+            manifest = self._check_code(space, slug, raw, commands, problems)
         if problems:
             raise DeployRefused(problems)
         assert vocabulary is not None
@@ -124,18 +123,23 @@ class Apps:
             recorded = int(row["v"]) if row is not None and row["v"] is not None else 0
             _deploy.sweep(app_dir, recorded)
             version = recorded + 1
-            _deploy.write_version(app_dir, version, raw)
-            if "worker.py" in raw:
-                # Checked in a process of its own above; now loaded here, from its version.
-                commands = commands + self.catalog.worker_commands(space, slug, version)
+            root = _deploy.write_version(app_dir, version, raw)
+            if manifest is not None:
+                code, _ = commands_of(
+                    manifest, Version(space, slug, version, root), self.catalog.workers
+                )
+                commands = commands + code
             # Components before commands: the store knows this release's vocabulary
             # before any of its commands can be called.
             self.catalog.store(space, slug).declare(vocab_doc or {})
             chosen: Access = access or (
                 cast(Access, current["access"]) if current is not None else "public"
             )
-            self._switch_version(caller, space, slug, version, app_title, chosen, raw)
-        self.catalog.remember(space, slug, Loaded(version, app_title, chosen, commands, vocabulary))
+            self._switch_version(caller, space, slug, version, app_title, chosen, raw, manifest)
+        self.catalog.workers.retire(space, slug)  # the last version's processes stop
+        self.catalog.remember(
+            space, slug, Loaded(version, app_title, chosen, commands, vocabulary, manifest)
+        )
         names = [c.agent_name for c in commands]
         url = self.catalog.url(space, slug)
         return Result(
@@ -152,14 +156,17 @@ class Apps:
         title: str,
         access: Access,
         files: Mapping[str, bytes],
+        manifest: list[dict[str, Any]] | None,
     ) -> None:
         """The commit point of a deploy: one transaction makes the new version current."""
+        code = None if manifest is None else json.dumps(manifest)
         with self.db.transaction() as conn:
             self.db.keep_files(conn, space, slug, version, files)
             conn.execute(
-                "INSERT INTO versions (space, slug, version, title, deployed_by, deployed_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (space, slug, version, title, caller.eid, now()),
+                "INSERT INTO versions "
+                "(space, slug, version, title, deployed_by, deployed_at, code) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (space, slug, version, title, caller.eid, now(), code),
             )
             conn.execute(
                 "INSERT INTO apps (space, slug, title, access, version) VALUES (?, ?, ?, ?, ?) "
@@ -167,6 +174,35 @@ class Apps:
                 "access = excluded.access, version = excluded.version",
                 (space, slug, title, access, version),
             )
+
+    def _check_code(
+        self,
+        space: str,
+        slug: str,
+        files: dict[str, bytes],
+        declared: list[Command],
+        problems: list[str],
+    ) -> list[dict[str, Any]] | None:
+        """worker.py set up once, apart (only in a trusted space): the manifest of its commands.
+
+        Every problem is added to `problems`, each as `worker.py: …`.
+        """
+        if not self.catalog.trusted(space):
+            problems.append(
+                f"{WORKER}: this app runs code, and {untrusted(space)} — without "
+                f"{WORKER} it deploys as it is"
+            )
+            return None
+        at = f"{space}/{slug}"
+        found, manifest = self.catalog.workers.check(files, at, self.catalog.secrets(space, slug))
+        problems.extend(f"{WORKER}: {p}" for p in found)
+        if found:
+            return None
+        # What the worker process says is held to the rules again, here.
+        code, bad = commands_of(manifest, Version(space, slug, 0, Path()), self.catalog.workers)
+        problems.extend(f"{WORKER}: {p}" for p in bad)
+        problems.extend(f"{WORKER}: {p}" for p in clashes([c.agent_name for c in code], declared))
+        return manifest
 
     def files(self, caller: Caller, app: str, path: str | None = None) -> Result:
         """An app's source read back: the list of files, or one file's text."""
@@ -224,6 +260,7 @@ class Apps:
                 "UPDATE apps SET version = ?, title = ? WHERE space = ? AND slug = ?",
                 (version, row["title"], space, slug),
             )
+        self.catalog.workers.retire(space, slug)
         self.catalog.remember(space, slug, loaded)
         names = [c.agent_name for c in loaded.commands]
         return Result(

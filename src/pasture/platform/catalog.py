@@ -15,15 +15,15 @@ import logging
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from pasture.caller import Caller
-from pasture.commands.model import Command
-from pasture.errors import DeployRefused, NotFound
+from pasture.errors import NotFound
 from pasture.platform import deploy as _deploy
-from pasture.platform import workers as _workers
 from pasture.platform.db import PlatformDB
 from pasture.platform.model import Access, AppInfo, Loaded, Role
+from pasture.platform.sandbox import Limits
+from pasture.platform.workers import WORKER, Version, Workers, commands_of
 
 if TYPE_CHECKING:
     from pasture.store.base import Store
@@ -33,18 +33,22 @@ logger = logging.getLogger("pasture.platform")
 
 @dataclass
 class _Snapshot:
-    """The apps and members tables as they were at `stamp`."""
+    """The apps, members, trusted spaces and apps' secrets as they were at `stamp`."""
 
     stamp: tuple[int, int]
     apps: dict[tuple[str, str], tuple[str, Access, int]]  # (space, slug) → title, access, version
     roles: dict[str, dict[str, Role]]  # user eid → space → role
+    trusted: frozenset[str]  # spaces that may run code: the owner's own, and those they trust
+    secrets: dict[tuple[str, str], dict[str, str]]  # (space, slug) → name → value
     member_apps: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # by user eid
 
 
 class Catalog:
-    """Apps, members, loaded versions and open stores of one data directory."""
+    """Apps, members, loaded versions, open stores and worker processes of one data directory."""
 
-    def __init__(self, home: Path, base_url: str, db: PlatformDB) -> None:
+    def __init__(
+        self, home: Path, base_url: str, db: PlatformDB, limits: Limits | None = None
+    ) -> None:
         self.home = home
         self.base_url = base_url
         self.db = db
@@ -52,6 +56,13 @@ class Catalog:
         self._stores: dict[tuple[str, str], Store] = {}
         self._loaded: dict[tuple[str, str], Loaded] = {}
         self._snapshot: _Snapshot | None = None
+        self.workers = Workers(
+            home,
+            limits or Limits.from_env(),
+            trusted=self.trusted,
+            secrets_of=self.secrets,
+            heard=self._heard,
+        )
 
     def _now(self) -> _Snapshot:
         """The tables as they are now: the kept snapshot, unless the database moved since."""
@@ -67,9 +78,28 @@ class Catalog:
         roles: dict[str, dict[str, Role]] = {}
         for r in self.db.all("SELECT space, user, role FROM members"):
             roles.setdefault(r["user"], {})[r["space"]] = cast(Role, r["role"])
-        snapshot = _Snapshot(stamp, apps, roles)
+        trusted = frozenset(
+            str(r["name"])
+            for r in self.db.all(
+                "SELECT name FROM spaces WHERE trusted = 1 "
+                "OR name IN (SELECT space FROM users WHERE admin = 1)"
+            )
+        )
+        secrets: dict[tuple[str, str], dict[str, str]] = {}
+        for r in self.db.all("SELECT space, slug, name, value FROM secrets"):
+            secrets.setdefault((r["space"], r["slug"]), {})[r["name"]] = str(r["value"])
+        snapshot = _Snapshot(stamp, apps, roles, trusted, secrets)
         self._snapshot = snapshot
         return snapshot
+
+    # -- code ---------------------------------------------------------------------
+    def trusted(self, space: str) -> bool:
+        """Whether the space may run code: the owner's own space, or one they trusted."""
+        return space in self._now().trusted
+
+    def secrets(self, space: str, slug: str) -> dict[str, str]:
+        """An app's secrets by name, as its worker is given them."""
+        return dict(self._now().secrets.get((space, slug), {}))
 
     # -- where things are -------------------------------------------------------
     def app_dir(self, space: str, slug: str) -> Path:
@@ -156,8 +186,10 @@ class Catalog:
                 return loaded
             if loaded is not None:
                 # Another process deployed: its store declared a vocabulary this one's
-                # open store has not read, so the next call opens the store afresh.
+                # open store has not read, so the next call opens the store afresh, and
+                # the old version's worker processes stop.
                 self._stores.pop(key, None)
+                self.workers.retire(space, slug)
             loaded = self.read_version(space, slug, version, title, access)
             self._loaded[key] = loaded
             return loaded
@@ -165,7 +197,7 @@ class Catalog:
     def read_version(
         self, space: str, slug: str, version: int, title: str, access: Access
     ) -> Loaded:
-        """One version of an app from its files on disk."""
+        """One version of an app from its files on disk (and its worker's manifest)."""
         from pasture.commands import load_commands
         from pasture.store.vocab import Vocabulary
 
@@ -174,40 +206,62 @@ class Catalog:
         doc = json.loads(files["vocab.json"]) if "vocab.json" in files else None
         vocabulary = Vocabulary.from_json(doc)
         commands = load_commands(files, vocabulary, f"{space}/{slug}")
-        if _workers.WORKER in files:
-            try:
-                commands = commands + self.worker_commands(space, slug, version)
-            except DeployRefused:
-                # It passed at deploy; the app keeps its declared commands meanwhile.
-                logger.exception("%s/%s v%s: worker.py no longer loads", space, slug, version)
-        return Loaded(version, title, access, commands, vocabulary)
+        manifest: list[dict[str, Any]] | None = None
+        if WORKER in files:
+            manifest = self._manifest(space, slug, version, files)
+            code, problems = commands_of(
+                manifest, Version(space, slug, version, root), self.workers
+            )
+            if problems:
+                logger.error("%s/%s v%s: worker.py: %s", space, slug, version, "; ".join(problems))
+            commands = commands + code
+        return Loaded(version, title, access, commands, vocabulary, manifest)
 
-    def worker_commands(self, space: str, slug: str, version: int) -> list[Command]:
-        """Load a version's worker.py into this process; its commands, kept up to date.
+    def _manifest(
+        self, space: str, slug: str, version: int, files: dict[str, bytes]
+    ) -> list[dict[str, Any]]:
+        """The commands a version's worker.py registered, as its deploy kept them."""
+        row = self.db.one(
+            "SELECT code FROM versions WHERE space = ? AND slug = ? AND version = ?",
+            space,
+            slug,
+            version,
+        )
+        if row is not None and row["code"]:
+            kept: list[dict[str, Any]] = json.loads(row["code"])
+            return kept
+        # A version deployed before manifests were kept: its worker is asked once.
+        problems, manifest = self.workers.check(files, f"{space}/{slug}", self.secrets(space, slug))
+        if problems:
+            logger.error("%s/%s v%s: worker.py: %s", space, slug, version, "; ".join(problems))
+            return []
+        with self.db.transaction() as conn:
+            conn.execute(
+                "UPDATE versions SET code = ? WHERE space = ? AND slug = ? AND version = ?",
+                (json.dumps(manifest), space, slug, version),
+            )
+        return manifest
 
-        A command the worker registers or removes later (from its own code)
-        joins or leaves the app's commands while that version is current.
-        """
-        root = self.version_dir(space, slug, version)
-        registry, commands = _workers.load(root / _workers.WORKER, f"{space}/{slug}")
-
-        def changed() -> None:
-            key = (space, slug)
-            with self._lock:
-                loaded = self._loaded.get(key)
-                if loaded is None or loaded.version != version:
-                    return
-                kept = [c for c in loaded.commands if c.family != "code"]
-                self._loaded[key] = Loaded(
-                    version,
-                    loaded.title,
-                    loaded.access,
-                    kept + registry.commands(),
-                    loaded.vocabulary,
-                )
-
-        registry.on_change(changed)
-        return commands
+    def _heard(self, version: Version, manifest: list[dict[str, Any]]) -> None:
+        """A worker process of `version` described its commands: they are the app's now."""
+        key = (version.space, version.slug)
+        with self._lock:
+            loaded = self._loaded.get(key)
+            if loaded is None or loaded.version != version.version or loaded.code == manifest:
+                return
+            code, problems = commands_of(manifest, version, self.workers)
+            if problems:
+                logger.error("%s: worker.py's commands: %s", version.at, "; ".join(problems))
+                return
+            kept = [c for c in loaded.commands if c.family != "code"]
+            self._loaded[key] = Loaded(
+                loaded.version,
+                loaded.title,
+                loaded.access,
+                kept + code,
+                loaded.vocabulary,
+                manifest,
+            )
 
     def remember(self, space: str, slug: str, loaded: Loaded) -> None:
         """This process just made `loaded` the app's current version."""
@@ -232,9 +286,11 @@ class Catalog:
             url=self.url(space, slug),
             commands=[c.agent_name for c in loaded.commands],
             views=views,
+            code=loaded.code is not None,
         )
 
     def close(self) -> None:
+        self.workers.close()
         with self._lock:
             for store in self._stores.values():
                 store.close()

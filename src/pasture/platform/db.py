@@ -1,4 +1,4 @@
-"""The platform's own database: people, secrets, spaces, members, apps, versions.
+"""The platform's own database: people, spaces, members, apps, versions, apps' secrets.
 
 `PlatformDB` is what every part of the platform talks to; it has two
 implementations. `SqlitePlatformDB` is the SQLite file `platform.db` in the data
@@ -120,7 +120,8 @@ CREATE TABLE IF NOT EXISTS sessions (
 );
 CREATE TABLE IF NOT EXISTS spaces (
   name TEXT PRIMARY KEY,
-  created TEXT NOT NULL
+  created TEXT NOT NULL,
+  trusted INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS members (
   space TEXT NOT NULL REFERENCES spaces(name),
@@ -143,9 +144,25 @@ CREATE TABLE IF NOT EXISTS versions (
   title TEXT NOT NULL,
   deployed_by TEXT,
   deployed_at TEXT NOT NULL,
+  code TEXT,
   PRIMARY KEY (space, slug, version)
 );
+CREATE TABLE IF NOT EXISTS secrets (
+  space TEXT NOT NULL,
+  slug TEXT NOT NULL,
+  name TEXT NOT NULL,
+  value TEXT NOT NULL,
+  updated TEXT NOT NULL,
+  PRIMARY KEY (space, slug, name)
+);
 """
+# Columns added since the first release: a database made before them gains them on opening.
+# (`trusted`: the server's owner lets the space run code; `code`: the manifest of a
+# version's worker.py commands, JSON.)
+ADDED_COLUMNS = (
+    ("spaces", "trusted", "INTEGER NOT NULL DEFAULT 0"),
+    ("versions", "code", "TEXT"),
+)
 
 
 class SqlitePlatformDB(PlatformDB):
@@ -166,6 +183,10 @@ class SqlitePlatformDB(PlatformDB):
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
+            for table, column, kind in ADDED_COLUMNS:
+                have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})").fetchall()}
+                if column not in have:
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
     @contextmanager
     def transaction(self) -> Iterator[Conn]:

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import fcntl
 import html
-import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -82,55 +79,6 @@ def title_of(files: Mapping[str, bytes]) -> str | None:
         return None
     title = " ".join(html.unescape(found.group(1)).split())
     return title or None
-
-
-def check_worker(source: bytes) -> list[str]:
-    """worker.py must compile and import; each problem names its line where it has one."""
-    return check_worker_commands(source)[0]
-
-
-def check_worker_commands(source: bytes) -> tuple[list[str], list[str]]:
-    """worker.py's problems (it must compile, import and set up), and its commands' names.
-
-    The worker runs in a process of its own, so a failing import or setup cannot
-    touch this one; its registration problems come back as `worker.py: …`.
-    """
-    try:
-        compile(source, "worker.py", "exec")
-    except SyntaxError as e:
-        return [f"worker.py: line {e.lineno}: {e.msg}"], []
-    except ValueError as e:  # e.g. a null byte in the source
-        return [f"worker.py: {e}"], []
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "worker.py"
-        path.write_bytes(source)
-        found = Path(tmp) / "found.json"
-        try:
-            done = subprocess.run(
-                [sys.executable, "-m", "pasture.platform.workers", str(path), str(found)],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                cwd=tmp,
-            )
-        except subprocess.TimeoutExpired:
-            return ["worker.py: importing it took over a minute — do slow work inside commands"], []
-        if done.returncode != 0 or not found.is_file():
-            return [f"worker.py: {_last_error(done.stderr, path)}"], []
-        report = json.loads(found.read_text())
-    problems = [f"worker.py: {p}" for p in report["problems"]]
-    return problems, [str(name) for name in report["commands"]]
-
-
-def _last_error(stderr: str, path: Path) -> str:
-    lines = [line for line in stderr.strip().splitlines() if line.strip()]
-    line_no = ""
-    for line in lines:
-        found = re.search(r'File "([^"]+)", line (\d+)', line)
-        if found and Path(found.group(1)).name == path.name:
-            line_no = f"line {found.group(2)}: "
-    last = lines[-1] if lines else "it does not import"
-    return f"{line_no}{last}"
 
 
 def versions_on_disk(app_dir: Path) -> list[int]:

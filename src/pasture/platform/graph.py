@@ -2,6 +2,12 @@
 
 `via_web=True`: `app` is `space/slug` from a page's address, and a public or
 open app of a space the caller is not in is reachable (as on the web).
+
+Every read and write of an app's store goes through here, whoever asks: the
+graph tools and `./api/` directly, and a running command — declared or code —
+through `CheckedStore`, its `ctx.store`, which asks the same questions of the
+same caller on every call. So nobody gets more through a command than they
+have on the page.
 """
 
 from __future__ import annotations
@@ -10,10 +16,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from pasture.caller import Caller
+from pasture.commands.appstore import AppStore
 from pasture.commands.model import Result
 from pasture.platform.access import Gate
 from pasture.platform.catalog import Catalog
-from pasture.platform.model import plural
+from pasture.platform.model import Reached, plural
+from pasture.store.base import Applied, Bundle, Row
 
 
 class Graph:
@@ -23,11 +31,24 @@ class Graph:
         self.catalog = catalog
         self.gate = gate
 
-    def apply(self, caller: Caller, app: str, bundles: Any, *, via_web: bool = False) -> Result:
-        """Write bundles under the app's access; data `{entities, aliases}`."""
+    def write(
+        self, caller: Caller, app: str, bundles: Any, *, via_web: bool = False
+    ) -> tuple[Reached, Applied]:
+        """Write bundles as the caller, if the app's access lets them; Refused otherwise."""
         reached = self.gate.reach(caller, app, via_web=via_web)
         self.gate.check_write(caller, reached)
-        applied = self.catalog.store(reached.space, reached.slug).apply(bundles, caller)
+        return reached, self.catalog.store(reached.space, reached.slug).apply(bundles, caller)
+
+    def read(
+        self, caller: Caller, app: str, filter: str, *, via_web: bool = False
+    ) -> tuple[Reached, list[Row]]:
+        """The rows a filter selects, if the caller reaches the app; Refused otherwise."""
+        reached = self.gate.reach(caller, app, via_web=via_web)
+        return reached, self.catalog.store(reached.space, reached.slug).query(filter, caller)
+
+    def apply(self, caller: Caller, app: str, bundles: Any, *, via_web: bool = False) -> Result:
+        """Write bundles under the app's access; data `{entities, aliases}`."""
+        reached, applied = self.write(caller, app, bundles, via_web=via_web)
         named = ", ".join(
             f"{k if k.startswith('$') else '$' + k}={v}" for k, v in applied.aliases.items()
         )
@@ -39,8 +60,7 @@ class Graph:
 
     def query(self, caller: Caller, app: str, filter: str, *, via_web: bool = False) -> Result:
         """Read under the app's access; data `{rows}`."""
-        reached = self.gate.reach(caller, app, via_web=via_web)
-        rows = self.catalog.store(reached.space, reached.slug).query(filter, caller)
+        reached, rows = self.read(caller, app, filter, via_web=via_web)
         return Result(f"{plural(len(rows), 'row', 'rows')} in {reached.at}", {"rows": rows})
 
     def schema(self, caller: Caller, app: str, *, via_web: bool = False) -> Result:
@@ -66,3 +86,36 @@ def _columns_text(spec: Any) -> str:
                 parts.append(f"{col} {kind}".strip())
             return ", ".join(parts)
     return str(spec)
+
+
+class CheckedStore(AppStore):
+    """`ctx.store` of a command the platform runs: its app, as its caller, checked each time.
+
+    Each read asks whether the caller still reaches the app, and each write
+    whether the app's access lets them change it, exactly as `./api/query` and
+    `./api/apply` ask; a command marked read-only writes nothing at all.
+    """
+
+    def __init__(
+        self,
+        graph: Graph,
+        caller: Caller,
+        at: str,
+        *,
+        via_web: bool = False,
+        read_only: str | None = None,
+    ) -> None:
+        super().__init__(read_only=read_only)
+        self.graph = graph
+        self.caller = caller
+        self.at = at
+        self.via_web = via_web
+
+    def query(self, filter: str) -> list[Row]:
+        return self.graph.read(self.caller, self.at, filter, via_web=self.via_web)[1]
+
+    def schema(self) -> dict[str, Any]:
+        return self.graph.schema(self.caller, self.at, via_web=self.via_web).data
+
+    def _write(self, bundles: list[Bundle]) -> Applied:
+        return self.graph.write(self.caller, self.at, bundles, via_web=self.via_web)[1]

@@ -16,6 +16,7 @@ from pasture.commands.model import Command, Context, Result
 from pasture.errors import NotFound, Refused, Unauthorized, UsageError
 from pasture.platform.access import Gate
 from pasture.platform.catalog import Catalog
+from pasture.platform.graph import CheckedStore, Graph
 from pasture.platform.model import SIGN_IN, AppInfo, Loaded, Reached, and_, plural
 
 
@@ -32,9 +33,10 @@ class _Listed:
 class Listing:
     """The commands a caller's apps offer, and running one of them as the caller."""
 
-    def __init__(self, catalog: Catalog, gate: Gate) -> None:
+    def __init__(self, catalog: Catalog, gate: Gate, graph: Graph) -> None:
         self.catalog = catalog
         self.gate = gate
+        self.graph = graph
         self._listed: dict[tuple[str, str], _Listed] = {}
 
     def _listing_of(self, space: str, slug: str, loaded: Loaded) -> _Listed:
@@ -157,8 +159,15 @@ class Listing:
             self.gate.check_write(caller, reached, loaded)
         if not isinstance(args, Mapping):
             raise UsageError(f"{cmd.agent_name}'s args are an object of argument names to values")
-        store = self.catalog.store(reached.space, reached.slug)
-        return cmd.run(args, Context(caller, store, reached.at, typed_text=typed_text))
+        return cmd.run(args, self.context(caller, reached.at, cmd, via_web, typed_text))
+
+    def context(
+        self, caller: Caller, at: str, cmd: Command, via_web: bool, typed_text: bool = False
+    ) -> Context:
+        """What a command runs with: its app's store as the caller, checked on every call."""
+        read_only = cmd.name if cmd.read_only else None
+        store = CheckedStore(self.graph, caller, at, via_web=via_web, read_only=read_only)
+        return Context(caller, store, at, typed_text=typed_text)
 
     def status(self, caller: Caller) -> Result:
         """Every reachable app's state, one line each."""
@@ -172,6 +181,7 @@ class Listing:
                 f"{info.at} v{info.version} — {info.title} — "
                 f"{plural(entities, 'entity', 'entities')}, "
                 f"{plural(len(info.commands), 'command', 'commands')}, {info.access}"
+                + (", runs code" if info.code else "")
             )
             entry: dict[str, Any] = {**info.as_data(), "entities": entities}
             provided = self._provider_status(caller, info)
@@ -192,8 +202,7 @@ class Listing:
             return None
         from pasture.commands.registry import run_status
 
-        store = self.catalog.store(info.space, info.slug)
-        return run_status(found, Context(caller, store, info.at))
+        return run_status(found, lambda cmd: self.context(caller, info.at, cmd, via_web=False))
 
     def _count(self, space: str, slug: str) -> int:
         """How many things the app keeps: entities carrying its own components or a doc."""

@@ -37,6 +37,7 @@ class AppInfo:
     url: str  # the app's address, ending in "/"
     commands: list[str] = field(default_factory=list)
     views: list[str] = field(default_factory=list)  # pages a command names
+    code: bool = False  # its worker.py runs code (in a worker process of its own)
 
     @property
     def at(self) -> str:
@@ -54,6 +55,7 @@ class AppInfo:
             "url": self.url,
             "commands": list(self.commands),
             "views": list(self.views),
+            "code": self.code,
         }
 
 
@@ -74,6 +76,9 @@ class Loaded:
     access: Access
     commands: list[Command]
     vocabulary: Vocabulary
+    # The manifest of worker.py's commands, as its worker process last described them;
+    # None for an app without code.
+    code: list[dict[str, Any]] | None = None
 
     def command(self, name: str) -> Command | None:
         for cmd in self.commands:

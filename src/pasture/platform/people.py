@@ -196,11 +196,11 @@ class People:
         if not caller.signed_in:
             raise Unauthorized(SIGN_IN)
 
-    def require_admin(self, caller: Caller) -> None:
+    def require_admin(self, caller: Caller, doing: str = "adds people") -> None:
         self.require_signed_in(caller)
         row = self.db.one("SELECT admin FROM users WHERE eid = ?", caller.eid)
         if row is None or not row["admin"]:
-            raise Forbidden("only the server's owner adds people — ask them")
+            raise Forbidden(f"only the server's owner {doing} — ask them")
 
     def personal_space(self, caller: Caller) -> str:
         self.require_signed_in(caller)

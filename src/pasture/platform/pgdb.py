@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pasture.errors import Conflict, Refused
-from pasture.platform.db import Conn, Cursor, PlatformDB, Row
+from pasture.platform.db import ADDED_COLUMNS, Conn, Cursor, PlatformDB, Row
 
 if TYPE_CHECKING:
     import psycopg
@@ -66,7 +66,8 @@ TABLES = [
       created TEXT NOT NULL)""",
     f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.spaces (
       name TEXT PRIMARY KEY,
-      created TEXT NOT NULL)""",
+      created TEXT NOT NULL,
+      trusted INTEGER NOT NULL DEFAULT 0)""",
     f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.members (
       space TEXT NOT NULL REFERENCES {SCHEMA}.spaces(name),
       "user" TEXT NOT NULL REFERENCES {SCHEMA}.users(eid),
@@ -86,7 +87,19 @@ TABLES = [
       title TEXT NOT NULL,
       deployed_by TEXT,
       deployed_at TEXT NOT NULL,
+      code TEXT,
       PRIMARY KEY (space, slug, version))""",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.secrets (
+      space TEXT NOT NULL,
+      slug TEXT NOT NULL,
+      name TEXT NOT NULL,
+      value TEXT NOT NULL,
+      updated TEXT NOT NULL,
+      PRIMARY KEY (space, slug, name))""",
+    *(
+        f"ALTER TABLE {SCHEMA}.{table} ADD COLUMN IF NOT EXISTS {column} {kind}"
+        for table, column, kind in ADDED_COLUMNS
+    ),
     f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.files (
       space TEXT NOT NULL,
       slug TEXT NOT NULL,

@@ -53,6 +53,8 @@ from pasture.platform.model import (
 from pasture.platform.pages import Pages
 from pasture.platform.people import People
 from pasture.platform.rewrite import with_base
+from pasture.platform.sandbox import Limits
+from pasture.platform.secrets import Secrets
 from pasture.platform.spaces import Spaces
 
 
@@ -65,10 +67,12 @@ class Service:
         *,
         database_url: str | None = None,
         base_url: str = "http://127.0.0.1:8000",
+        limits: Limits | None = None,
     ) -> None:
         """`home` is the data directory. `database_url` (else `$PASTURE_DATABASE_URL`; ""
         for none) is a PostgreSQL database that keeps the platform's tables and every
-        app's store, so several servers can share them."""
+        app's store, so several servers can share them. `limits` are what one call of
+        an app's code may use (else the defaults, or `$PASTURE_WORKER_…`)."""
         if database_url is None:
             database_url = os.environ.get("PASTURE_DATABASE_URL") or None
         self.database_url = database_url
@@ -84,14 +88,15 @@ class Service:
             self.db = PostgresPlatformDB(database_url)
         else:
             self.db = SqlitePlatformDB(self.home / "platform.db")
-        self._catalog = Catalog(self.home, self.base_url, self.db)
+        self._catalog = Catalog(self.home, self.base_url, self.db, limits or Limits.from_env())
         self._people = People(self.db, self.base_url)
         self._spaces = Spaces(self.db, self._catalog, self._people)
         self._gate = Gate(self._catalog)
         self._apps = Apps(self.db, self._catalog, self._people, self._spaces, self._gate)
-        self._listing = Listing(self._catalog, self._gate)
         self._graph = Graph(self._catalog, self._gate)
+        self._listing = Listing(self._catalog, self._gate, self._graph)
         self._pages = Pages(self._catalog, self._gate)
+        self._secrets = Secrets(self.db, self._gate)
 
     # -- who is asking ------------------------------------------------------
     def local_owner(self) -> Caller:
@@ -143,6 +148,10 @@ class Service:
         """Make `user` a member of `space` in `role` (the space's owners do this)."""
         return self._spaces.add_member(caller, space, user, role)
 
+    def trust_space(self, caller: Caller, space: str, trusted: bool = True) -> Result:
+        """Let a space's apps run code, or stop them (`trusted=False`); the owner does this."""
+        return self._spaces.trust(caller, space, trusted)
+
     def spaces(self, caller: Caller) -> list[tuple[str, Role]]:
         """The spaces the caller belongs to, with their role in each."""
         return self._spaces.spaces(caller)
@@ -183,6 +192,19 @@ class Service:
     def app_info(self, caller: Caller, app: str) -> AppInfo:
         """One app the caller can reach by command (`slug` or `space/slug`)."""
         return self._gate.app_info(caller, app)
+
+    # -- apps' secrets --------------------------------------------------------
+    def set_secret(self, caller: Caller, app: str, name: str, value: str) -> Result:
+        """Keep a secret for an app's code (`ctx.secrets[name]`); never shown again."""
+        return self._secrets.set(caller, app, name, value)
+
+    def secrets(self, caller: Caller, app: str) -> Result:
+        """An app's secrets by name and when each was set; never their values."""
+        return self._secrets.list(caller, app)
+
+    def remove_secret(self, caller: Caller, app: str, name: str) -> Result:
+        """Forget one of an app's secrets."""
+        return self._secrets.remove(caller, app, name)
 
     # -- commands -----------------------------------------------------------
     def list_commands(
@@ -280,6 +302,7 @@ __all__ = [
     "VIEWER_WRITES",
     "Access",
     "AppInfo",
+    "Limits",
     "Page",
     "Role",
     "Service",

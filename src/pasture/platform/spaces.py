@@ -12,6 +12,7 @@ from pasture.platform.catalog import Catalog
 from pasture.platform.db import PlatformDB
 from pasture.platform.model import ROLES, SIGN_IN, Role, now
 from pasture.platform.people import People
+from pasture.platform.sandbox import confinement
 
 
 class Spaces:
@@ -57,6 +58,33 @@ class Spaces:
         return Result(
             f"{row['name']} is now {article} {role} of {space}",
             {"space": space, "user": row["name"], "role": role},
+        )
+
+    def trust(self, caller: Caller, space: str, trusted: bool) -> Result:
+        """Let a space's apps run code (worker.py), or stop them; the server's owner does this."""
+        self.people.require_admin(caller, "trusts a space to run code")
+        if self.db.one("SELECT 1 FROM spaces WHERE name = ?", space) is None:
+            raise NotFound(f"no space {space} — pasture space new {space} makes one")
+        own = self.db.one("SELECT 1 FROM users WHERE admin = 1 AND space = ?", space)
+        if own is not None and not trusted:
+            raise UsageError(
+                f"{space} is the server owner's own space, which always runs code — "
+                "untrust the spaces of other people"
+            )
+        with self.db.transaction() as conn:
+            conn.execute("UPDATE spaces SET trusted = ? WHERE name = ?", (int(trusted), space))
+        if trusted:
+            how = confinement().describe()
+            return Result(
+                f"{space} is trusted: apps deployed to it may carry worker.py, "
+                f"whose code runs {how}",
+                {"space": space, "trusted": True, "confinement": confinement().name},
+            )
+        self.catalog.workers.retire_space(space)
+        return Result(
+            f"{space} is no longer trusted: its apps' code does not run, and a deploy with "
+            "worker.py is refused; their pages, data and declared commands are as they were",
+            {"space": space, "trusted": False, "confinement": confinement().name},
         )
 
     def spaces(self, caller: Caller) -> list[tuple[str, Role]]:

@@ -1,106 +1,734 @@
-"""An app's `worker.py`: trusted Python that registers the app's code commands.
+"""An app's `worker.py`, run apart from the platform: worker processes, their calls, their limits.
 
-A worker defines one function, called with the app's registry:
+A worker is another person's code, so the server never imports it. Each app
+version that has one gets worker processes of its own (`pasture.platform.
+sandbox` confines them; `pasture.platform.worker_host` is what they run):
 
-    def setup(app: pasture.Registry) -> None:
-        app.register("cart add", description=…, input={…}, annotations={}, run=add)
+- started on first use, one call at a time each, up to `Limits.processes` of
+  them for calls that come at once (more wait their turn), kept warm, and
+  stopped when they sit idle for a while, when a deploy or rollback makes
+  another version current, or when the app's secrets change;
+- a call over its wall time or CPU time, or one that runs its process out of
+  memory, is refused with a sentence (`cart add took longer than 10 s and was
+  stopped`), and its process is killed and started again; so is one whose
+  process dies, or that sends what pasture does not understand;
+- a call reads and writes the app's store only by asking the server
+  (`{"store": …}`), which answers through the call's own `ctx.store` — the
+  platform's `CheckedStore`, bound to the caller and the app when the call
+  came in. The process cannot name anyone else, or another app.
 
-Its commands are listed, checked and run beside the app's declared ones; a
-`run(args, ctx)` gets `ctx.store` (the app's store), `ctx.caller` and `ctx.at`.
-A worker without `setup` registers nothing (it may be there for other code).
-
-At deploy the worker is first imported and set up in a process of its own
-(`python -m pasture.platform.workers`), so a broken one never touches the
-server; every registration problem comes back in the deploy's one message
-(`worker.py: cart add: …`). Only a worker that passed is loaded into the
-server, from the version's own folder, under a module name of its own.
+At deploy, `check` sets the worker up once, confined the same way, in a
+process that ends after: its problems, or the manifest of its commands, which
+the platform keeps with the version (`commands_of` turns it back into
+`Command`s whose `run` calls a worker).
 """
 
 from __future__ import annotations
 
-import importlib.util
+import contextlib
+import hashlib
 import json
 import logging
+import os
+import secrets as _secrets
+import shutil
+import signal
+import socket
+import subprocess
 import sys
-import traceback
+import tempfile
+import threading
+import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pasture.commands.model import Command
-from pasture.commands.registry import BadCommand, Registry
-from pasture.errors import DeployRefused
+from pasture.commands.model import Command, Context, Result
+from pasture.commands.registry import CommandFailed
+from pasture.errors import Forbidden, Refused
+from pasture.platform.sandbox import Confinement, Limits, confinement, seconds, worker_env
+from pasture.platform.wire import Channel, Closed, WireError, refusal_message, refusal_of
+from pasture.platform.worker_host import WORKER, WorkerRegistry
 
 logger = logging.getLogger("pasture.platform")
 
-WORKER = "worker.py"
-SETUP_RULE = "setup is a function setup(app) that registers the app's commands on app"
+IDLE = 600.0  # seconds a warm worker process waits for a call before it is stopped
+MAX_WAITING = 256  # calls of one app version waiting for a process; more are refused
+SUGGEST_TIME = 2.0  # seconds Tab completion waits for a worker's suggestions
+_TICK = 0.25  # how often a long call's CPU time is looked at
+
+# Worker processes are started from one long-lived thread: a sandbox (and a worker
+# without one) is told to die with the thread that started it, not with the process.
+_spawner = ThreadPoolExecutor(1, thread_name_prefix="pasture-spawn")
 
 
-class WorkerRegistry(Registry):
-    """An app's registry while its worker sets up: a bad command is noted, the rest go on.
+def untrusted(space: str) -> str:
+    return (
+        f"{space} is not trusted to run code — only the server's owner can trust a space, "
+        f"with pasture space trust {space}"
+    )
 
-    So a deploy reports every bad registration at once, not only the first.
+
+class _Stopped(Exception):
+    """A call that ended its worker process; `sentence` says why, for the caller."""
+
+    def __init__(self, sentence: str) -> None:
+        super().__init__(sentence)
+        self.sentence = sentence
+
+
+class WorkerProcess:
+    """One running worker process of one app version."""
+
+    def __init__(
+        self,
+        root: Path,
+        at: str,
+        limits: Limits,
+        *,
+        secrets: Mapping[str, str],
+        hide: list[Path],
+        mode: str = "serve",
+        confine: Confinement | None = None,
+    ) -> None:
+        self.at = at
+        self.limits = limits
+        self.used = time.monotonic()
+        confine = confine or confinement()
+        parent, child = socket.socketpair()
+        self.channel = Channel(parent)
+        self._scratch: str | None = None
+        program = [
+            sys.executable,
+            "-I",
+            "-m",
+            "pasture.platform.worker_host",
+            str(child.fileno()),
+        ]
+        keep = [child.fileno()]
+        info_r = info_w = -1
+        if confine.confined:
+            info_r, info_w = os.pipe()
+            keep.append(info_w)
+            command = confine.command(
+                root, program, network=limits.network, hide=hide, info_fd=info_w
+            )
+            command[0] = shutil.which(command[0]) or command[0]
+            env: dict[str, str] = {}
+            cwd = "/"
+        else:
+            self._scratch = tempfile.mkdtemp(prefix="pasture-worker-")
+            command, env, cwd = program, worker_env(self._scratch), str(root)
+        env["MALLOC_ARENA_MAX"] = "2"  # threads' arenas count against the memory limit
+        try:
+            self.popen = _spawner.submit(
+                subprocess.Popen,
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                pass_fds=keep,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+            ).result()
+        finally:
+            child.close()
+            if info_w >= 0:
+                os.close(info_w)
+        self.pid = self.popen.pid
+        if info_r >= 0:
+            self.pid = _child_pid(info_r) or self.pid
+        threading.Thread(target=self._log, daemon=True, name=f"pasture-log-{at}").start()
+        root_seen = "/app" if confine.confined else str(root)
+        hello = {"root": root_seen, "at": at, "memory": limits.memory, "secrets": dict(secrets)}
+        self.channel.send({"hello": {**hello, "mode": mode}})
+
+    # -- starting ---------------------------------------------------------------------------
+    def ready(self) -> list[dict[str, Any]]:
+        """Wait for the worker to set up: its manifest, or DeployRefused-style problems."""
+        try:
+            answer = self.channel.receive(self.limits.setup)
+        except WireError:
+            code = self._ended()
+            raise _Stopped(f"it ended while being set up{code}") from None
+        if answer is None:
+            self.kill()
+            raise _Stopped(
+                f"importing and setting it up took longer than {seconds(self.limits.setup)} — "
+                "do slow work inside commands"
+            )
+        problems = answer.get("problems")
+        if isinstance(problems, list):
+            self.kill()
+            raise _Problems([str(p)[:2000] for p in problems])
+        ready = answer.get("ready")
+        if not isinstance(ready, dict) or not isinstance(ready.get("commands"), list):
+            self.kill()
+            raise _Stopped("it answered its setting up with something pasture does not understand")
+        return list(ready["commands"])
+
+    # -- a call -----------------------------------------------------------------------------
+    def call(self, name: str, message: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        """Send one call and answer its store requests until its reply; _Stopped past a limit."""
+        self.used = time.monotonic()
+        call = message["call"]
+        try:
+            self.channel.send(message)
+        except (OSError, ValueError):
+            raise _Stopped(self._died(name)) from None
+        deadline = time.monotonic() + self.limits.time
+        cpu_at_start = self.cpu()
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _Stopped(
+                    f"{name} took longer than {seconds(self.limits.time)} and was stopped"
+                )
+            try:
+                answer = self.channel.receive(min(_TICK, left))
+            except Closed:
+                raise _Stopped(self._died(name)) from None
+            except WireError:
+                raise _Stopped(self._garbled(name)) from None
+            if answer is None:  # a quiet tick: how much CPU has it used?
+                self._check_cpu(name, cpu_at_start)
+                continue
+            if "store" not in answer:
+                self.used = time.monotonic()
+                return answer
+            try:
+                self.channel.send(_store_answer(answer, call, ctx))
+            except (OSError, ValueError):
+                raise _Stopped(self._died(name)) from None
+
+    def _check_cpu(self, name: str, at_start: float | None) -> None:
+        used = self.cpu()
+        if used is not None and at_start is not None and used - at_start > self.limits.cpu:
+            raise _Stopped(
+                f"{name} used more than {seconds(self.limits.cpu)} of CPU time and was stopped"
+            )
+
+    def suggest(self, command: str, argument: str, partial: str) -> list[Any]:
+        self.channel.send(
+            {"suggest": {"command": command, "argument": argument, "partial": partial}}
+        )
+        answer = self.channel.receive(SUGGEST_TIME)
+        if answer is None:
+            raise _Stopped("its suggestions took too long")
+        values = answer.get("values")
+        return list(values) if isinstance(values, list) else []
+
+    # -- the process ------------------------------------------------------------------------
+    def cpu(self) -> float | None:
+        """Seconds of CPU the process has used (None where /proc cannot tell)."""
+        try:
+            with open(f"/proc/{self.pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            return None
+        ticks = os.sysconf("SC_CLK_TCK")
+        return (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+
+    @property
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def kill(self) -> None:
+        """Stop the process and everything it started."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        try:
+            self.popen.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            logger.error("%s: a worker process did not stop", self.at)
+        self.channel.close()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
+
+    def _ended(self) -> str:
+        """`(exit code 3)`: how the process ended, once it has (it is killed if it has not)."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout=2)
+        self.kill()
+        code = self.popen.returncode
+        if code is None:
+            return ""
+        if code < 0:
+            try:
+                return f" (killed by {signal.Signals(-code).name})"
+            except ValueError:
+                return f" (killed by signal {-code})"
+        return f" (exit code {code})"
+
+    def _died(self, name: str) -> str:
+        return (
+            f"{name} stopped: its worker process ended in the middle of the call"
+            f"{self._ended()}, and is started again for the next one — the server's log "
+            "has the details"
+        )
+
+    def _garbled(self, name: str) -> str:
+        self.kill()
+        return (
+            f"{name} stopped: its worker process sent pasture something it does not "
+            "understand, and is started again for the next call"
+        )
+
+    def _log(self) -> None:
+        """What the worker prints, in the server's log under its app's name."""
+        stream = self.popen.stdout
+        if stream is None:
+            return
+        for raw in iter(stream.readline, b""):
+            line = raw.decode("utf-8", "replace").rstrip()
+            if line:
+                logger.info("%s: %s", self.at, line[:2000])
+        stream.close()
+
+
+class _Problems(Exception):
+    """A worker that does not set up: every problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+def _child_pid(fd: int) -> int | None:
+    """The sandboxed process's own pid, from bubblewrap's `--info-fd`."""
+    data = b""
+    try:
+        while chunk := os.read(fd, 4096):
+            data += chunk
+    finally:
+        os.close(fd)
+    try:
+        pid = json.loads(data).get("child-pid")
+    except (ValueError, AttributeError):
+        return None
+    return pid if isinstance(pid, int) else None
+
+
+def _store_answer(asked: dict[str, Any], call: str, ctx: Context) -> dict[str, Any]:
+    """What a worker's store request gets: the call's own `ctx.store` answers it."""
+    if asked.get("call") != call:
+        return {
+            "refused": {
+                "sentence": "this ctx.store belongs to a call that has ended — use the store "
+                "of the call the code is running in"
+            }
+        }
+    op = asked.get("store")
+    try:
+        if op == "query":
+            filter = asked.get("filter")
+            if not isinstance(filter, str):
+                raise Refused("a filter is text, like .line.sku=V60-02")
+            return {"rows": ctx.store.query(filter)}
+        if op == "apply":
+            applied = ctx.store.apply(asked.get("bundles") or [])
+            return {"entities": list(applied.entities), "aliases": dict(applied.aliases)}
+        if op == "schema":
+            return {"schema": ctx.store.schema()}
+        raise Refused("ctx.store reads (query), writes (apply, batch) and describes (schema)")
+    except Refused as refused:
+        return {"refused": refusal_message(refused)}
+    except Exception:
+        logger.exception("%s: a worker's store request failed", ctx.at)
+        return {"refused": {"sentence": "the store could not do that — the server's log says why"}}
+
+
+# -- the processes of one app version ------------------------------------------------------------
+@dataclass(frozen=True)
+class Version:
+    """One version of one app that has code: where its files are."""
+
+    space: str
+    slug: str
+    version: int
+    root: Path
+
+    @property
+    def at(self) -> str:
+        return f"{self.space}/{self.slug}"
+
+
+class _Pool:
+    """The worker processes of one app version: one call at a time in each."""
+
+    def __init__(
+        self, workers: Workers, version: Version, secrets: Mapping[str, str], digest: str
+    ) -> None:
+        self.workers = workers
+        self.version = version
+        self.secrets = dict(secrets)
+        self.digest = digest
+        self.idle: list[WorkerProcess] = []
+        self.count = 0  # processes running or starting, idle or not
+        self.waiting = 0
+        self.retired = False
+        self.cond = threading.Condition()
+
+    def acquire(self) -> WorkerProcess:
+        limits = self.workers.limits
+        with self.cond:
+            while True:
+                if self.retired:
+                    raise _Retired()
+                if self.idle:
+                    return self.idle.pop()
+                if self.count < max(1, limits.processes):
+                    self.count += 1
+                    break
+                if self.waiting >= MAX_WAITING:
+                    raise Refused(
+                        f"{self.version.at} is busy: {self.waiting} calls are waiting for it — "
+                        "try again in a moment"
+                    )
+                self.waiting += 1
+                try:
+                    self.cond.wait()
+                finally:
+                    self.waiting -= 1
+        try:
+            return self.start()
+        except BaseException:
+            with self.cond:
+                self.count -= 1
+                self.cond.notify()
+            raise
+
+    def start(self) -> WorkerProcess:
+        v = self.version
+        process = WorkerProcess(
+            v.root, v.at, self.workers.limits, secrets=self.secrets, hide=self.workers.hide
+        )
+        try:
+            commands = process.ready()
+        except _Problems as e:
+            raise Refused(
+                f"{v.at}'s worker.py does not set up now: {e} — deploy it again once it does"
+            ) from None
+        except _Stopped as e:
+            raise Refused(f"{v.at}'s worker.py does not set up now: {e.sentence}") from None
+        self.workers.heard(v, commands)
+        return process
+
+    def release(self, process: WorkerProcess, healthy: bool) -> None:
+        with self.cond:
+            keep = healthy and not self.retired and process.alive
+            if keep:
+                self.idle.append(process)
+            else:
+                self.count -= 1
+            self.cond.notify()
+        if not keep:
+            process.kill()
+
+    def retire(self) -> None:
+        with self.cond:
+            self.retired = True
+            idle, self.idle = self.idle, []
+            self.count -= len(idle)
+            self.cond.notify_all()
+        for process in idle:
+            process.kill()
+
+    def reap(self, older_than: float) -> None:
+        """Stop the processes that have waited for a call since before `older_than`."""
+        with self.cond:
+            stale = [p for p in self.idle if p.used < older_than]
+            self.idle = [p for p in self.idle if p.used >= older_than]
+            self.count -= len(stale)
+        for process in stale:
+            process.kill()
+
+
+class _Retired(Exception):
+    """The pool a call waited on was replaced: the call goes to the current one."""
+
+
+# -- every worker of one server --------------------------------------------------------------------
+class Workers:
+    """Every worker process of this server, by app version.
+
+    `trusted(space)` says whether a space may run code; `secrets_of(space,
+    slug)` is an app's secrets; `heard(version, manifest)` is told what a
+    worker process registered when it started or changed its commands.
     """
 
-    def __init__(self, at: str = "") -> None:
-        super().__init__(at=at)
-        self.problems: list[str] = []
+    def __init__(
+        self,
+        home: Path,
+        limits: Limits,
+        *,
+        trusted: Callable[[str], bool],
+        secrets_of: Callable[[str, str], dict[str, str]],
+        heard: Callable[[Version, list[dict[str, Any]]], None],
+    ) -> None:
+        self.limits = limits
+        self.hide = [home]
+        self.trusted = trusted
+        self.secrets_of = secrets_of
+        self._heard = heard
+        self._pools: dict[tuple[str, str], _Pool] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+        self._reaper: threading.Thread | None = None
 
-    def register(self, name: str, **fields: Any) -> Callable[[], None]:
+    # -- deploy --------------------------------------------------------------------------------
+    def check(
+        self, files: Mapping[str, bytes], at: str, secrets: Mapping[str, str]
+    ) -> tuple[list[str], list[dict[str, Any]]]:
+        """Set worker.py up once, in a confined process of its own: (problems, manifest)."""
+        source = files[WORKER]
         try:
-            return super().register(name, **fields)
-        except BadCommand as bad:
-            self.problems.append(str(bad))
-            return _nothing
-        except TypeError as e:  # a field missing or misspelt, e.g. no annotations=
-            self.problems.append(f"{name}: {_missing(e)}")
-            return _nothing
+            compile(source, WORKER, "exec")
+        except SyntaxError as e:
+            return [f"line {e.lineno}: {e.msg}"], []
+        except ValueError as e:  # a null byte in the source
+            return [str(e)], []
+        with tempfile.TemporaryDirectory(prefix="pasture-check-") as tmp:
+            root = Path(tmp)
+            for path, body in files.items():
+                target = root / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(body)
+            process = WorkerProcess(
+                root, at, self.limits, secrets=secrets, hide=self.hide, mode="check"
+            )
+            try:
+                return [], process.ready()
+            except _Problems as e:
+                return e.problems, []
+            except _Stopped as e:
+                return [e.sentence], []
+            finally:
+                process.kill()
+
+    # -- calls ---------------------------------------------------------------------------------
+    def run(self, version: Version, name: str, args: Mapping[str, Any], ctx: Context) -> Result:
+        """Run one command of an app version's worker as `ctx` says; the answer, or Refused."""
+        if not self.trusted(version.space):
+            raise Forbidden(f"{name} runs code, and {untrusted(version.space)}")
+        message = {
+            "call": _secrets.token_hex(8),
+            "command": name,
+            "args": dict(args),
+            "caller": {"eid": ctx.caller.eid, "name": ctx.caller.name},
+            "read_only": getattr(ctx.store, "read_only", None),
+        }
+        while True:
+            pool = self._pool(version)
+            try:
+                process = pool.acquire()
+            except _Retired:
+                continue
+            break
+        healthy = False
+        try:
+            answer = process.call(name, message, ctx)
+            healthy = "limit" not in answer
+            if "commands" in answer:  # it registered or removed commands while it ran
+                self.heard(version, answer["commands"])
+            return _answer(name, answer, self.limits)
+        except _Stopped as e:
+            raise CommandFailed(e.sentence) from None
+        finally:
+            pool.release(process, healthy)
+            if not healthy:
+                self._refill(pool)
+
+    def suggest(self, version: Version, name: str, argument: str, partial: str) -> list[Any]:
+        """A command's Tab-completion values; nothing when its worker cannot say in time."""
+        if not self.trusted(version.space):
+            return []
+        pool = self._pool(version)
+        try:
+            process = pool.acquire()
+        except (_Retired, Refused):
+            return []
+        healthy = False
+        try:
+            values = process.suggest(name, argument, partial)
+            healthy = True
+            return values
+        except (_Stopped, WireError, OSError, ValueError):
+            return []
+        finally:
+            pool.release(process, healthy)
+
+    def _pool(self, version: Version) -> _Pool:
+        secrets = self.secrets_of(version.space, version.slug)
+        digest = hashlib.sha256(json.dumps(secrets, sort_keys=True).encode()).hexdigest()
+        key = (version.space, version.slug)
+        with self._lock:
+            if self._closed:
+                raise Refused("this server is stopping — try again in a moment")
+            pool = self._pools.get(key)
+            if pool is not None and pool.version == version and pool.digest == digest:
+                return pool
+            fresh = self._pools[key] = _Pool(self, version, secrets, digest)
+            if self._reaper is None:
+                self._reaper = threading.Thread(target=self._reap, daemon=True)
+                self._reaper.start()
+        if pool is not None:  # another version, or the secrets changed
+            pool.retire()
+        return fresh
+
+    def _refill(self, pool: _Pool) -> None:
+        """After a process was stopped, start its replacement while nobody waits for it."""
+
+        def start() -> None:
+            with pool.cond:
+                if pool.retired or pool.idle or pool.count >= max(1, self.limits.processes):
+                    return
+                pool.count += 1
+            try:
+                process = pool.start()
+            except Exception:
+                with pool.cond:
+                    pool.count -= 1
+                    pool.cond.notify()
+                logger.exception("%s: a worker process could not be started again", pool.version.at)
+                return
+            pool.release(process, True)
+
+        threading.Thread(target=start, daemon=True, name="pasture-refill").start()
+
+    def heard(self, version: Version, manifest: list[dict[str, Any]]) -> None:
+        self._heard(version, manifest)
+
+    def retire(self, space: str, slug: str) -> None:
+        """Stop an app's worker processes (a deploy or rollback made another version current)."""
+        with self._lock:
+            pool = self._pools.pop((space, slug), None)
+        if pool is not None:
+            pool.retire()
+
+    def retire_space(self, space: str) -> None:
+        """Stop the worker processes of every app of a space (it is no longer trusted)."""
+        with self._lock:
+            keys = [key for key in self._pools if key[0] == space]
+        for key in keys:
+            self.retire(*key)
+
+    def _reap(self) -> None:
+        while not self._closed:
+            time.sleep(min(IDLE / 4, 60.0))
+            with self._lock:
+                pools = list(self._pools.values())
+            for pool in pools:
+                pool.reap(time.monotonic() - IDLE)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            pools, self._pools = list(self._pools.values()), {}
+        for pool in pools:
+            pool.retire()
 
 
-def _nothing() -> None:
-    return None
-
-
-def _missing(e: TypeError) -> str:
-    text = str(e)
-    if "annotations" in text:
-        return (
-            'annotations are required: {"readOnly": True} if it changes nothing, '
-            '{"consequential": True} if it is hard to undo, {} for an ordinary change'
+def _answer(name: str, answer: dict[str, Any], limits: Limits) -> Result:
+    """A worker's reply as the caller gets it."""
+    if "result" in answer:
+        result = answer["result"]
+        if isinstance(result, dict):
+            text, data = result.get("text"), result.get("data")
+            if isinstance(text, str) and isinstance(data, dict):
+                return Result(text, data)
+    elif "refused" in answer:
+        raise refusal_of(answer["refused"])
+    elif "failed" in answer:
+        kind = "".join(ch for ch in str(answer["failed"]) if ch.isalnum() or ch == "_")[:60]
+        raise CommandFailed(
+            f"{name} failed in its own code ({kind}) — nothing about the request was wrong as "
+            "far as pasture can tell; the server's log has the details"
         )
-    if "unexpected keyword argument" in text:
-        word = text.rsplit("argument", 1)[-1].strip(" '")
-        return (
-            f"register() takes no {word} — it takes description, run, input, annotations, "
-            "provider, title, positional, output, examples, see_also and suggest"
+    elif answer.get("limit") == "memory":
+        raise CommandFailed(f"{name} used more than {limits.memory} MB of memory and was stopped")
+    elif "unjson" in answer:
+        what = "".join(ch for ch in str(answer["unjson"]) if ch.isalnum() or ch == "_")[:60]
+        raise CommandFailed(
+            f"{name} answered with something that is not JSON ({what}) — its data is made of "
+            "text, numbers, true/false, null, lists and objects"
         )
-    if "missing" in text:
-        return f"register() {text.split('()', 1)[-1].strip()}"
-    return "register() was called with the wrong fields"
+    raise CommandFailed(
+        f"{name} answered with something other than text and data — its code returns a "
+        "Result or {'text': …, 'data': {…}}"
+    )
 
 
-def set_up(namespace: Mapping[str, Any], registry: WorkerRegistry, path: str) -> list[str]:
-    """Call the worker's `setup(app)`; its problems (and the registry's) as deploy sentences."""
-    setup = namespace.get("setup")
-    if setup is None:
-        return []
-    if not callable(setup):
-        return [SETUP_RULE]
-    try:
-        setup(registry)
-    except Exception as e:
-        return [*registry.problems, _raised(e, path)]
-    return list(registry.problems)
+# -- a version's commands, from the manifest its worker made ---------------------------------
+def commands_of(
+    manifest: Any, version: Version, workers: Workers
+) -> tuple[list[Command], list[str]]:
+    """The `Command`s a manifest describes, each running in `version`'s worker; and problems.
+
+    Every entry is registered again here, so what a worker process says about its
+    commands is held to the same rules as at deploy.
+    """
+    registry = WorkerRegistry(version.at)
+    if not isinstance(manifest, list):
+        return [], ["the worker's commands are not a list"]
+    for entry in manifest:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            registry.problems.append("a command without a name")
+            continue
+        name = entry["name"]
+        registry.register(
+            name,
+            description=entry.get("description"),
+            run=_WorkerRun(workers, version, name),
+            input=entry.get("input"),
+            annotations=entry.get("annotations"),
+            provider=entry.get("provider"),
+            title=entry.get("title"),
+            positional=entry.get("positional") or (),
+            output=entry.get("output"),
+            examples=entry.get("examples") or (),
+            see_also=entry.get("see_also") or (),
+            suggest=_WorkerSuggest(workers, version, name) if entry.get("suggest") else None,
+        )
+    return registry.commands(), registry.problems
 
 
-def _raised(e: BaseException, path: str) -> str:
-    """`line 12: ValueError: …`, the line being the worker's own deepest one."""
-    line = ""
-    for frame in traceback.extract_tb(e.__traceback__):
-        if Path(frame.filename).name == WORKER and frame.filename == path:
-            line = f"line {frame.lineno}: "
-    return f"{line}{type(e).__name__}: {e}"
+@dataclass(frozen=True)
+class _WorkerRun:
+    """A code command's `run` on the server: the call goes to the app version's worker."""
+
+    workers: Workers
+    version: Version
+    name: str
+
+    def __call__(self, args: dict[str, Any], ctx: Context) -> Result:
+        return self.workers.run(self.version, self.name, args, ctx)
+
+
+@dataclass(frozen=True)
+class _WorkerSuggest:
+    workers: Workers
+    version: Version
+    name: str
+
+    def __call__(self, argument: str, partial: str) -> list[dict[str, str]]:
+        values = self.workers.suggest(self.version, self.name, argument, partial)
+        found: list[dict[str, str]] = []
+        for value in values[:200]:
+            if isinstance(value, dict) and isinstance(value.get("value"), str | int | float):
+                found.append(
+                    {
+                        "value": str(value["value"]),
+                        "description": str(value.get("description") or ""),
+                    }
+                )
+            elif isinstance(value, str | int | float) and not isinstance(value, bool):
+                found.append({"value": str(value)})
+        return found
 
 
 def clashes(code: list[str], declared: list[Command]) -> list[str]:
@@ -113,37 +741,4 @@ def clashes(code: list[str], declared: list[Command]) -> list[str]:
     ]
 
 
-def load(path: Path, at: str) -> tuple[WorkerRegistry, list[Command]]:
-    """Load a worker into this process and set it up; DeployRefused lists every problem."""
-    name = f"pasture_worker_{abs(hash((str(path), at))):x}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise DeployRefused([f"{path.name} cannot be loaded"], prefix=WORKER)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # a dataclass in the worker looks its module up here
-    registry = WorkerRegistry(at)
-    try:
-        spec.loader.exec_module(module)
-    except Exception as e:
-        sys.modules.pop(name, None)
-        raise DeployRefused([_raised(e, str(path))], prefix=WORKER) from None
-    problems = set_up(vars(module), registry, str(path))
-    if problems:
-        raise DeployRefused(problems, prefix=WORKER)
-    return registry, registry.commands()
-
-
-def _check(path: str, out: str) -> int:
-    """The deploy check, run in a process of its own: import, set up, write what was found."""
-    import runpy
-
-    registry = WorkerRegistry()
-    namespace = runpy.run_path(path)  # an import error ends here, with its traceback
-    problems = set_up(namespace, registry, path)
-    names = [c.agent_name for c in registry.commands()]
-    Path(out).write_text(json.dumps({"problems": problems, "commands": names}))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_check(sys.argv[1], sys.argv[2]))
+__all__ = ["WORKER", "Version", "WorkerProcess", "Workers", "clashes", "commands_of", "untrusted"]

@@ -49,6 +49,7 @@ Pages answer a refusal with a short HTML page carrying the same sentence.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import secrets
@@ -59,7 +60,6 @@ from typing import Any, ParamSpec, TypeVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -71,6 +71,7 @@ from pasture.commands.model import Result
 from pasture.errors import Forbidden, NotFound, Refused, Unauthorized
 from pasture.platform.rewrite import with_base
 from pasture.platform.service import Service
+from pasture.threads import in_command_thread, in_thread
 from pasture.web import pages, webmcp
 from pasture.web.client import CLIENT_JS
 
@@ -246,7 +247,11 @@ class _Web:
 
     async def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         # The Service is synchronous (SQLite, files): keep it off the event loop.
-        return await run_in_threadpool(fn, *args, **kwargs)
+        return await in_thread(functools.partial(fn, *args, **kwargs))
+
+    async def call_command(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """`call` for what may run an app's code, in the commands' own threads."""
+        return await in_command_thread(functools.partial(fn, *args, **kwargs))
 
     # -- who is asking ------------------------------------------------------
     async def caller(self, request: Request) -> Caller:
@@ -476,7 +481,7 @@ class _Web:
                 args = {}
             if not isinstance(args, dict):
                 raise Refused('args is an object of the command\'s arguments, like {"who": "Ada"}')
-            result = await self.call(
+            result = await self.call_command(
                 self.service.run_command, caller, body["name"], args, app=at, via_web=True
             )
             return _result(result)

@@ -177,7 +177,14 @@ def _app(app: AppInfo, commands: Sequence[Mapping[str, Any]], problem: str | Non
         f'<section class="app" data-app="{escape(app.at)}">',
         f'<h3><a href="{escape(path)}">{escape(title)}</a>'
         f'<span class="tag">{escape(app.access)}</span>'
-        f'<span class="tag">v{app.version}</span></h3>',
+        f'<span class="tag">v{app.version}</span>'
+        + (
+            '<span class="tag code" title="its worker.py runs in a process of its own">'
+            "runs code</span>"
+            if app.code
+            else ""
+        )
+        + "</h3>",
         f'<div class="meta">{escape(app.at)} · '
         f'<a href="{escape(path)}api/tools">its tools for browser agents (JSON)</a></div>',
     ]

@@ -1,0 +1,118 @@
+"""The app's store as a running command sees it: bound to the person who called.
+
+A command never names a caller or an app. `ctx.store` reads and writes one
+app, as the one person the call came from, with that person's rights:
+
+    rows = ctx.store.query(".line.sku=V60-02")
+    ctx.store.apply({"entity": {"eid": "$line"}, "line": {"sku": "V60-02", "qty": 1}})
+    with ctx.store.batch() as batch:          # one transaction: all of it or none
+        for row in rows:
+            ctx.store.apply({"entity": row["entity"], "tombstone": {}})
+    batch.applied.entities                    # what the batch wrote, once it is over
+
+`AppStore` is the interface and the batching every implementation shares; it
+has three: `StoreAsCaller` here (a registry used on its own, around any
+`Store`), the platform's checked one (`pasture.platform.graph`, every read and
+write under the app's access), and a worker process's, which reaches the
+platform's over its channel (`pasture.platform.worker_host`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pasture.caller import Caller
+from pasture.errors import Refused
+from pasture.store.base import Applied, Bundle, Row
+
+if TYPE_CHECKING:
+    from pasture.store.base import Store
+
+
+@dataclass
+class Batch:
+    """The bundles a `with store.batch():` block gathered; `applied` once it is over."""
+
+    bundles: list[Bundle] = field(default_factory=list)
+    applied: Applied = field(default_factory=Applied)
+
+
+class AppStore:
+    """One app's store, for one caller. Subclasses give `query`, `_write` and `schema`."""
+
+    def __init__(self, *, read_only: str | None = None) -> None:
+        # `read_only` is the name of a command that only reads: its writes are refused.
+        self.read_only = read_only
+        self._batch: Batch | None = None
+
+    # -- what each kind of store gives ---------------------------------------------------
+    def query(self, filter: str) -> list[Row]:
+        """The rows a filter selects, as the caller may read them."""
+        raise NotImplementedError
+
+    def schema(self) -> dict[str, Any]:
+        """Every component of the app, with its columns and their types."""
+        raise NotImplementedError
+
+    def _write(self, bundles: list[Bundle]) -> Applied:
+        """Write bundles in one transaction, as the caller."""
+        raise NotImplementedError
+
+    # -- writing, one call or one batch ------------------------------------------------------
+    def apply(self, bundles: Bundle | Sequence[Bundle]) -> Applied:
+        """Write one bundle or a list of them, all or nothing.
+
+        Inside `batch()` the bundles wait for the end of the block, and this
+        answers an empty `Applied`: the batch's own `applied` has the eids.
+        """
+        if self.read_only is not None:
+            raise Refused(
+                f"{self.read_only} only reads (it is marked readOnly), so it cannot write — "
+                "its app's author registers it without readOnly if it changes things"
+            )
+        listed = [bundles] if isinstance(bundles, Mapping) else list(bundles)
+        if self._batch is not None:
+            self._batch.bundles.extend(listed)
+            return Applied()
+        return self._write(listed)
+
+    @contextmanager
+    def batch(self) -> Iterator[Batch]:
+        """Gather every write of the block into one transaction, written as the block ends.
+
+        A block that raises writes nothing; a batch inside a batch joins the outer one.
+        """
+        if self._batch is not None:
+            yield self._batch
+            return
+        batch = self._batch = Batch()
+        try:
+            yield batch
+        finally:
+            self._batch = None
+        if batch.bundles:
+            batch.applied = self.apply(batch.bundles)
+
+
+class StoreAsCaller(AppStore):
+    """Any `Store`, read and written as one caller: a registry used on its own, and tests."""
+
+    def __init__(self, store: Store, caller: Caller, *, read_only: str | None = None) -> None:
+        super().__init__(read_only=read_only)
+        self.store = store
+        self.caller = caller
+
+    def query(self, filter: str) -> list[Row]:
+        return self.store.query(filter, self.caller)
+
+    def schema(self) -> dict[str, Any]:
+        return self.store.schema()
+
+    def _write(self, bundles: list[Bundle]) -> Applied:
+        return self.store.apply(bundles, self.caller)
+
+
+__all__ = ["AppStore", "Batch", "StoreAsCaller"]

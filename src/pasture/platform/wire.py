@@ -1,0 +1,118 @@
+"""Messages between the server and a worker process: JSON objects over a socket.
+
+Each message is a 4-byte big-endian length and that many bytes of UTF-8 JSON,
+an object. Both ends use a `Channel`; the server's end reads with a deadline,
+so a worker that stops talking never holds a request for longer than its limit.
+
+What the worker sends is untrusted: a message that is not an object, is not
+JSON, or is longer than `MAX_MESSAGE` ends the conversation (`WireError`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import select
+import socket
+import time
+from typing import Any
+
+from pasture.errors import Conflict, Forbidden, NotFound, Refused, Unauthorized, UsageError
+
+MAX_SENTENCE = 4000  # a refusal is a sentence, not a document
+MAX_MESSAGE = 64 * 1024 * 1024  # more than any answer a page or an agent would want back
+_HEADER = 4
+
+
+class WireError(Exception):
+    """The other end broke the protocol (or went away mid-message)."""
+
+
+class Closed(WireError):
+    """The other end closed the channel."""
+
+
+class Channel:
+    """One end of a worker's socket."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self._buffer = bytearray()
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Send one object; ValueError (from `json`) when it is not JSON, NaN included."""
+        body = json.dumps(message, ensure_ascii=False, allow_nan=False).encode()
+        if len(body) > MAX_MESSAGE:
+            raise ValueError(f"a message of {len(body)} bytes is over {MAX_MESSAGE}")
+        self.sock.sendall(len(body).to_bytes(_HEADER, "big") + body)
+
+    def receive(self, timeout: float | None = None) -> dict[str, Any] | None:
+        """The next object, or None when `timeout` seconds pass first (None: wait for ever).
+
+        Closed when the other end has gone; WireError when what came is not a message.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            message = self._take()
+            if message is not None:
+                return message
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return None
+            poller = select.poll()  # not select(): a busy server's descriptors pass 1024
+            poller.register(self.sock, select.POLLIN)
+            if not poller.poll(None if left is None else max(0, int(left * 1000) + 1)):
+                return None
+            try:
+                chunk = self.sock.recv(1 << 20)
+            except (ConnectionError, OSError) as e:
+                raise Closed(str(e)) from None
+            if not chunk:
+                raise Closed("the other end closed the channel")
+            self._buffer += chunk
+
+    def _take(self) -> dict[str, Any] | None:
+        if len(self._buffer) < _HEADER:
+            return None
+        size = int.from_bytes(self._buffer[:_HEADER], "big")
+        if size > MAX_MESSAGE:
+            raise WireError(f"a message of {size} bytes is over {MAX_MESSAGE}")
+        if len(self._buffer) < _HEADER + size:
+            return None
+        body = bytes(self._buffer[_HEADER : _HEADER + size])
+        del self._buffer[: _HEADER + size]
+        try:
+            message = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            raise WireError("a message that is not JSON") from None
+        if not isinstance(message, dict):
+            raise WireError("a message that is not an object")
+        return message
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+
+# -- refusals, as a message carries them -------------------------------------------------------
+def refusal_message(refused: Refused) -> dict[str, str]:
+    """`{"sentence": …, "kind": "NotFound"}`: a refusal sent across."""
+    return {"sentence": refused.sentence, "kind": type(refused).__name__}
+
+
+def refusal_of(message: Any) -> Refused:
+    """The refusal a message carries, of a kind pasture knows (else a plain `Refused`)."""
+    from pasture.commands.registry import CommandFailed
+
+    kinds: dict[str, type[Refused]] = {
+        "UsageError": UsageError,
+        "Unauthorized": Unauthorized,
+        "Forbidden": Forbidden,
+        "NotFound": NotFound,
+        "Conflict": Conflict,
+        "CommandFailed": CommandFailed,
+    }
+    if not isinstance(message, dict) or not isinstance(message.get("sentence"), str):
+        raise WireError("a refusal without a sentence")
+    kind = kinds.get(str(message.get("kind")), Refused)
+    return kind(message["sentence"][:MAX_SENTENCE])
