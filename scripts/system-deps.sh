@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Debian packages the tests use for real: Chromium (for the browser tests) and
 # tmux (a real terminal for the console's test), PostgreSQL's server (the store's tests
-# start a throwaway one).
+# start a throwaway one), and bubblewrap (which confines apps' code; its tests try
+# to escape it).
 # Installs what is missing when run as root; otherwise says what to install
 # (and, outside CI, lets the tests run with the tests that need them skipped).
 set -euo pipefail
@@ -9,6 +10,7 @@ need=()
 [ -x /usr/bin/chromium ] || need+=(chromium)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
 command -v tmux >/dev/null || need+=(tmux)
+command -v bwrap >/dev/null || need+=(bubblewrap)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
   echo "installing ${need[*]} for the tests"

@@ -1,0 +1,315 @@
+"""One worker process: an app version's code, started confined, spoken to over its channel.
+
+`WorkerProcess` starts `pasture.platform.worker_host` in the sandbox
+(`pasture.platform.sandbox`), says hello (its root, its app, its memory limit,
+its secrets), waits for it to set up, and then carries calls: it sends one,
+answers the store requests the call makes through that call's own `ctx.store`
+(and nothing else: a request naming an ended call is refused), and returns the
+reply — or raises `Stopped` with the caller's sentence when the call runs past
+its wall time or CPU time, the process dies, or what it sends is not the
+protocol. Which process serves which call is `pasture.platform.workers`'.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from pasture.commands.model import Context
+from pasture.errors import Refused
+from pasture.platform.sandbox import Confinement, Limits, confinement, seconds, worker_env
+from pasture.platform.wire import Channel, Closed, WireError, refusal_message
+
+logger = logging.getLogger("pasture.platform")
+
+SUGGEST_TIME = 2.0  # seconds Tab completion waits for a worker's suggestions
+_TICK = 0.25  # how often a long call's CPU time is looked at
+
+# Worker processes are started from one long-lived thread: a sandbox (and a worker
+# without one) is told to die with the thread that started it, not with the process.
+_spawner = ThreadPoolExecutor(1, thread_name_prefix="pasture-spawn")
+
+
+class Stopped(Exception):
+    """A call that ended its worker process; `sentence` says why, for the caller."""
+
+    def __init__(self, sentence: str) -> None:
+        super().__init__(sentence)
+        self.sentence = sentence
+
+
+class WorkerProcess:
+    """One running worker process of one app version."""
+
+    def __init__(
+        self,
+        root: Path,
+        at: str,
+        limits: Limits,
+        *,
+        secrets: Mapping[str, str],
+        hide: list[Path],
+        mode: str = "serve",
+        confine: Confinement | None = None,
+    ) -> None:
+        self.at = at
+        self.limits = limits
+        self.used = time.monotonic()
+        confine = confine or confinement()
+        parent, child = socket.socketpair()
+        self.channel = Channel(parent)
+        self._scratch: str | None = None
+        program = [
+            sys.executable,
+            "-I",
+            "-m",
+            "pasture.platform.worker_host",
+            str(child.fileno()),
+        ]
+        keep = [child.fileno()]
+        info_r = info_w = -1
+        if confine.confined:
+            info_r, info_w = os.pipe()
+            keep.append(info_w)
+            command = confine.command(
+                root, program, network=limits.network, hide=hide, info_fd=info_w
+            )
+            command[0] = shutil.which(command[0]) or command[0]
+            env: dict[str, str] = {}
+            cwd = "/"
+        else:
+            self._scratch = tempfile.mkdtemp(prefix="pasture-worker-")
+            command, env, cwd = program, worker_env(self._scratch), str(root)
+        env["MALLOC_ARENA_MAX"] = "2"  # threads' arenas count against the memory limit
+        try:
+            self.popen = _spawner.submit(
+                subprocess.Popen,
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                pass_fds=keep,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+            ).result()
+        finally:
+            child.close()
+            if info_w >= 0:
+                os.close(info_w)
+        self.pid = self.popen.pid
+        if info_r >= 0:
+            self.pid = _child_pid(info_r) or self.pid
+        threading.Thread(target=self._log, daemon=True, name=f"pasture-log-{at}").start()
+        root_seen = "/app" if confine.confined else str(root)
+        hello = {"root": root_seen, "at": at, "memory": limits.memory, "secrets": dict(secrets)}
+        self.channel.send({"hello": {**hello, "mode": mode}})
+
+    # -- starting ---------------------------------------------------------------------------
+    def ready(self) -> list[dict[str, Any]]:
+        """Wait for the worker to set up: its manifest, or DeployRefused-style problems."""
+        try:
+            answer = self.channel.receive(self.limits.setup)
+        except WireError:
+            code = self._ended()
+            raise Stopped(f"it ended while being set up{code}") from None
+        if answer is None:
+            self.kill()
+            raise Stopped(
+                f"importing and setting it up took longer than {seconds(self.limits.setup)} — "
+                "do slow work inside commands"
+            )
+        problems = answer.get("problems")
+        if isinstance(problems, list):
+            self.kill()
+            raise Problems([str(p)[:2000] for p in problems])
+        ready = answer.get("ready")
+        if not isinstance(ready, dict) or not isinstance(ready.get("commands"), list):
+            self.kill()
+            raise Stopped("it answered its setting up with something pasture does not understand")
+        return list(ready["commands"])
+
+    # -- a call -----------------------------------------------------------------------------
+    def call(self, name: str, message: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        """Send one call and answer its store requests until its reply; _Stopped past a limit."""
+        self.used = time.monotonic()
+        call = message["call"]
+        try:
+            self.channel.send(message)
+        except (OSError, ValueError):
+            raise Stopped(self._died(name)) from None
+        deadline = time.monotonic() + self.limits.time
+        cpu_at_start = self.cpu()
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Stopped(
+                    f"{name} took longer than {seconds(self.limits.time)} and was stopped"
+                )
+            try:
+                answer = self.channel.receive(min(_TICK, left))
+            except Closed:
+                raise Stopped(self._died(name)) from None
+            except WireError:
+                raise Stopped(self._garbled(name)) from None
+            if answer is None:  # a quiet tick: how much CPU has it used?
+                self._check_cpu(name, cpu_at_start)
+                continue
+            if "store" not in answer:
+                self.used = time.monotonic()
+                return answer
+            try:
+                self.channel.send(_store_answer(answer, call, ctx))
+            except (OSError, ValueError):
+                raise Stopped(self._died(name)) from None
+
+    def _check_cpu(self, name: str, at_start: float | None) -> None:
+        used = self.cpu()
+        if used is not None and at_start is not None and used - at_start > self.limits.cpu:
+            raise Stopped(
+                f"{name} used more than {seconds(self.limits.cpu)} of CPU time and was stopped"
+            )
+
+    def suggest(self, command: str, argument: str, partial: str) -> list[Any]:
+        self.channel.send(
+            {"suggest": {"command": command, "argument": argument, "partial": partial}}
+        )
+        answer = self.channel.receive(SUGGEST_TIME)
+        if answer is None:
+            raise Stopped("its suggestions took too long")
+        values = answer.get("values")
+        return list(values) if isinstance(values, list) else []
+
+    # -- the process ------------------------------------------------------------------------
+    def cpu(self) -> float | None:
+        """Seconds of CPU the process has used (None where /proc cannot tell)."""
+        try:
+            with open(f"/proc/{self.pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            return None
+        ticks = os.sysconf("SC_CLK_TCK")
+        return (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+
+    @property
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def kill(self) -> None:
+        """Stop the process and everything it started."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        try:
+            self.popen.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            logger.error("%s: a worker process did not stop", self.at)
+        self.channel.close()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
+
+    def _ended(self) -> str:
+        """`(exit code 3)`: how the process ended, once it has (it is killed if it has not)."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout=2)
+        self.kill()
+        code = self.popen.returncode
+        if code is None:
+            return ""
+        if code < 0:
+            try:
+                return f" (killed by {signal.Signals(-code).name})"
+            except ValueError:
+                return f" (killed by signal {-code})"
+        return f" (exit code {code})"
+
+    def _died(self, name: str) -> str:
+        return (
+            f"{name} stopped: its worker process ended in the middle of the call"
+            f"{self._ended()}, and is started again for the next one — the server's log "
+            "has the details"
+        )
+
+    def _garbled(self, name: str) -> str:
+        self.kill()
+        return (
+            f"{name} stopped: its worker process sent pasture something it does not "
+            "understand, and is started again for the next call"
+        )
+
+    def _log(self) -> None:
+        """What the worker prints, in the server's log under its app's name."""
+        stream = self.popen.stdout
+        if stream is None:
+            return
+        for raw in iter(stream.readline, b""):
+            line = raw.decode("utf-8", "replace").rstrip()
+            if line:
+                logger.info("%s: %s", self.at, line[:2000])
+        stream.close()
+
+
+class Problems(Exception):
+    """A worker that does not set up: every problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+def _child_pid(fd: int) -> int | None:
+    """The sandboxed process's own pid, from bubblewrap's `--info-fd`."""
+    data = b""
+    try:
+        while chunk := os.read(fd, 4096):
+            data += chunk
+    finally:
+        os.close(fd)
+    try:
+        pid = json.loads(data).get("child-pid")
+    except (ValueError, AttributeError):
+        return None
+    return pid if isinstance(pid, int) else None
+
+
+def _store_answer(asked: dict[str, Any], call: str, ctx: Context) -> dict[str, Any]:
+    """What a worker's store request gets: the call's own `ctx.store` answers it."""
+    if asked.get("call") != call:
+        return {
+            "refused": {
+                "sentence": "this ctx.store belongs to a call that has ended — use the store "
+                "of the call the code is running in"
+            }
+        }
+    op = asked.get("store")
+    try:
+        if op == "query":
+            filter = asked.get("filter")
+            if not isinstance(filter, str):
+                raise Refused("a filter is text, like .line.sku=V60-02")
+            return {"rows": ctx.store.query(filter)}
+        if op == "apply":
+            applied = ctx.store.apply(asked.get("bundles") or [])
+            return {"entities": list(applied.entities), "aliases": dict(applied.aliases)}
+        if op == "schema":
+            return {"schema": ctx.store.schema()}
+        raise Refused("ctx.store reads (query), writes (apply, batch) and describes (schema)")
+    except Refused as refused:
+        return {"refused": refusal_message(refused)}
+    except Exception:
+        logger.exception("%s: a worker's store request failed", ctx.at)
+        return {"refused": {"sentence": "the store could not do that — the server's log says why"}}
