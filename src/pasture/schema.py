@@ -268,7 +268,7 @@ class InputSchema:
 
     def __init__(self, schema: Mapping[str, Any] | None, *, reserved: Sequence[str] = ()) -> None:
         self.written: dict[str, Any] = (
-            {"type": "object", "properties": {}} if schema is None else dict(schema)
+            dict(schema) if isinstance(schema, Mapping) else {"type": "object", "properties": {}}
         )
         self.problems: list[str] = []
         self.unchecked: list[str] = []

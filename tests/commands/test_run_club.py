@@ -196,7 +196,10 @@ def test_a_refusal_from_the_store_comes_back_as_its_sentence(tmp_path: Path) -> 
         {"tools.json": json.dumps(tools).encode()}, Vocabulary.from_json(doc), "a/b"
     )[0]
     with store, pytest.raises(Refused) as caught:
-        fix.run({"recipe": "nobody-by-that-name", "title": "x"}, Context(ADA, StoreAsCaller(store, ADA), "a/b"))
+        fix.run(
+            {"recipe": "nobody-by-that-name", "title": "x"},
+            Context(ADA, StoreAsCaller(store, ADA), "a/b"),
+        )
     assert str(caught.value) == (
         "no entity nobody-by-that-name in this app — it is not an eid or an alias here;"
         " query for it and use its eid"
@@ -226,7 +229,9 @@ def test_random_arguments_are_written_whole_or_not_at_all(
     store, commands = club
     before = store.query(".jog!&.doc?", ADA)
     try:
-        result = commands["log_run"].run(args, Context(ADA, StoreAsCaller(store, ADA), "yourname/runs"))
+        result = commands["log_run"].run(
+            args, Context(ADA, StoreAsCaller(store, ADA), "yourname/runs")
+        )
     except Refused:
         assert store.query(".jog!&.doc?", ADA) == before
         return

@@ -182,6 +182,7 @@ def worker_env(scratch: str) -> dict[str, str]:
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
+        "MALLOC_ARENA_MAX": "2",  # threads' malloc arenas count against the memory limit
     }
 
 

@@ -229,6 +229,8 @@ class Host:
                 self.reply(self.suggest(message["suggest"]))
 
     def reply(self, answer: dict[str, Any]) -> None:
+        sys.stdout.flush()  # what the call printed reaches the server's log now
+        sys.stderr.flush()
         if self.changes != self.reported:
             self.reported = self.changes
             answer["commands"] = manifest(self.registry.commands())

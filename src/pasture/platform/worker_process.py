@@ -94,7 +94,6 @@ class WorkerProcess:
         else:
             self._scratch = tempfile.mkdtemp(prefix="pasture-worker-")
             command, env, cwd = program, worker_env(self._scratch), str(root)
-        env["MALLOC_ARENA_MAX"] = "2"  # threads' arenas count against the memory limit
         try:
             self.popen = _spawner.submit(
                 subprocess.Popen,
@@ -256,10 +255,12 @@ class WorkerProcess:
         stream = self.popen.stdout
         if stream is None:
             return
-        for raw in iter(stream.readline, b""):
-            line = raw.decode("utf-8", "replace").rstrip()
-            if line:
-                logger.info("%s: %s", self.at, line[:2000])
+        # Read what has come, not whole lines: the worker flushes after each call, and
+        # what it printed without a newline is logged then rather than held back.
+        while chunk := os.read(stream.fileno(), 65536):
+            for line in chunk.decode("utf-8", "replace").splitlines():
+                if line.strip():
+                    logger.info("%s: %s", self.at, line.rstrip()[:2000])
         stream.close()
 
 

@@ -248,10 +248,15 @@ class Workers:
         healthy = False
         try:
             answer = process.call(name, message, ctx)
-            healthy = "limit" not in answer
             if "commands" in answer:  # it registered or removed commands while it ran
                 self.heard(version, answer["commands"])
-            return _answer(name, answer, self.limits)
+            try:
+                result = _answer(name, answer, self.limits)
+            except Refused:
+                healthy = "limit" not in answer  # a process out of memory is not kept
+                raise
+            healthy = True
+            return result
         except Stopped as e:
             raise CommandFailed(e.sentence) from None
         finally:
@@ -350,7 +355,10 @@ class Workers:
 
 
 def _answer(name: str, answer: dict[str, Any], limits: Limits) -> Result:
-    """A worker's reply as the caller gets it."""
+    """A worker's reply as the caller gets it: a Result, or Refused with the caller's sentence.
+
+    Stopped when the reply is not one the protocol has: the process is not to be kept.
+    """
     if "result" in answer:
         result = answer["result"]
         if isinstance(result, dict):
@@ -358,7 +366,12 @@ def _answer(name: str, answer: dict[str, Any], limits: Limits) -> Result:
             if isinstance(text, str) and isinstance(data, dict):
                 return Result(text, data)
     elif "refused" in answer:
-        raise refusal_of(answer["refused"])
+        try:
+            refused = refusal_of(answer["refused"])
+        except WireError:
+            pass
+        else:
+            raise refused
     elif "failed" in answer:
         kind = "".join(ch for ch in str(answer["failed"]) if ch.isalnum() or ch == "_")[:60]
         raise CommandFailed(
@@ -373,9 +386,9 @@ def _answer(name: str, answer: dict[str, Any], limits: Limits) -> Result:
             f"{name} answered with something that is not JSON ({what}) — its data is made of "
             "text, numbers, true/false, null, lists and objects"
         )
-    raise CommandFailed(
-        f"{name} answered with something other than text and data — its code returns a "
-        "Result or {'text': …, 'data': {…}}"
+    raise Stopped(
+        f"{name} stopped: its worker process sent pasture something it does not understand, "
+        "and is started again for the next call"
     )
 
 

@@ -1,0 +1,212 @@
+"""Whatever an app's code does, the caller gets one sentence and every other app keeps answering.
+
+Each case runs for real: a deployed worker.py in its own worker process,
+with small limits so the test is quick. After each, the run club (another
+app) still answers, and the same app's ordinary command works again on a
+worker process started afresh.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from code_apps import code_app, deploy
+
+from pasture.caller import Caller
+from pasture.errors import DeployRefused, Refused
+from pasture.platform.service import Limits, Service
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNS = ROOT / "examples" / "runs"
+
+LIMITS = Limits(time=3, cpu=1.5, memory=300, processes=2, setup=4)
+
+MISBEHAVING = """
+import os, sys, time
+
+
+def loops(args, ctx):
+    while True:
+        pass
+
+
+def sleeps(args, ctx):
+    time.sleep(30)
+
+
+def exits(args, ctx):
+    raise SystemExit(3)
+
+
+def interrupts(args, ctx):
+    raise KeyboardInterrupt
+
+
+def raises_base(args, ctx):
+    raise BaseException("the end")
+
+
+def eats(args, ctx):
+    hoard = [bytearray(50_000_000) for _ in range(40)]
+    return {"text": f"ate {len(hoard)}", "data": {}}
+
+
+def dies(args, ctx):
+    os._exit(3)
+
+
+def prints(args, ctx):
+    for n in range(2000):
+        print("chatter", n)
+    sys.stdout.write("no newline at the end")
+    return {"text": "said plenty", "data": {"lines": 2000}}
+
+
+def sets(args, ctx):
+    return {"text": "a set", "data": {"skus": {"A", "B"}}}
+
+
+def numbers(args, ctx):
+    return 42
+
+
+def nan(args, ctx):
+    return {"text": "not a number", "data": {"x": float("nan")}}
+
+
+def half_batch(args, ctx):
+    with ctx.store.batch():
+        ctx.store.apply({"entity": {"eid": "$n"}, "note": {"text": "half"}})
+        while True:
+            pass
+
+
+def committed_then_sleeps(args, ctx):
+    ctx.store.apply({"entity": {"eid": "$n"}, "note": {"text": "committed"}})
+    time.sleep(30)
+
+
+def setup(app):
+    register_notes(app)
+    for name, run in [
+        ("loops", loops), ("sleeps", sleeps), ("exits", exits), ("interrupts", interrupts),
+        ("raises base", raises_base), ("eats", eats), ("dies", dies), ("prints", prints),
+        ("sets", sets), ("numbers", numbers), ("nan", nan), ("half batch", half_batch),
+        ("committed then sleeps", committed_then_sleeps),
+    ]:
+        app.register("box " + name, description=name, annotations={}, run=run)
+"""
+
+FAILED = (
+    "nothing about the request was wrong as far as pasture can tell; the server's log has the "
+    "details"
+)
+
+CASES = {
+    "box_loops": "box loops used more than 1.5 s of CPU time and was stopped",
+    "box_sleeps": "box sleeps took longer than 3 s and was stopped",
+    "box_exits": f"box exits failed in its own code (SystemExit) — {FAILED}",
+    "box_interrupts": f"box interrupts failed in its own code (KeyboardInterrupt) — {FAILED}",
+    "box_raises_base": f"box raises base failed in its own code (BaseException) — {FAILED}",
+    "box_eats": "box eats used more than 300 MB of memory and was stopped",
+    "box_dies": (
+        "box dies stopped: its worker process ended in the middle of the call (exit code 3), "
+        "and is started again for the next one — the server's log has the details"
+    ),
+    "box_sets": (
+        "box sets answered with something that is not JSON (set) — its data is made of text, "
+        "numbers, true/false, null, lists and objects"
+    ),
+    "box_numbers": (
+        "box numbers answered with something other than text and data — its code returns a "
+        "Result or {'text': …, 'data': {…}}; the server's log has what it returned"
+    ),
+    "box_nan": (
+        "box nan answered with something that is not JSON (value) — its data is made of text, "
+        "numbers, true/false, null, lists and objects"
+    ),
+}
+
+
+@pytest.fixture
+def limited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database: str) -> Iterator[Service]:
+    monkeypatch.setenv("PASTURE_USER", "ada")
+    service = Service(tmp_path / "home", limits=LIMITS)
+    owner = service.local_owner()
+    deploy(service, owner, RUNS)
+    deploy(service, owner, code_app(tmp_path, "box", MISBEHAVING))
+    yield service
+    service.close()
+
+
+def notes(service: Service, who: Caller) -> list[str]:
+    rows = service.query(who, "box", ".note!").data["rows"]
+    return [r["note"]["text"] for r in rows]
+
+
+def still_answering(service: Service, who: Caller) -> None:
+    """The run club answers, and the box's own ordinary command works on a fresh process."""
+    assert service.query(who, "runs", ".jog!").text == "0 rows in ada/runs"
+    assert service.run_command(who, "note_count", {}).text == "counted"
+
+
+@pytest.mark.parametrize("command", list(CASES))
+def test_each_misbehaviour_is_one_sentence_and_the_rest_keeps_answering(
+    limited: Service, command: str
+) -> None:
+    owner = limited.local_owner()
+    with pytest.raises(Refused) as refused:
+        limited.run_command(owner, command, {})
+    assert refused.value.sentence == CASES[command]
+    still_answering(limited, owner)
+    limited.run_command(owner, "note_add", {"text": "after"})
+    assert notes(limited, owner) == ["after"]
+
+
+def test_printing_goes_to_the_log_and_the_answer_is_whole(
+    limited: Service, caplog: pytest.LogCaptureFixture
+) -> None:
+    owner = limited.local_owner()
+    with caplog.at_level("INFO", logger="pasture.platform"):
+        said = limited.run_command(owner, "box_prints", {})
+        assert (said.text, said.data) == ("said plenty", {"lines": 2000})
+        # The log is read as the process writes it; wait for its last lines to arrive.
+        for _ in range(100):
+            logged = [r.getMessage() for r in caplog.records if r.name == "pasture.platform"]
+            if "ada/box: no newline at the end" in logged:
+                break
+            time.sleep(0.1)
+    assert "ada/box: chatter 1999" in logged
+    assert "ada/box: no newline at the end" in logged
+
+
+def test_a_call_stopped_at_its_limit_leaves_nothing_it_had_not_committed(
+    limited: Service,
+) -> None:
+    owner = limited.local_owner()
+    with pytest.raises(Refused, match=r"box half batch used more than 1\.5 s of CPU time"):
+        limited.run_command(owner, "box_half_batch", {})
+    assert notes(limited, owner) == []
+    with pytest.raises(Refused, match="box committed then sleeps took longer than 3 s"):
+        limited.run_command(owner, "box_committed_then_sleeps", {})
+    assert notes(limited, owner) == ["committed"]
+
+
+def test_a_worker_that_will_not_set_up_in_time_is_refused_at_deploy(
+    limited: Service, tmp_path: Path
+) -> None:
+    owner = limited.local_owner()
+    slow = code_app(tmp_path, "slow", "while True:\n    pass\n", notes=False)
+    with pytest.raises(DeployRefused) as refused:
+        limited.deploy(owner, slow)
+    assert refused.value.sentence == (
+        "worker.py: importing and setting it up took longer than 4 s — do slow work inside commands"
+    )
+    greedy = code_app(tmp_path, "greedy", "HOARD = bytearray(2_000_000_000)\n", notes=False)
+    with pytest.raises(DeployRefused) as refused:
+        limited.deploy(owner, greedy)
+    assert refused.value.sentence == "worker.py: line 1: MemoryError"
+    still_answering(limited, owner)
