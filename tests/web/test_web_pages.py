@@ -106,6 +106,15 @@ def test_the_dashboard_lists_spaces_apps_and_commands_with_forms(site: Site) -> 
     assert re.search(r'<input type="number" step="any" name="miles" data-arg="miles"', form)
 
 
+def test_the_dashboard_says_which_apps_run_code(site: Site) -> None:
+    page = site.signed_in("ada").get("/").text
+    runs = page[page.index('data-app="ada/runs"') :]
+    runs = runs[: runs.index("</h3>")]
+    assert "runs code</span>" in runs  # its worker.py
+    secret = page[page.index('data-app="ada/secret"') :]
+    assert "runs code" not in secret[: secret.index("</h3>")]
+
+
 def test_a_form_has_a_checkbox_for_a_bool_and_a_hint_for_a_time(site: Site) -> None:
     page = site.signed_in("ada").get("/").text
     form = _form(page, "ada/runs", "plan_run")

@@ -230,7 +230,10 @@ class Catalog:
         if row is not None and row["code"]:
             kept: list[dict[str, Any]] = json.loads(row["code"])
             return kept
-        # A version deployed before manifests were kept: its worker is asked once.
+        # A version deployed before manifests were kept: its worker is asked once, if
+        # its space may run code at all.
+        if not self.trusted(space):
+            return []
         problems, manifest = self.workers.check(files, f"{space}/{slug}", self.secrets(space, slug))
         if problems:
             logger.error("%s/%s v%s: worker.py: %s", space, slug, version, "; ".join(problems))

@@ -89,7 +89,8 @@ class _Pool:
         self.retired = False
         self.cond = threading.Condition()
 
-    def acquire(self) -> WorkerProcess:
+    def acquire(self, *, wait: bool = True) -> WorkerProcess | None:
+        """An idle process, or a new one, or (`wait`) the first to come free; None if not `wait`."""
         limits = self.workers.limits
         with self.cond:
             while True:
@@ -100,6 +101,8 @@ class _Pool:
                 if self.count < max(1, limits.processes):
                     self.count += 1
                     break
+                if not wait:
+                    return None
                 if self.waiting >= MAX_WAITING:
                     raise Refused(
                         f"{self.version.at} is busy: {self.waiting} calls are waiting for it — "
@@ -244,6 +247,7 @@ class Workers:
                 process = pool.acquire()
             except _Retired:
                 continue
+            assert process is not None
             break
         healthy = False
         try:
@@ -270,8 +274,10 @@ class Workers:
             return []
         pool = self._pool(version)
         try:
-            process = pool.acquire()
+            process = pool.acquire(wait=False)  # Tab completion never waits behind calls
         except (_Retired, Refused):
+            return []
+        if process is None:
             return []
         healthy = False
         try:
