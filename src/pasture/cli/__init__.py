@@ -232,7 +232,20 @@ def do_token_new(args: argparse.Namespace) -> int:
     )
 
 
+def server_log() -> None:
+    """A server's log on stderr: what pasture says, and what its apps' code prints."""
+    import logging
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    log = logging.getLogger("pasture")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+
 def do_serve(args: argparse.Namespace) -> int:
+    server_log()
     url = args.public_url or f"http://{args.host}:{args.port}"
     service = open_service(args, url)
     service.local_owner()
@@ -253,6 +266,7 @@ def serve(service: Service, host: str, port: int) -> None:
 def do_mcp(args: argparse.Namespace) -> int:
     from pasture.mcp import run_stdio
 
+    server_log()  # stderr: MCP speaks on stdout
     service = open_service(args)
     token = args.token or os.environ.get("PASTURE_TOKEN")
     caller = service.caller_for_token(token) if token else service.local_owner()

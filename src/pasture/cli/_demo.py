@@ -15,8 +15,9 @@ from pasture.errors import Refused
 
 
 def demo(args: argparse.Namespace) -> int:
-    from pasture.cli import home_of, open_service, serve
+    from pasture.cli import home_of, open_service, serve, server_log
 
+    server_log()
     url = f"http://{args.host}:{args.port}"
     service = open_service(args, url)
     owner = service.local_owner()

@@ -214,14 +214,14 @@ def _python_paths() -> tuple[str, ...]:
         str(Path(pasture.__file__).resolve().parent.parent),
         str(Path(sys.executable).resolve().parent.parent),
     ]
-    for path in candidates:
-        real = os.path.realpath(path)
-        if not os.path.isdir(real) or real in ("/", "/usr") or real.startswith("/usr/"):
+    # Each as it is named (a virtual environment is found by the way it is named) and
+    # as it really is (where its links lead).
+    for path in [way for c in candidates for way in (os.path.abspath(c), os.path.realpath(c))]:
+        if not os.path.isdir(path) or path in ("/", "/usr") or path.startswith("/usr/"):
             continue
-        if any(_under(Path(real), Path(kept)) for kept in found):
+        if path in found:
             continue
-        found = [kept for kept in found if not _under(Path(kept), Path(real))]
-        found.append(real)
+        found.append(path)
     return tuple(found)
 
 

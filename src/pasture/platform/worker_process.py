@@ -12,6 +12,7 @@ protocol. Which process serves which call is `pasture.platform.workers`'.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import logging
@@ -74,7 +75,7 @@ class WorkerProcess:
         self.channel = Channel(parent)
         self._scratch: str | None = None
         program = [
-            sys.executable,
+            os.path.abspath(sys.executable),  # no `..`: the sandbox has the folders, not the way
             "-I",
             "-m",
             "pasture.platform.worker_host",
@@ -113,7 +114,9 @@ class WorkerProcess:
         self.pid = self.popen.pid
         if info_r >= 0:
             self.pid = _child_pid(info_r) or self.pid
-        threading.Thread(target=self._log, daemon=True, name=f"pasture-log-{at}").start()
+        self.last_words: collections.deque[str] = collections.deque(maxlen=20)
+        self._log_thread = threading.Thread(target=self._log, daemon=True, name=f"pasture-log-{at}")
+        self._log_thread.start()
         root_seen = "/app" if confine.confined else str(root)
         hello = {"root": root_seen, "at": at, "memory": limits.memory, "secrets": dict(secrets)}
         self.channel.send({"hello": {**hello, "mode": mode}})
@@ -125,6 +128,13 @@ class WorkerProcess:
             answer = self.channel.receive(self.limits.setup)
         except WireError:
             code = self._ended()
+            self._log_thread.join(timeout=2)  # its last words, for the server's log
+            logger.error(
+                "%s: worker.py ended while being set up%s; it last said:\n%s",
+                self.at,
+                code,
+                "\n".join(self.last_words) or "(nothing)",
+            )
             raise Stopped(f"it ended while being set up{code}") from None
         if answer is None:
             self.kill()
@@ -260,6 +270,7 @@ class WorkerProcess:
         while chunk := os.read(stream.fileno(), 65536):
             for line in chunk.decode("utf-8", "replace").splitlines():
                 if line.strip():
+                    self.last_words.append(line.rstrip()[:2000])
                     logger.info("%s: %s", self.at, line.rstrip()[:2000])
         stream.close()
 
