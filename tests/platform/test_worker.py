@@ -7,16 +7,14 @@ command line (a real process), with the cart from examples/cart.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import anyio
 import mcp_types as types
 import pytest
+from code_apps import pasture
 
 from mcp import Client
 from pasture.caller import Caller
@@ -294,18 +292,6 @@ def test_the_command_tool_runs_a_code_command_with_typed_values(
 
 
 # -- the command line ------------------------------------------------------------------------
-def pasture(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PASTURE_HOME": str(home), "PASTURE_USER": "ada"}
-    env.pop("PASTURE_TOKEN", None)
-    return subprocess.run(
-        [sys.executable, "-m", "pasture", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 def test_the_command_line_converts_what_a_person_types(tmp_path: Path) -> None:
     home = tmp_path / "home"
     deployed = pasture(home, "deploy", str(CART))

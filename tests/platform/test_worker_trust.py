@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from code_apps import code_app, deploy
+from code_apps import code_app, deploy, pasture
 
 from pasture.caller import Caller
 from pasture.errors import DeployRefused, Forbidden, NotFound, UsageError
@@ -168,19 +165,6 @@ def test_secrets_are_for_those_who_deploy_the_app(
         service.set_secret(ada, "box", "API_KEY", "")
     with pytest.raises(NotFound, match="ada/box has no secret NOPE"):
         service.remove_secret(ada, "box", "NOPE")
-
-
-def pasture(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PASTURE_HOME": str(home), "PASTURE_USER": "ada"}
-    env.pop("PASTURE_DATABASE_URL", None)
-    return subprocess.run(
-        [sys.executable, "-m", "pasture", *args],
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def test_the_command_line_reads_a_secret_from_standard_input_only(tmp_path: Path) -> None:
