@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pasture.caller import Caller
-from pasture.errors import DeployRefused, NotFound
+from pasture.errors import DeployRefused, NotFound, UsageError
 from pasture.platform.service import Service
 
 RUNS = Path(__file__).resolve().parents[2] / "examples" / "runs"
@@ -155,8 +155,16 @@ def test_files_read_the_source_back(service: Service, ada: Caller) -> None:
     listing = service.files(ada, "ada/runs")
     assert listing.data["files"] == sorted(p.name for p in RUNS.iterdir())
     assert service.files(ada, "runs", "tools.json").text == (RUNS / "tools.json").read_text()
-    with pytest.raises(NotFound):
+    with pytest.raises(UsageError) as refused:
         service.files(ada, "runs", "../../platform.db")
+    assert refused.value.sentence == (
+        "../../platform.db is not a file of the app — a path never names . or .. — a path is "
+        "relative to the app's folder, like style.css or img/logo.png"
+    )
+    with pytest.raises(UsageError, match="//etc/passwd is not a file of the app — it is absolute"):
+        service.files(ada, "runs", "//etc/passwd")
+    with pytest.raises(NotFound):
+        service.files(ada, "runs", "nothing.json")
 
 
 def test_pages_hide_the_source_and_carry_a_base(service: Service, ada: Caller) -> None:

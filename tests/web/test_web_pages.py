@@ -219,9 +219,12 @@ def test_source_files_are_a_404_like_any_missing_file(site: Site, app: str, name
             assert secret not in answer.text
 
 
-def test_a_path_that_climbs_out_of_the_app_is_a_404(site: Site) -> None:
+def test_a_path_that_climbs_out_of_the_app_is_refused_with_its_sentence(site: Site) -> None:
     answer = site.client().get("/ada/runs/%2e%2e/secret/index.html")
-    assert answer.status_code == 404
+    assert answer.status_code == 400
+    assert "../secret/index.html is not a file of the app — a path never names . or .." in (
+        answer.text
+    )
     assert "hush" not in answer.text
 
 

@@ -18,6 +18,7 @@ from pasture.commands.model import Command, Result
 from pasture.errors import DeployRefused, NotFound, UsageError
 from pasture.platform import deploy as _deploy
 from pasture.platform import identity as _id
+from pasture.platform import paths
 from pasture.platform.access import Gate
 from pasture.platform.catalog import Catalog
 from pasture.platform.db import PlatformDB
@@ -216,13 +217,12 @@ class Apps:
                 + "\n".join(names),
                 {"at": reached.at, "version": loaded.version, "files": names},
             )
-        clean = _deploy.clean_path(path)
-        target = root / clean if clean else None
-        if target is None or not target.is_file():
-            raise NotFound(f"no file {path} in {reached.at} — app_files lists them")
+        target = paths.inside(root, path)
+        if not target.is_file():
+            raise NotFound(f"no file {paths.shown(path)} in {reached.at} — app_files lists them")
         text = target.read_bytes().decode("utf-8", "replace")
         return Result(
-            text, {"at": reached.at, "version": loaded.version, "path": clean, "text": text}
+            text, {"at": reached.at, "version": loaded.version, "path": path, "text": text}
         )
 
     def rollback(self, caller: Caller, app: str, version: int) -> Result:

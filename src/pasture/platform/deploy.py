@@ -16,9 +16,10 @@ import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from pasture.errors import UsageError
+from pasture.errors import DeployRefused, UsageError
+from pasture.platform import paths
 
 # Files that are the app's source, never served as pages.
 SOURCE_FILES = frozenset(
@@ -29,43 +30,87 @@ _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 _VERSION_DIR = re.compile(r"^v(\d+)$")
 
 
-def clean_path(path: str) -> str | None:
-    """A file's path inside an app, or None when it is absolute, climbs out, or is hidden."""
-    parts = PurePosixPath(path.replace("\\", "/")).parts
-    if not parts or parts[0] == "/":
-        return None
-    if any(p in ("..", ".", "") or p.startswith(".") for p in parts):
-        return None
-    return "/".join(parts)
-
-
 def read_dir(root: Path) -> dict[str, bytes]:
-    """Every file under an app's folder, by its relative path; hidden files are left out."""
+    """Every file under an app's folder, by its relative path; hidden files are left out.
+
+    Nothing outside the folder is read: a link that leads out of it, or to
+    nothing, or to a folder, is refused (DeployRefused, every one named), as
+    is a name no app's path may have.
+    """
     if not root.is_dir():
         raise UsageError(f"{root} is not a folder — deploy the folder that holds index.html")
+    real_root = os.path.realpath(root)
     files: dict[str, bytes] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(
-            d for d in dirnames if not d.startswith(".") and d not in _SKIPPED_DIRS
-        )
+    problems: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):  # links to folders are not walked
+        kept = []
+        for name in sorted(dirnames):
+            if name.startswith(".") or name in _SKIPPED_DIRS:
+                continue
+            if os.path.islink(os.path.join(dirpath, name)):
+                rel = (Path(dirpath) / name).relative_to(root).as_posix()
+                problems.append(
+                    f"{paths.shown(rel)} is a link to a folder — deploy copies files, not "
+                    "links; copy the folder in instead"
+                )
+                continue
+            kept.append(name)
+        dirnames[:] = kept
         for name in sorted(filenames):
             if name.startswith("."):
                 continue
             full = Path(dirpath) / name
-            files[full.relative_to(root).as_posix()] = full.read_bytes()
+            rel = full.relative_to(root).as_posix()
+            wrong = _unreadable(full, rel, real_root)
+            if wrong is not None:
+                problems.append(wrong)
+                continue
+            files[rel] = Path(os.path.realpath(full)).read_bytes()
+    if problems:
+        raise DeployRefused(problems)
     return files
 
 
+def _unreadable(full: Path, rel: str, real_root: str) -> str | None:
+    """Why a file found in a folder being deployed cannot be one of the app's, or None."""
+    wrong = paths.problem(rel)
+    if wrong is not None:
+        return f"{paths.shown(rel)} is not a file of the app — {wrong}"
+    if full.is_symlink():
+        link = os.readlink(full)
+        target = os.path.realpath(full)
+        if not os.path.exists(target):
+            return f"{paths.shown(rel)} is a link to nothing ({paths.shown(link)}) — remove it"
+        if os.path.commonpath([real_root, target]) != real_root:
+            return (
+                f"{paths.shown(rel)} is a link to {paths.shown(link)}, outside the folder — "
+                "copy the file in instead"
+            )
+    if not os.path.isfile(full):
+        return f"{paths.shown(rel)} is not a plain file — an app is made of files"
+    return None
+
+
 def normalise(files: Mapping[str, bytes | str]) -> tuple[dict[str, bytes], list[str]]:
-    """Files as bytes by clean path, and a problem for each path that is not one."""
+    """Files as bytes by path, and a problem for each path that is not an app's."""
     out: dict[str, bytes] = {}
     problems: list[str] = []
     for path, body in files.items():
-        clean = clean_path(path)
-        if clean is None:
-            problems.append(f"{path} — a file's path is relative, with no .. and no hidden parts")
+        wrong = paths.problem(path)
+        if wrong is not None:
+            named = paths.shown(path) if isinstance(path, str) else "a file"
+            problems.append(f"{named} is not a file of the app — {wrong}")
             continue
-        out[clean] = body.encode() if isinstance(body, str) else bytes(body)
+        if isinstance(body, str):
+            try:
+                out[path] = body.encode()
+            except UnicodeEncodeError:
+                problems.append(
+                    f"{paths.shown(path)} is not text that UTF-8 can carry (it has a lone "
+                    "surrogate) — send the file's text as it is"
+                )
+        else:
+            out[path] = bytes(body)
     return out, problems
 
 
@@ -109,7 +154,7 @@ def write_version(app_dir: Path, version: int, files: Mapping[str, bytes]) -> Pa
     app_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=app_dir))
     for path, body in files.items():
-        target = tmp / path
+        target = paths.inside(tmp, path)
         target.parent.mkdir(parents=True, exist_ok=True)
         with open(target, "wb") as f:
             f.write(body)

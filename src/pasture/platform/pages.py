@@ -13,6 +13,7 @@ import mimetypes
 from pasture.caller import Caller
 from pasture.errors import NotFound, Refused
 from pasture.platform import deploy as _deploy
+from pasture.platform import paths
 from pasture.platform.access import Gate
 from pasture.platform.catalog import Catalog
 from pasture.platform.model import AppInfo, Page
@@ -45,18 +46,13 @@ class Pages:
         An HTML page gets its `<base>` and, with `module`, that script (see `rewrite`).
         """
         info = self.gate.web_app(caller, space, slug)
-        path = path.lstrip("/")
         if path == "" or path.endswith("/"):
             path += "index.html"
-        clean = _deploy.clean_path(path)
-        missing = NotFound(f"no page {path} in {info.at}")
-        if clean is None or clean in _deploy.SOURCE_FILES:
-            raise missing
-        target = self.catalog.app_dir(space, slug) / f"v{info.version}" / clean
-        if not target.is_file():
-            raise missing
+        target = paths.inside(self.catalog.app_dir(space, slug) / f"v{info.version}", path)
+        if path in _deploy.SOURCE_FILES or not target.is_file():
+            raise NotFound(f"no page {paths.shown(path)} in {info.at}")
         body = target.read_bytes()
-        media = media_type(clean)
+        media = media_type(path)
         if media.startswith("text/html"):
             body = with_base(body, info.url, module=module)
         return Page(body, media)
@@ -74,9 +70,9 @@ class Pages:
             info = self.gate.app_info(caller, f"{space}/{slug}")
         except Refused:
             raise missing from None
-        if file not in info.views:
+        if file not in info.views or paths.problem(file) is not None:
             raise missing
-        target = self.catalog.app_dir(space, slug) / f"v{info.version}" / file
+        target = paths.inside(self.catalog.app_dir(space, slug) / f"v{info.version}", file)
         if not target.is_file():
             raise missing
         return Page(with_base(target.read_bytes(), info.url), "text/html;profile=mcp-app")
