@@ -136,7 +136,9 @@ class Confinement:
         """The command line that runs `program` confined to `root` (seen at `/app`)."""
         if not self.confined:
             return program
-        args = ["bwrap"]
+        # The scratch folder first: Python or pasture may live under /tmp too (a fresh
+        # checkout often does), and what is bound after it stays visible over it.
+        args = ["bwrap", "--tmpfs", SCRATCH]
         for path in _SYSTEM:
             if os.path.islink(path):
                 args += ["--symlink", os.readlink(path), path]
@@ -156,7 +158,6 @@ class Confinement:
                 args += ["--tmpfs", str(hidden)]
         args += [
             "--ro-bind", str(root), APP,
-            "--tmpfs", SCRATCH,
             "--proc", "/proc",
             "--dev", "/dev",
             "--unshare-all",
