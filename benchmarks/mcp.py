@@ -15,13 +15,23 @@ on a loopback port, stateless streamable HTTP with JSON responses:
     what a hand-built server needs to answer the same reads as fast as the
     store does. This is the baseline the goal (≥ 0.8×) is read against.
 
+Beside them, in the same pasture, a code command: `club log`, registered by a
+`worker.py` in an app of the owner's own space (trusted), writes the same row
+as `log_run` (a jog {who, miles, at} with the doc title "Run by <who>") through
+`ctx.store.apply`. It runs in the app's worker processes (confined by
+bubblewrap where that works): a call goes from the server to an idle worker,
+the write comes back to the server as the caller, then the reply. Its rate is
+read as a ratio against the declared `log_run` measured in the same rounds
+(goal ≥ 0.8×), with the CPU a call of the server and of its worker processes.
+
 Measured with the SDK's own client, sequentially and with 8 concurrent clients,
-alternating the two servers over several rounds; the medians and their ratio
+alternating the servers over several rounds; the medians and their ratio
 are printed, then each round's own ratio and, where /proc tells it, each
 server's CPU time a call (less moved by other work on a shared machine than
 the rates). Then `commands` against a pasture with 200 apps deployed.
 
     .venv/bin/python benchmarks/mcp.py [--calls 400] [--rounds 3] [--mode auto|legacy]
+    .venv/bin/python benchmarks/mcp.py --quick   # 160 calls, 1 round, 50 apps: a look
 """
 
 from __future__ import annotations
@@ -40,6 +50,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +66,49 @@ from mcp import Client  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "examples" / "runs"
 RUN = {"who": "Ada", "miles": "5", "at": "2026-09-01"}
+# An agent's values reach a code command as they are sent (only typed text is converted).
+CODE_RUN = {"who": "Ada", "miles": 5, "at": "2026-09-01"}
 CONCURRENT = 8
+
+# The code command's app: the run club's vocabulary and this worker.py, nothing else.
+CODE_APP = "clubcode"
+CODE_COMMAND = "club log"
+CODE_WORKER = """
+from pasture import Result
+
+
+def log(args, ctx):
+    who = args["who"]
+    applied = ctx.store.apply(
+        {
+            "entity": {"eid": "$run"},
+            "doc": {"title": f"Run by {who}"},
+            "jog": {"who": who, "miles": args["miles"], "at": args["at"]},
+        }
+    )
+    return Result(
+        f"club log: wrote 1 entity: {applied.entities[0]}",
+        {"entities": list(applied.entities), "aliases": dict(applied.aliases)},
+    )
+
+
+def setup(app):
+    app.register(
+        "club log",
+        description="Log a run for the club leaderboard",
+        input={
+            "type": "object",
+            "properties": {
+                "who": {"type": "string"},
+                "miles": {"type": "number"},
+                "at": {"type": "string"},
+            },
+            "required": ["who", "miles", "at"],
+        },
+        annotations={},
+        run=log,
+    )
+"""
 
 
 # -- the bare server (run as `mcp.py --bare PORT DB`) --------------------------
@@ -181,13 +234,16 @@ def start(args: list[str], env: dict[str, str], port: int) -> subprocess.Popen[b
             time.sleep(0.1)
 
 
-def pasture_home(apps: int) -> tuple[Path, str]:
+def pasture_home(apps: int, code: bool = False) -> tuple[Path, str]:
     from pasture.platform.service import Service
 
     home = Path(tempfile.mkdtemp(prefix="pasture-bench-"))
     service = Service(home)
     owner = service.local_owner()
     service.deploy(owner, RUNS, app="runs", title="Run club")
+    if code:  # into the owner's own space, which is always trusted to run code
+        files = {"vocab.json": (RUNS / "vocab.json").read_bytes(), "worker.py": CODE_WORKER}
+        service.deploy(owner, files, app=CODE_APP, title="Run club, as code")
     for n in range(1, apps):
         service.deploy(owner, RUNS, app=f"runs{n}", title=f"Run club {n}")
     token = service.new_token(owner, "bench")
@@ -222,6 +278,36 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def descendants(pid: int) -> list[int]:
+    """Every live process under `pid` (a server's worker processes and their sandboxes)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def cpu_of_descendants(pid: int) -> dict[int, float]:
+    return {child: cpu_seconds(child) for child in descendants(pid)}
+
+
+def cpu_used_since(before: dict[int, float], pid: int) -> float:
+    """CPU time the processes under `pid` used since `before` (those started since: all of it)."""
+    now = cpu_of_descendants(pid)
+    return sum(max(0.0, used - before.get(child, 0.0)) for child, used in now.items())
+
+
 Call = Callable[[Client], Awaitable[Any]]
 
 
@@ -231,47 +317,68 @@ def client(url: str, token: str | None, mode: str) -> Client:
     return Client(streamable_http_client(url, http_client=http), mode=mode)
 
 
+@dataclass(frozen=True)
+class Measured:
+    """One run: calls a second, and CPU seconds a call of the server and of what it started."""
+
+    rate: float
+    cpu: float  # the server process's (-1 where /proc cannot say)
+    cpu_under: float  # its child processes' (a code command's workers and their sandboxes)
+
+
 async def rate(
-    url: str, token: str | None, mode: str, call: Call, calls: int, clients: int
-) -> float:
-    """Calls per second: `calls` in all, shared by `clients` connected clients at once."""
+    url: str, token: str | None, mode: str, call: Call, calls: int, clients: int, pid: int
+) -> Measured:
+    """`calls` in all, shared by `clients` connected clients at once, to the server `pid`.
+
+    Only the calls after the warm-up are timed, and their CPU counted.
+    """
     each = calls // clients
     async with AsyncExitStack() as stack:
         connected = [
             await stack.enter_async_context(client(url, token, mode)) for _ in range(clients)
         ]
-        for c in connected:  # warm both ends up
-            await call(c)
 
-        async def run(c: Client) -> None:
-            for _ in range(each):
+        async def run(c: Client, times: int) -> None:
+            for _ in range(times):
                 await call(c)
 
+        async with anyio.create_task_group() as group:  # warm both ends up, all at once
+            for c in connected:  # (so a code command's worker processes are started)
+                group.start_soon(run, c, 1)
+
+        used, under = cpu_seconds(pid), cpu_of_descendants(pid)
         began = time.perf_counter()
         async with anyio.create_task_group() as group:
             for c in connected:
-                group.start_soon(run, c)
+                group.start_soon(run, c, each)
         took = time.perf_counter() - began
-    return each * clients / took
+        done = each * clients
+        cpu = (cpu_seconds(pid) - used) / done if used >= 0 else -1.0
+        return Measured(done / took, cpu, cpu_used_since(under, pid) / done)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--calls", type=int, default=400)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--calls", type=int, help="calls a run (400; --quick 160)")
+    parser.add_argument("--rounds", type=int, help="rounds, each server once a round (3; 1)")
     parser.add_argument("--mode", default="auto", choices=["auto", "legacy"])
-    parser.add_argument("--apps", type=int, default=200)
+    parser.add_argument("--apps", type=int, help="apps deployed for `commands` (200; 50)")
+    parser.add_argument("--quick", action="store_true", help="fewer calls, rounds and apps")
     parser.add_argument("--bare", nargs=3, metavar=("PORT", "DB", "FORM"), help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.bare:
         serve_bare(int(options.bare[0]), options.bare[1], options.bare[2] == "indexed")
         return
+    for name, usual, quick in (("calls", 400, 160), ("rounds", 3, 1), ("apps", 200, 50)):
+        if getattr(options, name) is None:
+            setattr(options, name, quick if options.quick else usual)
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     homes: list[Path] = []
     processes: list[subprocess.Popen[bytes]] = []
     try:
-        home, token = pasture_home(1)
+        home, token = pasture_home(1, code=True)
         homes.append(home)
         pasture_port = free_port()
         serve = [sys.executable, "-m", "pasture", "serve", "--port", str(pasture_port)]
@@ -289,13 +396,20 @@ def main() -> None:
             assert not result.is_error, result
             return result
 
+        async def code_run(c: Client) -> Any:
+            arguments = {"name": CODE_COMMAND, "args": CODE_RUN, "app": CODE_APP}
+            result = await c.call_tool("command", arguments)
+            assert not result.is_error, result
+            return result
+
         async def bare_run(c: Client) -> Any:
             result = await c.call_tool("log_run", RUN)
             assert not result.is_error, result
             return result
 
         print(
-            f"command log_run over streamable HTTP ({options.mode}), {options.calls} calls a run,"
+            f"command log_run (and the code command {CODE_COMMAND}) over streamable HTTP "
+            f"({options.mode}), {options.calls} calls a run,"
         )
         print(f"median of {options.rounds} rounds, the servers alternating:")
         pasture_pid = processes[0].pid
@@ -303,24 +417,40 @@ def main() -> None:
             label = "sequential" if clients == 1 else f"{clients} concurrent clients"
             ours: list[float] = []
             cpu_ours: list[float] = []
+            code: list[float] = []
+            cpu_code: list[float] = []  # the server's
+            cpu_workers: list[float] = []  # the code's worker processes' (and sandboxes')
             theirs: dict[str, list[float]] = {form: [] for form in bares}
             cpu_theirs: dict[str, list[float]] = {form: [] for form in bares}
             for _ in range(options.rounds):
-                used = cpu_seconds(pasture_pid)
-                ours.append(
-                    anyio.run(
-                        rate, pasture_url, token, options.mode, log_run, options.calls, clients
-                    )
-                )
-                cpu_ours.append((cpu_seconds(pasture_pid) - used) / options.calls)
+                at = (pasture_url, token, options.mode)
+                m = anyio.run(rate, *at, log_run, options.calls, clients, pasture_pid)
+                ours.append(m.rate)
+                cpu_ours.append(m.cpu)
+                m = anyio.run(rate, *at, code_run, options.calls, clients, pasture_pid)
+                code.append(m.rate)
+                cpu_code.append(m.cpu)
+                cpu_workers.append(m.cpu_under)
                 for form, (url, pid) in bares.items():
-                    used = cpu_seconds(pid)
-                    theirs[form].append(
-                        anyio.run(rate, url, None, options.mode, bare_run, options.calls, clients)
+                    m = anyio.run(
+                        rate, url, None, options.mode, bare_run, options.calls, clients, pid
                     )
-                    cpu_theirs[form].append((cpu_seconds(pid) - used) / options.calls)
+                    theirs[form].append(m.rate)
+                    cpu_theirs[form].append(m.cpu)
             a = statistics.median(ours)
             print(f"  {label:<22} pasture {a:8.1f}/s")
+            k = statistics.median(code)
+            paired = " ".join(f"{x / y:.2f}" for x, y in zip(code, ours, strict=True))
+            line = f"  {'':<22} code command      {k:8.1f}/s   ratio {k / a:.2f}x of log_run"
+            print(f"{line}   (each round: {paired})")
+            if cpu_ours[0] >= 0:
+                c = statistics.median(cpu_ours) * 1000
+                s = statistics.median(cpu_code) * 1000
+                w = statistics.median(cpu_workers) * 1000
+                print(
+                    f"  {'':<22}   CPU a call: log_run {c:.2f} ms; code command {s + w:.2f} ms "
+                    f"(server {s:.2f}, worker processes {w:.2f}; ratio {c / (s + w):.2f}x)"
+                )
             for form in bares:
                 b = statistics.median(theirs[form])
                 # Each round's runs are side by side: their ratio is the least moved by
@@ -346,6 +476,7 @@ def main() -> None:
         port = free_port()
         serve = [sys.executable, "-m", "pasture", "serve", "--port", str(port)]
         processes.append(start(serve, {**env, "PASTURE_HOME": str(many)}, port))
+        listing_pid = processes[-1].pid
 
         async def commands(c: Client) -> Any:
             result = await c.call_tool("commands", {})
@@ -364,7 +495,9 @@ def main() -> None:
 
         n = anyio.run(listed)
         rates = [
-            anyio.run(rate, url, token, options.mode, commands, options.calls // 4, 1)
+            anyio.run(
+                rate, url, token, options.mode, commands, options.calls // 4, 1, listing_pid
+            ).rate
             for _ in range(options.rounds)
         ]
         r = statistics.median(rates)
