@@ -106,7 +106,10 @@ class _CodeRun:
     function: CodeRun
 
     def __call__(self, args: Mapping[str, Any], ctx: Context) -> Result:
-        checked = self.schema.check(args, typed_text=ctx.typed_text)
+        return self.run_checked(self.schema.check(args, typed_text=ctx.typed_text), ctx)
+
+    def run_checked(self, checked: dict[str, Any], ctx: Context) -> Result:
+        """Call the function with arguments already checked (a worker's come so from the server)."""
         try:
             answer = self.function(checked, ctx)
             if inspect.isawaitable(answer):

@@ -23,7 +23,7 @@ from pasture.platform import deploy as _deploy
 from pasture.platform.db import PlatformDB
 from pasture.platform.model import Access, AppInfo, Loaded, Role
 from pasture.platform.sandbox import Limits
-from pasture.platform.workers import WORKER, Version, Workers, commands_of
+from pasture.platform.workers import WORKER, CodeSettings, Version, Workers, commands_of
 
 if TYPE_CHECKING:
     from pasture.store.base import Store
@@ -41,6 +41,7 @@ class _Snapshot:
     trusted: frozenset[str]  # spaces that may run code: the owner's own, and those they trust
     secrets: dict[tuple[str, str], dict[str, str]]  # (space, slug) → name → value
     member_apps: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # by user eid
+    code: dict[tuple[str, str], CodeSettings] = field(default_factory=dict)  # made on first ask
 
 
 class Catalog:
@@ -59,8 +60,7 @@ class Catalog:
         self.workers = Workers(
             home,
             limits or Limits.from_env(),
-            trusted=self.trusted,
-            secrets_of=self.secrets,
+            settings=self.code_settings,
             heard=self._heard,
         )
 
@@ -100,6 +100,17 @@ class Catalog:
     def secrets(self, space: str, slug: str) -> dict[str, str]:
         """An app's secrets by name, as its worker is given them."""
         return dict(self._now().secrets.get((space, slug), {}))
+
+    def code_settings(self, space: str, slug: str) -> CodeSettings:
+        """Whether an app's code may run, and its secrets: one look at the database."""
+        snapshot = self._now()
+        found = snapshot.code.get((space, slug))
+        if found is None:
+            secrets = snapshot.secrets.get((space, slug), {})
+            found = snapshot.code[(space, slug)] = CodeSettings.of(
+                space in snapshot.trusted, dict(secrets)
+            )
+        return found
 
     # -- where things are -------------------------------------------------------
     def app_dir(self, space: str, slug: str) -> Path:

@@ -40,7 +40,7 @@ from typing import Any
 from pasture.caller import Caller
 from pasture.commands.appstore import AppStore
 from pasture.commands.model import Command, Context
-from pasture.commands.registry import BadCommand, Registry
+from pasture.commands.registry import BadCommand, Registry, _CodeRun
 from pasture.errors import Refused
 from pasture.platform.wire import Channel, Closed, refusal_message, refusal_of
 from pasture.store.base import Applied, Bundle, Row
@@ -251,8 +251,11 @@ class Host:
         ctx = Context(
             Caller(caller.get("eid"), caller.get("name")), store, self.at, secrets=self.secrets
         )
+        args = message.get("args") or {}
         try:
-            result = command.run(message.get("args") or {}, ctx)
+            # The server checked and converted the arguments before it sent them.
+            run = command.run
+            result = run.run_checked(args, ctx) if isinstance(run, _CodeRun) else run(args, ctx)
         except Refused as refused:
             return {"refused": refusal_message(refused)}
         except MemoryError:

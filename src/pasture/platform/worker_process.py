@@ -161,8 +161,9 @@ class WorkerProcess:
             self.channel.send(message)
         except (OSError, ValueError):
             raise Stopped(self._died(name)) from None
-        deadline = time.monotonic() + self.limits.time
-        cpu_at_start = self.cpu()
+        began = time.monotonic()
+        deadline = began + self.limits.time
+        cpu_at_start: float | None = None  # read at the first quiet tick: most calls end before
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -176,6 +177,10 @@ class WorkerProcess:
             except WireError:
                 raise Stopped(self._garbled(name)) from None
             if answer is None:  # a quiet tick: how much CPU has it used?
+                if cpu_at_start is None:
+                    # What it had used when the call began, at most the time since then less.
+                    used = self.cpu()
+                    cpu_at_start = None if used is None else used - (time.monotonic() - began)
                 self._check_cpu(name, cpu_at_start)
                 continue
             if "store" not in answer:

@@ -58,6 +58,20 @@ def untrusted(space: str) -> str:
     )
 
 
+@dataclass(frozen=True)
+class CodeSettings:
+    """What the platform says of one app's code: may it run, with which secrets."""
+
+    trusted: bool
+    secrets: Mapping[str, str]
+    digest: str  # of the secrets: processes given others are replaced
+
+    @classmethod
+    def of(cls, trusted: bool, secrets: Mapping[str, str]) -> CodeSettings:
+        digest = hashlib.sha256(json.dumps(dict(secrets), sort_keys=True).encode()).hexdigest()
+        return cls(trusted, secrets, digest)
+
+
 # -- the processes of one app version ------------------------------------------------------------
 @dataclass(frozen=True)
 class Version:
@@ -175,8 +189,8 @@ class _Retired(Exception):
 class Workers:
     """Every worker process of this server, by app version.
 
-    `trusted(space)` says whether a space may run code; `secrets_of(space,
-    slug)` is an app's secrets; `heard(version, manifest)` is told what a
+    `settings(space, slug)` says whether the app's space may run code and what
+    its secrets are (`CodeSettings`); `heard(version, manifest)` is told what a
     worker process registered when it started or changed its commands.
     """
 
@@ -185,14 +199,12 @@ class Workers:
         home: Path,
         limits: Limits,
         *,
-        trusted: Callable[[str], bool],
-        secrets_of: Callable[[str, str], dict[str, str]],
+        settings: Callable[[str, str], CodeSettings],
         heard: Callable[[Version, list[dict[str, Any]]], None],
     ) -> None:
         self.limits = limits
         self.hide = [home]
-        self.trusted = trusted
-        self.secrets_of = secrets_of
+        self.settings = settings
         self._heard = heard
         self._pools: dict[tuple[str, str], _Pool] = {}
         self._lock = threading.Lock()
@@ -232,7 +244,8 @@ class Workers:
     # -- calls ---------------------------------------------------------------------------------
     def run(self, version: Version, name: str, args: Mapping[str, Any], ctx: Context) -> Result:
         """Run one command of an app version's worker as `ctx` says; the answer, or Refused."""
-        if not self.trusted(version.space):
+        settings = self.settings(version.space, version.slug)
+        if not settings.trusted:
             raise Forbidden(f"{name} runs code, and {untrusted(version.space)}")
         message = {
             "call": _secrets.token_hex(8),
@@ -242,7 +255,7 @@ class Workers:
             "read_only": getattr(ctx.store, "read_only", None),
         }
         while True:
-            pool = self._pool(version)
+            pool = self._pool(version, settings)
             try:
                 process = pool.acquire()
             except _Retired:
@@ -270,9 +283,10 @@ class Workers:
 
     def suggest(self, version: Version, name: str, argument: str, partial: str) -> list[Any]:
         """A command's Tab-completion values; nothing when its worker cannot say in time."""
-        if not self.trusted(version.space):
+        settings = self.settings(version.space, version.slug)
+        if not settings.trusted:
             return []
-        pool = self._pool(version)
+        pool = self._pool(version, settings)
         try:
             process = pool.acquire(wait=False)  # Tab completion never waits behind calls
         except (_Retired, Refused):
@@ -289,9 +303,8 @@ class Workers:
         finally:
             pool.release(process, healthy)
 
-    def _pool(self, version: Version) -> _Pool:
-        secrets = self.secrets_of(version.space, version.slug)
-        digest = hashlib.sha256(json.dumps(secrets, sort_keys=True).encode()).hexdigest()
+    def _pool(self, version: Version, settings: CodeSettings) -> _Pool:
+        secrets, digest = settings.secrets, settings.digest
         key = (version.space, version.slug)
         with self._lock:
             if self._closed:
@@ -476,4 +489,13 @@ def clashes(code: list[str], declared: list[Command]) -> list[str]:
     ]
 
 
-__all__ = ["WORKER", "Version", "WorkerProcess", "Workers", "clashes", "commands_of", "untrusted"]
+__all__ = [
+    "WORKER",
+    "CodeSettings",
+    "Version",
+    "WorkerProcess",
+    "Workers",
+    "clashes",
+    "commands_of",
+    "untrusted",
+]
