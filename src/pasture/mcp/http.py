@@ -14,7 +14,6 @@ import contextvars
 import json
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from urllib.parse import urlsplit
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -24,46 +23,16 @@ from pasture.caller import NOBODY, Caller
 from pasture.errors import Refused
 from pasture.mcp._server import build_server
 from pasture.platform.service import Service
+from pasture.web.hosts import Hosts
 
 _caller: contextvars.ContextVar[Caller] = contextvars.ContextVar(
     "pasture_mcp_caller", default=NOBODY
 )
 
-_LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
-
 
 def security_settings(public_url: str, bind_host: str) -> TransportSecuritySettings:
     """Host and Origin allowed: the public URL's, and any loopback port when bound to loopback."""
-    public = urlsplit(public_url)
-    hosts: list[str] = []
-    origins: list[str] = []
-    if public.hostname:
-        netloc = public.netloc.rsplit("@", 1)[-1]
-        hosts.append(netloc)
-        origins.append(f"{public.scheme}://{netloc}")
-        if public.port is None:
-            # A client may spell the default port out.
-            default = 443 if public.scheme == "https" else 80
-            hosts.append(f"{netloc}:{default}")
-            origins.append(f"{public.scheme}://{netloc}:{default}")
-    loopback = bind_host in _LOOPBACK or bind_host.startswith("127.")
-    if loopback or (public.hostname or "") in _LOOPBACK:
-        for name in ("127.0.0.1", "localhost", "[::1]"):
-            hosts += [name, f"{name}:*"]
-            origins += [
-                f"http://{name}",
-                f"http://{name}:*",
-                f"https://{name}",
-                f"https://{name}:*",
-            ]
-    if bind_host not in ("0.0.0.0", "::", "") and not loopback:
-        # Bound to one address: a client may reach it by that address too.
-        hosts += [bind_host, f"{bind_host}:*"]
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=list(dict.fromkeys(hosts)),
-        allowed_origins=list(dict.fromkeys(origins)),
-    )
+    return Hosts.of(public_url, bind_host).settings()
 
 
 def _bearer(scope: Scope) -> str | None:

@@ -60,6 +60,7 @@ from typing import Any, ParamSpec, TypeVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -74,6 +75,7 @@ from pasture.platform.service import Service
 from pasture.threads import in_command_thread, in_thread
 from pasture.web import pages, webmcp
 from pasture.web.client import CLIENT_JS
+from pasture.web.hosts import Hosts
 
 log = logging.getLogger("pasture.web")
 
@@ -136,6 +138,7 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
         exception_handlers={HTTPException: _http_error, Exception: _server_fault},
     )
     app.mcp = _McpAt(mcp_app)
+    app.hosts = Hosts.of(_public(service), bind_host)
     return app
 
 
@@ -148,8 +151,14 @@ class _Door(Starlette):
     """
 
     mcp: ASGIApp | None = None
+    hosts: Hosts | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self.hosts is not None:
+            host = Headers(scope=scope).get("host")
+            if not self.hosts.allows(host):
+                await _misdirected(host, self.hosts, scope, receive, send)
+                return
         if self.mcp is not None and scope["type"] == "http":
             path: str = scope["path"]
             if path == "/mcp" or path.startswith("/mcp/"):
@@ -157,6 +166,22 @@ class _Door(Starlette):
                 await _guarded(self.mcp, scope, receive, send)
                 return
         await super().__call__(scope, receive, send)
+
+
+async def _misdirected(
+    host: str | None, hosts: Hosts, scope: Scope, receive: Receive, send: Send
+) -> None:
+    """421: a request for another name that reaches this server (DNS rebinding) does nothing."""
+    named = (host or "")[:100] or "no host"
+    own = next((h for h in hosts.hosts if not h.endswith(":*")), "its own address")
+    sentence = f"this server does not answer for {named} — reach it at {own}"
+    path: str = scope.get("path", "")
+    response: Response
+    if "/api/" in path or path == "/mcp" or path.startswith("/mcp/"):
+        response = JSONResponse({"error": sentence}, status_code=421)
+    else:
+        response = HTMLResponse(pages.message_page("Not here", sentence), status_code=421)
+    await response(scope, receive, send)
 
 
 async def _guarded(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
