@@ -8,6 +8,7 @@ dashboard's form and sees the answer; then logs a run on the run club's own page
 from __future__ import annotations
 
 import os
+import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -44,16 +45,33 @@ class Served:
     url: str
     service: Service
 
+    def app_url(self, space: str, slug: str) -> str:
+        """An app's address: its own origin (with an apps domain), or its path here."""
+        return self.service.origins.url(space, slug)
+
 
 @pytest.fixture
 def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
-    """`pasture serve` as it runs: uvicorn on a free loopback port, a fresh PASTURE_HOME."""
+    """`pasture serve` as it runs: uvicorn on a free loopback port, a fresh PASTURE_HOME;
+    no apps domain, so apps' pages are sandboxed."""
+    yield from serve(tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def served_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
+    """The same with `--apps-domain localhost`: each app on an origin of its own."""
+    yield from serve(tmp_path, monkeypatch, apps_domain="localhost")
+
+
+def serve(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, apps_domain: str | None = None
+) -> Iterator[Served]:
     monkeypatch.setenv("PASTURE_USER", "ada")
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
-    service = Service(tmp_path / "home", base_url=url)
+    service = Service(tmp_path / "home", base_url=url, apps_domain=apps_domain)
     ada = service.local_owner()
     service.set_password(ada, PASSWORD)
     service.deploy(ada, EXAMPLES / "runs", space="ada", app="runs")
@@ -102,9 +120,12 @@ def test_sign_in_open_the_run_club_and_log_runs(served: Served) -> None:
             page.get_by_role("link", name="Run club").click()
             page.wait_for_url(f"{served.url}/ada/runs/")
             expect(page.get_by_role("heading", name="Run club", level=1)).to_be_visible()
-            expect(page.locator("base")).to_have_attribute("href", f"{served.url}/ada/runs/")
+            # Sandboxed (this server has no apps domain): what the page fetches carries a
+            # pass for this app in its address, never the server's cookie.
+            base = page.locator("base").get_attribute("href") or ""
+            assert re.fullmatch(re.escape(f"{served.url}/ada/runs/~") + r"psp_[\w-]+/", base)
             sheets = page.evaluate("[...document.styleSheets].map(s => s.href)")
-            assert f"{served.url}/ada/runs/style.css" in sheets
+            assert f"{base}style.css" in sheets
 
             # Run log_run from the dashboard's form and see the answer.
             page.goto(f"{served.url}/")

@@ -23,13 +23,13 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from test_web_browser import CHROMIUM, EXAMPLES, LAUNCH_ARGS, Served, served
+from test_web_browser import CHROMIUM, EXAMPLES, LAUNCH_ARGS, Served, served, served_apart
 from web_site import BASE, Site
 
 from pasture.platform.model import VIEWER_WRITES
 from pasture.platform.rewrite import with_base
 
-__all__ = ["served"]  # the real server of test_web_browser, used here as a fixture
+__all__ = ["served", "served_apart"]  # test_web_browser's real servers, as fixtures here
 
 SCRIPT = '<script type="module" src="./api/webmcp.js"></script>'
 
@@ -273,14 +273,19 @@ def _chromium(*, webmcp: bool) -> Iterator[Any]:
 
 
 def _tab(browser: Any, served: Served, token: str, problems: list[str]) -> Any:
-    """A tab signed in as the token's person (through /signin?token=…), on the run club."""
+    """A tab signed in as the token's person (through /signin?token=…), on the run club.
+
+    The run club is on its own origin (the server has an apps domain: tools of a
+    sandboxed page are no agent's to call); the main origin signs the tab in there.
+    """
     page = browser.new_context().new_page()
     page.set_default_timeout(30_000)
     page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
     page.on("console", lambda m: _console(m, problems))
     page.goto(f"{served.url}/signin?token={token}")
     page.wait_for_url(f"{served.url}/")
-    page.goto(f"{served.url}/ada/runs/")
+    page.goto(f"{served.url}/signin/app?app=ada/runs&next=/")
+    page.wait_for_url(served.app_url("ada", "runs"))
     page.wait_for_load_state("networkidle")
     return page
 
@@ -307,7 +312,8 @@ def _offered(page: Any) -> list[dict[str, Any]]:
 
 
 @in_chromium
-def test_an_agent_in_the_persons_tab_uses_the_run_club(served: Served) -> None:
+def test_an_agent_in_the_persons_tab_uses_the_run_club(served_apart: Served) -> None:
+    served = served_apart
     service = served.service
     ada = service.local_owner()
     cy = service.new_user(ada, "cy")
@@ -363,7 +369,26 @@ def test_an_agent_in_the_persons_tab_uses_the_run_club(served: Served) -> None:
 
 
 @in_chromium
-def test_without_webmcp_the_page_offers_nothing_and_logs_nothing(served: Served) -> None:
+def test_a_sandboxed_page_offers_no_tools(served: Served) -> None:
+    """With no apps domain a page's origin is opaque, and no agent could call its tools."""
+    problems: list[str] = []
+    with _chromium(webmcp=True) as browser:
+        page = browser.new_context().new_page()
+        page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
+        token = served.service.new_token(served.service.local_owner())
+        page.goto(f"{served.url}/signin?token={token}")
+        page.goto(f"{served.url}/ada/runs/")
+        page.wait_for_load_state("networkidle")
+        assert page.evaluate("origin") == "null"
+        assert page.webmcp.tools() == []
+        sync_api = pytest.importorskip("playwright.sync_api")
+        sync_api.expect(page.locator("input[name=who]")).to_have_value("ada")  # it works
+    assert problems == []
+
+
+@in_chromium
+def test_without_webmcp_the_page_offers_nothing_and_logs_nothing(served_apart: Served) -> None:
+    served = served_apart
     problems: list[str] = []
     with _chromium(webmcp=False) as browser:
         context = browser.new_context()
@@ -374,11 +399,12 @@ def test_without_webmcp_the_page_offers_nothing_and_logs_nothing(served: Served)
         page.on("console", lambda m: _console(m, problems, ("error", "warning")))
         token = served.service.new_token(served.service.local_owner())
         page.goto(f"{served.url}/signin?token={token}")
-        page.goto(f"{served.url}/ada/runs/")
+        page.goto(f"{served.url}/signin/app?app=ada/runs&next=/")
         page.wait_for_load_state("networkidle")
         assert page.evaluate("document.modelContext === undefined")
-        assert f"{served.url}/ada/runs/api/webmcp.js" in asked
-        assert f"{served.url}/ada/runs/api/tools" not in asked
+        app = served.app_url("ada", "runs")
+        assert f"{app}api/webmcp.js" in asked
+        assert f"{app}api/tools" not in asked
         with pytest.raises(Exception, match="WebMCP is not enabled"):
             page.webmcp.tools()
         # The page itself still works: signed in, its form is filled in through client.js.

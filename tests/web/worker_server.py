@@ -134,7 +134,11 @@ INDEX = (
     "<!doctype html>\n<html><head><meta charset='utf-8'><title>Till</title></head>\n"
     "<body><h1>Till</h1></body></html>\n"
 )
-SERVE = [sys.executable, "-m", "pasture", "serve", "--host", "127.0.0.1"]
+# Each app on an origin of its own (`*.localhost` reaches loopback in Chromium): the only
+# way a page's tools are an agent's to call.
+SERVE = [
+    sys.executable, "-m", "pasture", "serve", "--host", "127.0.0.1", "--apps-domain", "localhost"
+]  # fmt: skip
 CODE_APP = {"index.html": INDEX, "vocab.json": VOCAB, "worker.py": WORKER}
 
 

@@ -45,8 +45,15 @@ def open_service(args: argparse.Namespace, base_url: str | None = None) -> Servi
     limits = replace(limits, **{k: v for k, v in given.items() if v is not None})
     if getattr(args, "worker_network", False):
         limits = replace(limits, network=True)
+    apps_domain = getattr(args, "apps_domain", None) or os.environ.get("PASTURE_APPS_DOMAIN")
     # no --database: the Service reads $PASTURE_DATABASE_URL itself
-    return Service(home_of(args), database_url=args.database or None, base_url=url, limits=limits)
+    return Service(
+        home_of(args),
+        database_url=args.database or None,
+        base_url=url,
+        limits=limits,
+        apps_domain=apps_domain or None,
+    )
 
 
 def show(args: argparse.Namespace, result: Result) -> int:
@@ -324,6 +331,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--public-url", metavar="URL", help="the address people reach it at")
+    p.add_argument(
+        "--apps-domain",
+        metavar="DOMAIN",
+        help="serve each app on an origin of its own, <app>--<space>.DOMAIN (a wildcard DNS "
+        "name for it, or localhost); else apps' pages are sandboxed",
+    )
     worker_limits(p)
 
     p = verb(verbs, "mcp", do_mcp, "speak MCP on stdin/stdout, as the owner or a token's person")
@@ -424,6 +437,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--examples", default="examples", metavar="DIR")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
+    p.add_argument(
+        "--apps-domain",
+        metavar="DOMAIN",
+        default="localhost",
+        help="each app on an origin of its own under it (localhost: nothing to set up)",
+    )
     worker_limits(p)
     return parser
 

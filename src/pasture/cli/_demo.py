@@ -51,9 +51,14 @@ def demo(args: argparse.Namespace) -> int:
             }
         }
     }
+    apart = (
+        f"each app on an origin of its own, as {service.origins.url('SPACE', 'APP')}"
+        if service.origins.apps_domain
+        else "apps' pages sandboxed (no apps domain)"
+    )
     print(
         f"""
-pasture is serving at {url}/ as {owner.name}
+pasture is serving at {url}/ as {owner.name}; {apart}
 
 token (shown once): {token}
 sign in in a browser: {url}/signin?token={token}

@@ -22,6 +22,7 @@ from pasture.errors import NotFound
 from pasture.platform import deploy as _deploy
 from pasture.platform.db import PlatformDB
 from pasture.platform.model import Access, AppInfo, Loaded, Role
+from pasture.platform.origins import Origins
 from pasture.platform.sandbox import Limits
 from pasture.platform.workers import WORKER, CodeSettings, Version, Workers, commands_of
 
@@ -42,16 +43,18 @@ class _Snapshot:
     secrets: dict[tuple[str, str], dict[str, str]]  # (space, slug) → name → value
     member_apps: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # by user eid
     code: dict[tuple[str, str], CodeSettings] = field(default_factory=dict)  # made on first ask
+    labels: dict[str, tuple[str, str]] | None = None  # an app origin's label → (space, slug)
 
 
 class Catalog:
     """Apps, members, loaded versions, open stores and worker processes of one data directory."""
 
     def __init__(
-        self, home: Path, base_url: str, db: PlatformDB, limits: Limits | None = None
+        self, home: Path, origins: Origins, db: PlatformDB, limits: Limits | None = None
     ) -> None:
         self.home = home
-        self.base_url = base_url
+        self.origins = origins
+        self.base_url = origins.base_url
         self.db = db
         self._lock = threading.RLock()
         self._stores: dict[tuple[str, str], Store] = {}
@@ -117,7 +120,18 @@ class Catalog:
         return self.home / "apps" / space / slug
 
     def url(self, space: str, slug: str) -> str:
-        return f"{self.base_url}/{space}/{slug}/"
+        """The app's address: its own origin, or its path on the main one."""
+        return self.origins.url(space, slug)
+
+    def app_at(self, host: str | None) -> tuple[str, str] | None:
+        """The app whose own origin a Host header names (with an apps domain), or None."""
+        label = self.origins.label_of(host)
+        if label is None:
+            return None
+        snapshot = self._now()
+        if snapshot.labels is None:
+            snapshot.labels = {self.origins.label(s, a): (s, a) for s, a in snapshot.apps}
+        return snapshot.labels.get(label)
 
     # -- members ----------------------------------------------------------------
     # Each of these looks at the database once: a call asks a handful of them.

@@ -147,6 +147,17 @@ CREATE TABLE IF NOT EXISTS versions (
   code TEXT,
   PRIMARY KEY (space, slug, version)
 );
+CREATE TABLE IF NOT EXISTS passes (
+  hash TEXT PRIMARY KEY,
+  user TEXT NOT NULL REFERENCES users(eid),
+  space TEXT NOT NULL,
+  slug TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('pass', 'code')),
+  session TEXT,
+  expires TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS passes_expires ON passes (expires);
+CREATE INDEX IF NOT EXISTS passes_session ON passes (session);
 CREATE TABLE IF NOT EXISTS secrets (
   space TEXT NOT NULL,
   slug TEXT NOT NULL,

@@ -39,7 +39,14 @@ class Pages:
         self.gate = gate
 
     def page(
-        self, caller: Caller, space: str, slug: str, path: str, *, module: str | None = None
+        self,
+        caller: Caller,
+        space: str,
+        slug: str,
+        path: str,
+        *,
+        module: str | None = None,
+        base: str | None = None,
     ) -> Page:
         """A file of the app for the web; source files (tools.json, vocab.json, …) are NotFound.
 
@@ -54,7 +61,7 @@ class Pages:
         body = target.read_bytes()
         media = media_type(path)
         if media.startswith("text/html"):
-            body = with_base(body, info.url, module=module)
+            body = with_base(body, base or info.url, module=module)
         return Page(body, media)
 
     def view(self, caller: Caller, uri: str) -> Page:

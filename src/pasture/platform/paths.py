@@ -9,7 +9,8 @@ A path is relative, `/` between its names, each name at most `MAX_NAME`
 characters and the whole at most `MAX_PATH`; refused, with a sentence naming
 it: absolute paths in every spelling (`/x`, `//x`, `\\x`, `C:x`), `..` or `.`
 anywhere, empty names (`a//b`, a `/` at the end), backslashes, NUL and other
-control characters, hidden names (`.env`), and anything too long.
+control characters, hidden names (`.env`), names starting with `~` (a page's
+pass: `pasture.platform.origins`), and anything too long.
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ def problem(path: object) -> str | None:
             return f"a path never names . or .. — {SHAPE}"
         if name.startswith("."):
             return f"{name} is hidden (it starts with .), never deployed or served"
+        if name.startswith("~"):
+            return f"{name} starts with ~, which pasture keeps for a page's pass"
         if len(name) > MAX_NAME:
             return f"a name in a path is at most {MAX_NAME} characters"
     return None

@@ -89,6 +89,16 @@ TABLES = [
       deployed_at TEXT NOT NULL,
       code TEXT,
       PRIMARY KEY (space, slug, version))""",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.passes (
+      hash TEXT PRIMARY KEY,
+      "user" TEXT NOT NULL REFERENCES {SCHEMA}.users(eid),
+      space TEXT NOT NULL,
+      slug TEXT NOT NULL,
+      kind TEXT NOT NULL CHECK (kind IN ('pass', 'code')),
+      session TEXT,
+      expires TEXT NOT NULL)""",
+    f"CREATE INDEX IF NOT EXISTS passes_expires ON {SCHEMA}.passes (expires)",
+    f"CREATE INDEX IF NOT EXISTS passes_session ON {SCHEMA}.passes (session)",
     f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.secrets (
       space TEXT NOT NULL,
       slug TEXT NOT NULL,

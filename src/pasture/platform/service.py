@@ -50,7 +50,9 @@ from pasture.platform.model import (
     Page,
     Role,
 )
+from pasture.platform.origins import Origins, apps_domain_of
 from pasture.platform.pages import Pages
+from pasture.platform.passes import Passes
 from pasture.platform.people import People
 from pasture.platform.rewrite import with_base
 from pasture.platform.sandbox import Limits
@@ -68,11 +70,14 @@ class Service:
         database_url: str | None = None,
         base_url: str = "http://127.0.0.1:8000",
         limits: Limits | None = None,
+        apps_domain: str | None = None,
     ) -> None:
         """`home` is the data directory. `database_url` (else `$PASTURE_DATABASE_URL`; ""
         for none) is a PostgreSQL database that keeps the platform's tables and every
         app's store, so several servers can share them. `limits` are what one call of
-        an app's code may use (else the defaults, or `$PASTURE_WORKER_…`)."""
+        an app's code may use (else the defaults, or `$PASTURE_WORKER_…`). With
+        `apps_domain`, each app is served on an origin of its own under it
+        (`pasture.platform.origins`); without, its pages are sandboxed."""
         if database_url is None:
             database_url = os.environ.get("PASTURE_DATABASE_URL") or None
         self.database_url = database_url
@@ -88,7 +93,9 @@ class Service:
             self.db = PostgresPlatformDB(database_url)
         else:
             self.db = SqlitePlatformDB(self.home / "platform.db")
-        self._catalog = Catalog(self.home, self.base_url, self.db, limits or Limits.from_env())
+        self.origins = Origins(self.base_url, apps_domain_of(apps_domain))
+        self._catalog = Catalog(self.home, self.origins, self.db, limits or Limits.from_env())
+        self._passes = Passes(self.db)
         self._people = People(self.db, self.base_url)
         self._spaces = Spaces(self.db, self._catalog, self._people)
         self._gate = Gate(self._catalog)
@@ -124,8 +131,35 @@ class Service:
         return self._people.session_for_token(token)
 
     def sign_out(self, session: str | None) -> None:
-        """Forget a session id; nothing happens for one this server never gave out."""
+        """Forget a session id, and every pass it made; nothing happens for an unknown one."""
         self._people.sign_out(session)
+        if session:
+            self._passes.end_session(session)
+
+    # -- passes: a person's sign-in for one app's pages (pasture.platform.passes) ---------
+    def new_pass(
+        self, caller: Caller, space: str, slug: str, session: str | None, *, code: bool = False
+    ) -> str:
+        """A pass (or, with `code`, a one-time code for one) for the caller on one app."""
+        return self._passes.make(
+            caller, space, slug, kind="code" if code else "pass", session=session
+        )
+
+    def caller_for_pass(self, secret: str, space: str, slug: str) -> Caller:
+        """The person a pass names on this app; Unauthorized when it names nobody here."""
+        return self._passes.who(secret, space, slug)
+
+    def pass_for_code(self, code: str, space: str, slug: str) -> str:
+        """Spend a one-time code made for this app: a pass for the same person."""
+        return self._passes.exchange(code, space, slug)
+
+    def end_pass(self, secret: str) -> None:
+        """End one pass (signing out of an app's own origin)."""
+        self._passes.end(secret)
+
+    def app_at(self, host: str | None) -> tuple[str, str] | None:
+        """The app whose own origin a Host names (with an apps domain), or None."""
+        return self._catalog.app_at(host)
 
     def new_token(self, caller: Caller, label: str = "agent") -> str:
         """A new bearer token for the caller (stored hashed, shown once)."""
@@ -272,15 +306,23 @@ class Service:
         return self._gate.web_app(caller, space, slug)
 
     def page(
-        self, caller: Caller, space: str, slug: str, path: str, *, module: str | None = None
+        self,
+        caller: Caller,
+        space: str,
+        slug: str,
+        path: str,
+        *,
+        module: str | None = None,
+        base: str | None = None,
     ) -> Page:
         """A file of the app for the web; source files (tools.json, vocab.json, …) are NotFound.
 
         An HTML page comes with a `<base href>` at the app's address, unless it has its own,
         and with `module` (a path under the app's address) a `<script type="module">`
-        loading it, unless the page opts out (`pasture.platform.rewrite`).
+        loading it, unless the page opts out (`pasture.platform.rewrite`). `base` is the
+        address its `<base href>` names instead of the app's (a sandboxed page's pass).
         """
-        return self._pages.page(caller, space, slug, path, module=module)
+        return self._pages.page(caller, space, slug, path, module=module, base=base)
 
     def view(self, caller: Caller, uri: str) -> Page:
         """A page a command names, by `ui://space/app/file`, for the MCP connector."""

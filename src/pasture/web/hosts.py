@@ -4,7 +4,8 @@ Every route checks the Host header (`_Door` in `pasture.web.app`), not only
 `/mcp`: a page on another name that resolves here — DNS rebinding — gets 421
 and nothing is done. The names are the public URL's (`--public-url`), and any
 loopback name and port when the server is bound to loopback; a server bound to
-one address answers to that address too.
+one address answers to that address too. With an apps domain, each app's own
+origin — one label under that domain, on the same port — is this server's too.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ class Hosts:
 
     hosts: tuple[str, ...]
     origins: tuple[str, ...]
+    apps: str | None = None  # `.apps.example.org:8000`: what an app origin's Host ends with
 
     @classmethod
-    def of(cls, public_url: str, bind_host: str) -> Hosts:
+    def of(cls, public_url: str, bind_host: str, apps_domain: str | None = None) -> Hosts:
         public = urlsplit(public_url)
         hosts: list[str] = []
         origins: list[str] = []
@@ -51,7 +53,10 @@ class Hosts:
         if bind_host not in ("0.0.0.0", "::", "") and not loopback:
             # Bound to one address: a client may reach it by that address too.
             hosts += [bind_host, f"{bind_host}:*"]
-        return cls(tuple(dict.fromkeys(hosts)), tuple(dict.fromkeys(origins)))
+        apps = None
+        if apps_domain:
+            apps = f".{apps_domain.lower()}" + (f":{public.port}" if public.port else "")
+        return cls(tuple(dict.fromkeys(hosts)), tuple(dict.fromkeys(origins)), apps)
 
     def allows(self, host: str | None) -> bool:
         """Whether a request's Host header names this server."""
@@ -60,6 +65,9 @@ class Hosts:
         host = host.strip().lower()
         if host in self.hosts:
             return True
+        if self.apps is not None and host.endswith(self.apps):
+            label = host[: -len(self.apps)]
+            return bool(label) and "." not in label and ":" not in label
         return any(
             pattern.endswith(":*")
             and host.startswith(pattern[:-1])

@@ -103,13 +103,23 @@ def _page(title: str, body: str, nonce: str | None = None) -> str:
     )
 
 
-def signin_page(error: str | None = None, name: str = "") -> str:
+def signin_page(
+    error: str | None = None, name: str = "", *, app: str = "", next_path: str = ""
+) -> str:
+    """The sign-in form; with `app`, signing in goes on to that app's own origin."""
     problem = f'<p class="error" role="alert">{escape(error)}</p>' if error else ""
+    onward = (
+        f'<input type="hidden" name="app" value="{escape(app)}">'
+        f'<input type="hidden" name="next" value="{escape(next_path)}">'
+        if app
+        else ""
+    )
     body = (
         "<header><h1>pasture</h1></header>"
         "<h2>Sign in</h2>"
         f"{problem}"
         '<form method="post" action="/signin">'
+        f"{onward}"
         '<label>Name <input type="text" name="name" autocomplete="username" required '
         f'value="{escape(name)}" autofocus></label>'
         '<label>Password <input type="password" name="password" '
@@ -122,10 +132,12 @@ def signin_page(error: str | None = None, name: str = "") -> str:
     return _page("Sign in · pasture", body)
 
 
-def message_page(title: str, sentence: str) -> str:
+def message_page(title: str, sentence: str, sign_in: str | None = None) -> str:
+    """A short page with a sentence; `sign_in` is where a signed-out visitor signs in."""
+    link = f'<p><a href="{escape(sign_in)}">Sign in</a></p>' if sign_in else ""
     body = (
         f'<header><h1><a href="/">pasture</a></h1></header><h2>{escape(title)}</h2>'
-        f"<p>{escape(sentence)}</p>"
+        f"<p>{escape(sentence)}</p>{link}"
     )
     return _page(f"{title} · pasture", body)
 
@@ -145,8 +157,13 @@ def dashboard(
     commands: Mapping[str, Sequence[Mapping[str, Any]]],
     nonce: str,
     problems: Mapping[str, str] | None = None,
+    opens: Mapping[str, str] | None = None,
 ) -> str:
-    """The signed-in person's spaces, apps and commands, each command with a form to try it."""
+    """The signed-in person's spaces, apps and commands, each command with a form to try it.
+
+    `opens` is where each app's link goes, by `space/app` (its page, or the hop that
+    signs the visitor in to its own origin).
+    """
     head = (
         "<header><h1>pasture</h1>"
         '<form method="post" action="/signout">'
@@ -166,16 +183,19 @@ def dashboard(
         parts.append(f"<h2>{escape(space)}</h2>")
         for app in sorted(spaces[space], key=lambda a: a.slug):
             problem = (problems or {}).get(app.at)
-            parts.append(_app(app, commands.get(app.at, ()), problem))
+            opened = (opens or {}).get(app.at, f"/{app.space}/{app.slug}/")
+            parts.append(_app(app, commands.get(app.at, ()), problem, opened))
     return _page("pasture", "".join(parts), nonce)
 
 
-def _app(app: AppInfo, commands: Sequence[Mapping[str, Any]], problem: str | None) -> str:
+def _app(
+    app: AppInfo, commands: Sequence[Mapping[str, Any]], problem: str | None, opens: str
+) -> str:
     path = f"/{app.space}/{app.slug}/"
     title = app.title or app.slug
     parts = [
         f'<section class="app" data-app="{escape(app.at)}">',
-        f'<h3><a href="{escape(path)}">{escape(title)}</a>'
+        f'<h3><a href="{escape(opens)}">{escape(title)}</a>'
         f'<span class="tag">{escape(app.access)}</span>'
         f'<span class="tag">v{app.version}</span>'
         + (

@@ -4,7 +4,9 @@ Every HTML page of an app loads it (the platform adds
 `<script type="module" src="./api/webmcp.js">` next to the page's `<base>`;
 `<meta name="pasture-webmcp" content="off">` keeps it off a page). In a browser
 without WebMCP (`document.modelContext` undefined) the module does nothing at
-all. Otherwise it fetches `./api/tools` once per page load and registers each
+all, and so it does in a sandboxed page (a server with no apps domain: an
+opaque origin, whose tools no agent can call — `pasture.platform.origins`).
+Otherwise it fetches `./api/tools` once per page load and registers each
 command with `document.modelContext.registerTool`:
 
     {name: "log_run", description: "Log a run for the club leaderboard",
@@ -39,7 +41,11 @@ WEBMCP_JS = """\
 const context = globalThis.document?.modelContext;
 const once = Symbol.for("pasture.webmcp");
 
-if (context && typeof context.registerTool === "function" && !document[once]) {
+// A sandboxed page (an opaque origin: a server with no apps domain) is not one an
+// agent can call tools of, so it offers none.
+const opaque = globalThis.origin === "null";
+
+if (context && typeof context.registerTool === "function" && !opaque && !document[once]) {
   document[once] = true;
   const api = new URL("./", import.meta.url);
   const unreachable = "the server could not be reached — check that pasture is running";

@@ -1,0 +1,92 @@
+"""Where an app's pages are served, so that no page can act with a visitor's session elsewhere.
+
+Two ways, chosen per server:
+
+- **An origin of its own** (`pasture serve --apps-domain DOMAIN`): each app at
+  `<app>--<space>.DOMAIN` (the server's port kept), one DNS label — shortened
+  with a hash where that would be longer than 63 characters or where a name
+  holds `--` itself. The dashboard, sign-in and `/mcp` stay on the main
+  origin. A visitor signs in to an app's origin through the main one: a
+  one-time code exchanged for a cookie that only that origin holds.
+- **Sandboxed** (no apps domain): pages stay at `/<space>/<app>/` on the main
+  origin, served with a CSP `sandbox` that gives them an opaque origin, so
+  the browser sends them no cookie of the server's; what they fetch carries a
+  pass for that one app, in the `<base href>` the page was served with
+  (`/<space>/<app>/~<pass>/`).
+
+`make run` uses `localhost` (any `*.localhost` name reaches loopback in a
+browser with no setup).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+LABEL = 63  # the longest DNS label
+PASS_MARK = "~"  # a path segment `~<pass>` carries a page's pass (sandboxed pages)
+
+# What a sandboxed page may do: run its scripts and forms, open what it links to — in an
+# opaque origin of its own, with no access to the server's cookies or storage.
+SANDBOX = "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads"
+
+
+@dataclass(frozen=True)
+class Origins:
+    """The main origin (`base_url`) and, when set, the domain apps get origins under."""
+
+    base_url: str
+    apps_domain: str | None = None
+
+    @property
+    def sandboxed(self) -> bool:
+        """Pages share the main origin, sandboxed (no apps domain)."""
+        return not self.apps_domain
+
+    def label(self, space: str, slug: str) -> str:
+        """The one DNS label an app's origin starts with."""
+        plain = f"{slug}--{space}"
+        if "--" not in slug and "--" not in space and len(plain) <= LABEL:
+            return plain
+        digest = hashlib.sha256(f"{space}/{slug}".encode()).hexdigest()[:10]
+        head = f"{slug[:24].strip('-')}-{space[:24].strip('-')}"
+        return f"{head}-{digest}"
+
+    def origin(self, space: str, slug: str) -> str:
+        """`http://runs--ada.localhost:8000`: the app's own origin (with an apps domain)."""
+        main = urlsplit(self.base_url)
+        port = f":{main.port}" if main.port else ""
+        return f"{main.scheme}://{self.label(space, slug)}.{self.apps_domain}{port}"
+
+    def url(self, space: str, slug: str) -> str:
+        """The app's address, ending in `/`."""
+        if self.apps_domain:
+            return f"{self.origin(space, slug)}/"
+        return f"{self.base_url}/{space}/{slug}/"
+
+    def label_of(self, host: str | None) -> str | None:
+        """The app label a Host header names under the apps domain, or None."""
+        if not self.apps_domain or not host:
+            return None
+        name = host.strip().lower()
+        if name.startswith("["):
+            return None
+        name = name.rsplit(":", 1)[0] if ":" in name else name
+        suffix = "." + self.apps_domain.lower()
+        if not name.endswith(suffix):
+            return None
+        label = name[: -len(suffix)]
+        if not label or "." in label or len(label) > LABEL:
+            return None
+        return label
+
+
+def apps_domain_of(text: str | None) -> str | None:
+    """An `--apps-domain` value as a bare domain (no scheme, port or dots at its ends)."""
+    if not text:
+        return None
+    name = text.strip().lower()
+    if "://" in name:
+        name = urlsplit(name).hostname or ""
+    return name.strip(".") or None

@@ -1,0 +1,139 @@
+"""How the web door keeps each app's pages to themselves (`pasture.platform.origins`).
+
+Before routing, `place(scope)` reads where a request is going and notes it in
+`scope["state"]`:
+
+- `app_origin`: `(space, slug)` when the Host is an app's own origin (with an
+  apps domain). The request's path is then moved under `/<space>/<slug>/`, so
+  the ordinary routes serve it; `/mcp`, the dashboard and sign-in are not
+  there: on an app's origin they are only files the app does not have.
+- `pass`: the pass a sandboxed page's address carries (`/<space>/<app>/~<pass>/…`),
+  taken out of the path.
+
+An app's origin has three addresses of the platform's own, under `/.pasture/`
+(no app file can be there: a path never names a hidden folder):
+
+    /.pasture/signin?next=/path    go and sign in on the main origin, and come back
+    /.pasture/session?code=…&next= the main origin's one-time code, exchanged for the
+                                   pass this origin's cookie holds
+    /.pasture/signout              end this origin's pass
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote, urlencode
+
+from starlette.datastructures import Headers, QueryParams
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.types import Scope
+
+from pasture.errors import Refused
+from pasture.platform.origins import PASS_MARK, SANDBOX
+from pasture.platform.service import Service
+from pasture.web import pages
+
+PASS_COOKIE = "pasture_pass"  # on an app's own origin only: that app's pass
+PLATFORM = "/.pasture/"
+
+
+def safe_next(text: str | None) -> str:
+    """A `next=` address as a path of this origin (never another site's)."""
+    if not text or not text.startswith("/") or text.startswith("//") or "\\" in text:
+        return "/"
+    return text
+
+
+def place(service: Service, scope: Scope) -> Response | None:
+    """Note where the request is going (see the module), or answer it here."""
+    state = scope.setdefault("state", {})
+    path: str = scope["path"]
+    if service.origins.apps_domain:
+        host = Headers(scope=scope).get("host")
+        if service.origins.label_of(host) is not None:
+            found = service.app_at(host)
+            if found is None:
+                sentence = f"no app is at {host} — the dashboard lists your apps"
+                return HTMLResponse(pages.message_page("Not here", sentence), status_code=404)
+            state["app_origin"] = found
+            if path.startswith(PLATFORM):
+                return _platform_page(service, scope, found, path[len(PLATFORM) :])
+            space, slug = found
+            _move(scope, f"/{space}/{slug}" + (path if path.startswith("/") else "/" + path))
+            return None
+    parts = path.split("/", 4)  # "", space, app, "~pass", rest
+    if len(parts) >= 4 and parts[3].startswith(PASS_MARK) and len(parts[3]) > 1:
+        state["pass"] = parts[3][1:]
+        _move(
+            scope, "/".join(parts[:3] + parts[4:]) if len(parts) == 5 else "/".join(parts[:3]) + "/"
+        )
+    return None
+
+
+def _move(scope: Scope, path: str) -> None:
+    scope["path"] = path
+    scope["raw_path"] = quote(path).encode()
+
+
+def sandbox_headers() -> dict[str, str]:
+    """What a sandboxed app's every answer carries: an opaque origin, no referrer, readable."""
+    return {
+        "Content-Security-Policy": SANDBOX,
+        "Referrer-Policy": "no-referrer",
+        # Its pages fetch from an opaque origin, with no cookie; what they send
+        # is authorised by the pass in the address, which only they were given.
+        "Access-Control-Allow-Origin": "*",
+    }
+
+
+def preflight() -> Response:
+    """A sandboxed page's JSON POST asks first; the answer is yes, for its own app's API."""
+    return Response(
+        status_code=204,
+        headers={
+            "Access-Control-Allow-Origin": "*",
+            "Access-Control-Allow-Methods": "GET, POST",
+            "Access-Control-Allow-Headers": "Accept, Content-Type, Authorization",
+            "Access-Control-Max-Age": "600",
+        },
+    )
+
+
+def sign_in_hop(service: Service, space: str, slug: str, next_path: str) -> str:
+    """The main origin's address that signs a visitor in to an app's own origin."""
+    query = urlencode({"app": f"{space}/{slug}", "next": safe_next(next_path)})
+    return f"{service.base_url}/signin/app?{query}"
+
+
+def _platform_page(service: Service, scope: Scope, app: tuple[str, str], what: str) -> Response:
+    space, slug = app
+    query = QueryParams(scope.get("query_string", b"").decode("latin-1"))
+    next_path = safe_next(query.get("next"))
+    if what == "signin":
+        return RedirectResponse(sign_in_hop(service, space, slug, next_path), status_code=303)
+    if what == "session":
+        try:
+            secret = service.pass_for_code(query.get("code") or "", space, slug)
+        except Refused as e:
+            page = pages.message_page("Not signed in", e.sentence)
+            return HTMLResponse(page, status_code=e.status)
+        response = RedirectResponse(next_path, status_code=303)
+        response.set_cookie(
+            PASS_COOKIE,
+            secret,
+            path="/",
+            httponly=True,
+            samesite="lax",
+            secure=service.base_url.startswith("https://"),
+        )
+        return response
+    if what == "signout":
+        cookie = Headers(scope=scope).get("cookie") or ""
+        for part in cookie.split(";"):
+            name, _, value = part.strip().partition("=")
+            if name == PASS_COOKIE and value:
+                service.end_pass(value)
+        response = RedirectResponse("/", status_code=303)
+        response.delete_cookie(PASS_COOKIE, path="/")
+        return response
+    page = pages.message_page("Not here", f"nothing is at {PLATFORM}{what}")
+    return HTMLResponse(page, status_code=404)

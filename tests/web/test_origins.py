@@ -1,0 +1,129 @@
+"""A page of one app cannot act with its visitor's sign-in on another app, the dashboard or /mcp.
+
+In Chromium, against a real server, both ways a server may keep pages apart:
+sandboxed (no apps domain: pages in opaque origins, fetching with a pass for
+their own app only) and an origin of each app's own (`--apps-domain
+localhost`). Ada is signed in, and has been on her private app; then she opens
+a public page of Bob's, whose script tries everything it can against her app,
+its API (on either origin), the dashboard and /mcp. It reads and writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_web_browser import CHROMIUM, LAUNCH_ARGS, PASSWORD, Served, serve
+
+MARKER = "TOP-SECRET-NOTE-4f3c"
+PAGE_MARKER = "hush-page-9a1b"
+
+LURE = """<!doctype html>
+<html><head><title>Lure</title></head>
+<body><pre id="out">working</pre>
+<script type="module">
+const out = {};
+async function attempt(name, url, init = {}) {
+  try {
+    const r = await fetch(url, { credentials: "include", ...init });
+    out[name] = { status: r.status, text: (await r.text()).slice(0, 3000) };
+  } catch (e) {
+    out[name] = { error: String(e) };
+  }
+}
+const json = { "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
+const write = JSON.stringify({ entity: { eid: "$x" }, note: { text: "written by the lure" } });
+await attempt("her page", SECRET);
+await attempt("her page's api", SECRET + "api/query?filter=.note!");
+await attempt("her api on the main origin", MAIN + "/ada/secret/api/query?filter=.note!");
+await attempt("a write", SECRET + "api/apply", { method: "POST", headers: json, body: write });
+await attempt("a write on the main origin", MAIN + "/ada/secret/api/apply",
+              { method: "POST", headers: json, body: write });
+await attempt("a plain write", MAIN + "/ada/secret/api/apply",
+              { method: "POST", mode: "no-cors", headers: { "Content-Type": "text/plain" },
+                body: write });
+await attempt("her me", SECRET + "api/me");
+await attempt("the dashboard", MAIN + "/");
+await attempt("mcp", MAIN + "/mcp", { method: "POST", headers: json, body: JSON.stringify({
+  jsonrpc: "2.0", id: 1, method: "tools/call",
+  params: { name: "graph_query", arguments: { app: "ada/secret", filter: ".note!" } } }) });
+document.getElementById("out").textContent = JSON.stringify(out);
+document.title = "tried";
+</script></body></html>
+"""
+
+SECRET_INDEX = f"""<!doctype html>
+<html><head><title>Secret</title></head><body><p>{PAGE_MARKER}</p>
+<script type="module">
+import {{ query }} from './api/client.js'
+const rows = (await query('.note!')).rows
+document.body.insertAdjacentHTML('beforeend', '<p id="notes">' + rows.length + ' notes</p>')
+</script></body></html>
+"""
+
+VOCAB = '{"$defs": {"note": {"properties": {"text": {"type": "string"}}}}}'
+
+
+@pytest.fixture(params=["sandboxed", "own origins"])
+def served(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Served]:
+    domain = None if request.param == "sandboxed" else "localhost"
+    yield from serve(tmp_path, monkeypatch, apps_domain=domain)
+
+
+def _set_up(served: Served) -> None:
+    service = served.service
+    ada = service.local_owner()
+    files = {"index.html": SECRET_INDEX, "vocab.json": VOCAB}
+    service.deploy(ada, files, space="ada", app="secret", access="private")
+    service.apply(ada, "ada/secret", {"entity": {"eid": "$n"}, "note": {"text": MARKER}})
+    bob = service.new_user(ada, "bob", PASSWORD)
+    where = (
+        f"const SECRET = {json.dumps(served.app_url('ada', 'secret'))};\n"
+        f"const MAIN = {json.dumps(served.url)};\n"
+    )
+    lure = LURE.replace("const out = {};", where + "const out = {};")
+    service.deploy(bob, {"index.html": lure}, space="bob", app="lure", access="public")
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin")
+def test_another_apps_page_reads_and_writes_nothing_with_the_visitors_sign_in(
+    served: Served,
+) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    _set_up(served)
+    errors: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        try:
+            page = browser.new_context().new_page()
+            page.set_default_timeout(30_000)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            # Ada signs in, and opens her private app from the dashboard: it works for her.
+            page.goto(f"{served.url}/signin")
+            page.get_by_label("Name").fill("ada")
+            page.get_by_label("Password").fill(PASSWORD)
+            page.get_by_role("button", name="Sign in").click()
+            page.wait_for_url(f"{served.url}/")
+            page.get_by_role("link", name="Secret").click()
+            sync_api.expect(page.locator("#notes")).to_have_text("1 notes")
+            assert PAGE_MARKER in page.content()
+            # Then she opens Bob's public page.
+            page.goto(served.app_url("bob", "lure"))
+            page.wait_for_function("document.title === 'tried'")
+            tried: dict[str, Any] = json.loads(page.locator("#out").text_content() or "{}")
+        finally:
+            browser.close()
+    assert errors == []
+    seen = json.dumps(tried)
+    assert MARKER not in seen, tried
+    assert PAGE_MARKER not in seen, tried
+    assert "signed in as" not in seen, tried
+    assert '"eid": "' not in tried.get("her me", {}).get("text", ""), tried
+    assert set(tried) >= {"her page", "a write", "the dashboard", "mcp"}
+    rows = served.service.query(served.service.local_owner(), "ada/secret", ".note!").data["rows"]
+    assert [r["note"]["text"] for r in rows] == [MARKER]
