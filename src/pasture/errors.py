@@ -13,6 +13,10 @@ A door turns a `Refused` into its own form once, in its own module: an
 `isError` tool result over MCP, a status code and `{"error": sentence}` over
 HTTP, the sentence and a non-zero exit on the command line. Anything that is
 not a `Refused` is a bug, and a door reports it without a traceback.
+
+A sentence often quotes what the caller sent (`no command …`); a lone UTF-16
+surrogate in it (half a character, which no door can encode) is written as its
+escape, `\\ud800`, so every door can send the sentence as it is.
 """
 
 from __future__ import annotations
@@ -31,11 +35,21 @@ class Refused(PastureError):
     exit_code = 1
 
     def __init__(self, sentence: str) -> None:
+        if not sentence.isascii():
+            sentence = sentence.encode("utf-8", "backslashreplace").decode("utf-8")
         super().__init__(sentence)
         self.sentence = sentence
 
     def __str__(self) -> str:
         return self.sentence
+
+
+def echo(text: str, room: int = 80) -> str:
+    """Text a caller sent, fit to quote inside a one-line sentence: escaped, shortened."""
+    shown = "".join(
+        ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text
+    )
+    return shown if len(shown) <= room else shown[: room - 1] + "…"
 
 
 class DeployRefused(Refused):

@@ -42,7 +42,8 @@ from jsonschema import _keywords as _jsonschema_keywords
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import extend
 
-from pasture.errors import UsageError
+from pasture import jsontext
+from pasture.errors import Refused, UsageError
 
 # Keywords checked on one value (a property, or an item of a list property).
 VALUE_KEYWORDS = frozenset(
@@ -388,6 +389,12 @@ class InputSchema:
                 continue
             if isinstance(value, float) and not math.isfinite(value):
                 problems.append(f"{name} is {self._kinds(prop)}")
+                bad.add(name)
+                continue
+            try:  # what no JSON carries on to the code: NaN inside, half characters, 1,000 deep
+                jsontext.check(value, name)
+            except Refused as e:
+                problems.append(e.sentence)
                 bad.add(name)
                 continue
             given[name] = value

@@ -4,6 +4,11 @@
 maps onto one of them (`type_of_property`); a declared command's argument is
 converted to one of them from whatever a model sent (`convert`), refused in the
 spec's own words when it cannot be.
+
+What the store keeps bounds what a value may be: a whole number fits in 64
+bits (`MIN_WHOLE`..`MAX_WHOLE`; a larger one is written as a decimal, kept as
+a double), a decimal is finite, and text is made of whole characters (no lone
+UTF-16 surrogate, which neither SQLite nor PostgreSQL can keep).
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ ValueType = Literal["text", "number", "bool", "time", "url"]
 TYPES: tuple[ValueType, ...] = ("text", "number", "bool", "time", "url")
 
 TIME_FORMAT = "2026-09-01 or 2026-09-01T10:00:00Z"
+MIN_WHOLE = -(2**63)
+MAX_WHOLE = 2**63 - 1
 URL_FORMAT = "https://example.com/page"
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -27,6 +34,41 @@ _PLAIN_MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}Z", re.ASCII)
 
 class BadValue(ValueError):
     """A value that is not of its declared type; the message is the refusal."""
+
+
+class OutOfRange(BadValue):
+    """A whole number beyond what the store keeps: the message says the range."""
+
+
+def out_of_range(name: str) -> OutOfRange:
+    return OutOfRange(
+        f"{name} is a number between {MIN_WHOLE} and {MAX_WHOLE} — write a larger one "
+        "as a decimal, like 1.2e21"
+    )
+
+
+def lone_surrogate(text: str) -> str | None:
+    """The first lone UTF-16 surrogate in `text`, escaped (`\\ud800`), or None when there is none.
+
+    Such a code point is half of a pair, not a character: no database keeps it,
+    and no UTF-8 encoder writes it. JSON can carry one (`"\\ud800"`), and so can
+    a command line that was given bytes that are not UTF-8.
+    """
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        return text[e.start].encode("unicode_escape").decode("ascii")
+    return None
+
+
+def not_characters(name: str, surrogate: str) -> str:
+    """The refusal for text holding a lone surrogate (see `lone_surrogate`)."""
+    return (
+        f"{name} holds {surrogate}, half of a UTF-16 surrogate pair and not a character — "
+        "send text as whole characters"
+    )
 
 
 def is_type(name: object) -> bool:
@@ -91,7 +133,10 @@ def _normalize_time(text: str) -> str:
     moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace(" ", "T", 1))
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    moment = moment.astimezone(UTC)
+    try:
+        moment = moment.astimezone(UTC)
+    except OverflowError:  # an offset that carries it past the year 9999 or before 1
+        raise ValueError(f"{text} is out of the years 1 to 9999 in UTC") from None
     spec = "seconds" if moment.microsecond == 0 else "microseconds"
     return moment.replace(tzinfo=None).isoformat(timespec=spec) + "Z"
 
@@ -115,8 +160,12 @@ def convert(name: str, kind: ValueType, value: Any) -> Any:
     if kind == "number":
         if isinstance(value, bool):
             raise BadValue(f"{name} is a number")
-        if isinstance(value, int | float):
-            if isinstance(value, float) and not math.isfinite(value):
+        if isinstance(value, int):
+            if not MIN_WHOLE <= value <= MAX_WHOLE:
+                raise out_of_range(name)
+            return value
+        if isinstance(value, float):
+            if not math.isfinite(value):
                 raise BadValue(f"{name} is a number")
             return value
         if isinstance(value, str):
@@ -130,8 +179,16 @@ def convert(name: str, kind: ValueType, value: Any) -> Any:
         raise BadValue(f"{name} is true or false")
     if not isinstance(value, str):
         if kind == "text" and isinstance(value, int | float) and not isinstance(value, bool):
-            return str(value)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise BadValue(_wanted(name, kind))
+            try:
+                return str(value)
+            except ValueError:  # a whole number of more digits than Python writes out
+                raise BadValue(_wanted(name, kind)) from None
         raise BadValue(_wanted(name, kind))
+    surrogate = lone_surrogate(value)
+    if surrogate is not None:
+        raise BadValue(not_characters(name, surrogate))
     if kind == "time":
         try:
             return normalize_time(value)
@@ -163,7 +220,11 @@ def _number(name: str, text: str) -> int | float:
             raise BadValue(f"{name} is a number") from None
         if not math.isfinite(real):
             raise BadValue(f"{name} is a number") from None
-        return int(real) if real.is_integer() and "e" not in stripped.lower() else real
+        if real.is_integer() and "e" not in stripped.lower() and -(2.0**63) <= real < 2.0**63:
+            return int(real)
+        return real
+    if not MIN_WHOLE <= number <= MAX_WHOLE:
+        raise out_of_range(name)
     return number
 
 
@@ -177,16 +238,22 @@ def same_type(kind: ValueType, value: object) -> bool:
 
 
 __all__ = [
+    "MAX_WHOLE",
+    "MIN_WHOLE",
     "TIME_FORMAT",
     "TYPES",
     "URL_FORMAT",
     "BadValue",
+    "OutOfRange",
     "ValueType",
     "convert",
     "is_type",
     "json_schema",
+    "lone_surrogate",
     "normalize_time",
+    "not_characters",
     "now",
+    "out_of_range",
     "same_type",
     "type_of_property",
 ]

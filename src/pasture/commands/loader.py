@@ -16,10 +16,11 @@ from typing import Any
 
 import yaml
 
+from pasture import jsontext
 from pasture.commands.declared import declared_commands
 from pasture.commands.generated import generated_commands
 from pasture.commands.model import Command
-from pasture.errors import DeployRefused
+from pasture.errors import DeployRefused, Refused
 from pasture.store.vocab import Vocabulary
 
 TOOL_FILES = ("tools.json", "tools.yml")
@@ -59,7 +60,7 @@ def read_tools(files: Mapping[str, bytes]) -> tuple[str, Mapping[Any, Any]] | No
 
 def _parse_json(text: str) -> Any:
     try:
-        return json.loads(text, object_pairs_hook=_no_twice)
+        doc = json.loads(text, object_pairs_hook=_no_twice)
     except json.JSONDecodeError as bad:
         message = bad.msg[:1].lower() + bad.msg[1:]
         raise DeployRefused(
@@ -67,6 +68,15 @@ def _parse_json(text: str) -> Any:
         ) from None
     except _Twice as twice:
         raise DeployRefused([str(twice)], "tools.json") from None
+    except RecursionError:
+        raise DeployRefused([jsontext.too_deep("the file")], "tools.json") from None
+    except ValueError:  # a number of more digits than Python reads
+        raise DeployRefused(["the file holds a number too long to read"], "tools.json") from None
+    try:
+        jsontext.check(doc, "the file")
+    except Refused as e:
+        raise DeployRefused([e.sentence], "tools.json") from None
+    return doc
 
 
 class _Twice(ValueError):
@@ -93,17 +103,44 @@ def _parse_yaml(text: str) -> Any:
         raise DeployRefused([f"{where} is not YAML: {problem}"], "tools.yml") from None
     except yaml.YAMLError as bad:
         raise DeployRefused([f"the file is not YAML: {bad}"], "tools.yml") from None
-    return {} if doc is None else _plain(doc)
+    except RecursionError:
+        raise DeployRefused([jsontext.too_deep("the file")], "tools.yml") from None
+    except ValueError:  # a number of more digits than Python reads
+        raise DeployRefused(["the file holds a number too long to read"], "tools.yml") from None
+    if doc is None:
+        return {}
+    try:
+        plain = _plain(doc, [0], 0)
+        jsontext.check(plain, "the file")
+    except Refused as e:
+        raise DeployRefused([e.sentence], "tools.yml") from None
+    return plain
 
 
-def _plain(value: Any) -> Any:
-    """YAML reads 2026-09-01 as a date; a template holds the text that was written."""
+MAX_NODES = 100_000  # values in a tools.yml with its anchors (*a) written out
+
+
+def _plain(value: Any, nodes: list[int], depth: int) -> Any:
+    """YAML reads 2026-09-01 as a date; a template holds the text that was written.
+
+    Anchors (`&a` … `*a`) are written out, up to `MAX_NODES` values in all and
+    `jsontext.MAX_DEPTH` deep: one that refers to itself, or that grows past
+    either, is refused rather than followed for ever.
+    """
+    nodes[0] += 1
+    if nodes[0] > MAX_NODES:
+        raise Refused(
+            f"the file holds more than {MAX_NODES} values once its anchors (*name) are written "
+            "out — write the commands without repeating so much"
+        )
+    if depth > jsontext.MAX_DEPTH:
+        raise Refused(jsontext.too_deep("the file") + ", and an anchor (*name) may not hold itself")
     if isinstance(value, dt.datetime | dt.date):
         return value.isoformat()
     if isinstance(value, dict):
-        return {_plain(k): _plain(v) for k, v in value.items()}
+        return {_plain(k, nodes, depth + 1): _plain(v, nodes, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
-        return [_plain(v) for v in value]
+        return [_plain(v, nodes, depth + 1) for v in value]
     return value
 
 

@@ -68,9 +68,14 @@ class BadCommand(DeployRefused):
 
 
 class CommandFailed(Refused):
-    """A command's own code raised something that is not a `Refused` (a bug in it)."""
+    """A command's own code failed: it raised something that is not a `Refused` (a bug in
+    it), answered with what is not JSON, or went past its limits.
 
-    status = 500
+    HTTP's 424 (Failed Dependency): the request depended on the app's code, and that
+    failed. Not a 5xx — nothing in pasture broke, and the sentence says what did.
+    """
+
+    status = 424
 
 
 def agent_name(name: str) -> str:

@@ -22,6 +22,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 import pasture
+from pasture import jsontext
 from pasture.caller import Caller
 from pasture.commands.model import Result
 from pasture.errors import NotFound, Refused, UsageError
@@ -203,6 +204,8 @@ def build_server(service: Service, caller_of: CallerOf) -> MCPServer:
 
     def tool_call(name: str, arguments: Mapping[str, Any], caller: Caller) -> Wire:
         def run() -> Result:
+            for key, value in arguments.items():  # what JSON cannot carry on, refused first
+                jsontext.check(value, key)
             if name == "commands":
                 return service.list_commands(caller, _text(arguments, "app"))
             if name == "command":

@@ -12,7 +12,7 @@ editors of its space write, and a viewer gets the spec's sentence.
 from __future__ import annotations
 
 from pasture.caller import Caller
-from pasture.errors import Forbidden, NotFound, Refused, Unauthorized, UsageError
+from pasture.errors import Forbidden, NotFound, Refused, Unauthorized, UsageError, echo
 from pasture.platform.catalog import Catalog
 from pasture.platform.model import SIGN_IN, VIEWER_WRITES, AppInfo, Loaded, Reached, and_
 
@@ -35,7 +35,7 @@ class Gate:
                 if via_web and access != "private":
                     return Reached(space, slug, None)
             if via_web:
-                raise NotFound(f"no app {space}/{slug}")
+                raise NotFound(f"no app {echo(f'{space}/{slug}')}")
             raise self.no_app(caller, app)
         mine, roles = self.catalog.mine(caller)
         found = [(s, a) for s, a in mine if a == app]
@@ -51,6 +51,7 @@ class Gate:
         return Reached(space, slug, roles.get(space))
 
     def no_app(self, caller: Caller, app: str) -> Refused:
+        app = echo(app)
         if not caller.signed_in:
             return Unauthorized(f"no app {app} — {SIGN_IN}")
         mine = [f"{s}/{a}" for s, a in self.catalog.member_apps(caller)]

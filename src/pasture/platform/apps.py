@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from pasture import jsontext
 from pasture.caller import Caller
 from pasture.commands.model import Command, Result
-from pasture.errors import DeployRefused, NotFound, UsageError
+from pasture.errors import DeployRefused, NotFound, Refused, UsageError
 from pasture.platform import deploy as _deploy
 from pasture.platform import identity as _id
 from pasture.platform import paths
@@ -73,6 +74,8 @@ class Apps:
         _id.check_slug(slug)
         if access is not None and access not in ACCESSES:
             raise UsageError(f"{access} is not an access — say private, public or open")
+        if title is not None:
+            _id.check_title(title)
         if self.spaces.role(caller, space) not in ("owner", "editor"):
             self.spaces.no_deploy(caller, space)
         at = f"{space}/{slug}"
@@ -90,8 +93,13 @@ class Apps:
         if "vocab.json" in raw:
             try:
                 parsed = json.loads(raw["vocab.json"])
+                jsontext.check(parsed, "vocab.json")
             except (ValueError, UnicodeDecodeError) as e:
                 problems.append(f"vocab.json: not JSON — {e}")
+            except RecursionError:
+                problems.append(jsontext.too_deep("vocab.json"))
+            except Refused as e:
+                problems.append(e.sentence)
             else:
                 if isinstance(parsed, dict):
                     vocab_doc = parsed

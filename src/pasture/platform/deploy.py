@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pasture.errors import DeployRefused, UsageError
+from pasture.platform import identity as _id
 from pasture.platform import paths
 
 # Files that are the app's source, never served as pages.
@@ -111,6 +112,16 @@ def normalise(files: Mapping[str, bytes | str]) -> tuple[dict[str, bytes], list[
                 )
         else:
             out[path] = bytes(body)
+    for path in out:  # a name is a file or a folder, not both
+        parts = path.split("/")
+        for i in range(1, len(parts)):
+            folder = "/".join(parts[:i])
+            if folder in out:
+                problems.append(
+                    f"{paths.shown(folder)} is a file, so {paths.shown(path)} cannot be a file "
+                    f"inside it — rename one of them"
+                )
+                break
     return out, problems
 
 
@@ -123,6 +134,8 @@ def title_of(files: Mapping[str, bytes]) -> str | None:
     if not found:
         return None
     title = " ".join(html.unescape(found.group(1)).split())
+    # a title is a line of text to show: no control characters (no database keeps a NUL)
+    title = "".join(ch for ch in title if ch.isprintable())[: _id.MAX_TITLE].strip()
     return title or None
 
 

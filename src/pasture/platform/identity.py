@@ -14,11 +14,13 @@ import secrets
 
 from pasture.errors import Unauthorized as Unauthorized  # its home is pasture.errors
 from pasture.errors import UsageError
+from pasture.values import lone_surrogate, not_characters
 
 # scrypt's cost: 16 MiB of memory per check, the usual interactive setting.
 _N, _R, _P = 2**14, 8, 1
 
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
+MAX_TITLE = 200  # characters of an app's title
 USER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,39}$")
 
 # Space names sit at the root of the web's addresses, beside the platform's own.
@@ -26,6 +28,9 @@ RESERVED = frozenset({"api", "mcp", "signin", "signout", "static", "docs", "docs
 
 
 def hash_password(password: str) -> str:
+    surrogate = lone_surrogate(password)
+    if surrogate is not None:
+        raise UsageError(not_characters("the password", surrogate))
     salt = secrets.token_bytes(16)
     digest = hashlib.scrypt(password.encode(), salt=salt, n=_N, r=_R, p=_P, dklen=32)
     return f"scrypt${_N}${_R}${_P}${salt.hex()}${digest.hex()}"
@@ -41,7 +46,12 @@ def check_password(password: str, stored: str | None) -> bool:
     if scheme != "scrypt":
         return False
     got = hashlib.scrypt(
-        password.encode(), salt=bytes.fromhex(salt), n=int(n), r=int(r), p=int(p), dklen=32
+        password.encode("utf-8", "surrogatepass"),  # half a character matches no password
+        salt=bytes.fromhex(salt),
+        n=int(n),
+        r=int(r),
+        p=int(p),
+        dklen=32,
     )
     return hmac.compare_digest(got.hex(), digest)
 
@@ -51,7 +61,19 @@ def new_secret(prefix: str) -> str:
 
 
 def secret_hash(secret: str) -> str:
-    return hashlib.sha256(secret.encode()).hexdigest()
+    # half a character (a lone surrogate) hashes to what no token or session has
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def check_title(title: str) -> None:
+    """An app's title is text a page shows: whole characters, no control characters."""
+    surrogate = lone_surrogate(title)
+    if surrogate is not None:
+        raise UsageError(not_characters("the title", surrogate))
+    if any(not ch.isprintable() for ch in title):
+        raise UsageError("the title is one line of text, with no control characters")
+    if len(title) > MAX_TITLE:
+        raise UsageError(f"the title is at most {MAX_TITLE} characters")
 
 
 def space_name_for(user: str) -> str:

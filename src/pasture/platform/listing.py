@@ -13,7 +13,7 @@ from typing import Any
 
 from pasture.caller import NOBODY, Caller
 from pasture.commands.model import Command, Context, Result
-from pasture.errors import NotFound, Refused, Unauthorized, UsageError
+from pasture.errors import NotFound, Refused, Unauthorized, UsageError, echo
 from pasture.platform.access import Gate
 from pasture.platform.catalog import Catalog
 from pasture.platform.graph import CheckedStore, Graph
@@ -98,7 +98,7 @@ class Listing:
                 raise self._unknown(caller, name, [(reached.space, reached.slug)])
             return reached, loaded, cmd
         if not caller.signed_in:
-            raise Unauthorized(f"no command {name} — {SIGN_IN}")
+            raise Unauthorized(f"no command {echo(name)} — {SIGN_IN}")
         mine, roles = self.catalog.mine(caller)
         matches: list[tuple[str, str, Loaded, Command]] = []
         for (space, slug), loaded in zip(mine, self.catalog.loads(mine), strict=True):
@@ -121,6 +121,7 @@ class Listing:
         return self.catalog.describe(reached.space, reached.slug, loaded), cmd
 
     def _unknown(self, caller: Caller, name: str, apps: list[tuple[str, str]]) -> Refused:
+        name = echo(name)
         offers = []
         for (space, slug), loaded in zip(apps, self.catalog.loads(apps), strict=True):
             names = [c.agent_name for c in loaded.commands]

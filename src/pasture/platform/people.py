@@ -130,7 +130,13 @@ class People:
 
     def sign_in(self, name: str, password: str) -> str:
         """A new session id for the web's cookie; Refused on a wrong name or password."""
-        row = self.db.one("SELECT eid, name, password FROM users WHERE name = ?", name.strip())
+        name = name.strip()
+        # a name no user can have (not a user name at all) is looked up nowhere
+        row = (
+            self.db.one("SELECT eid, name, password FROM users WHERE name = ?", name)
+            if _id.USER_NAME.match(name)
+            else None
+        )
         if row is None or not _id.check_password(password, row["password"]):
             raise Unauthorized(
                 "that name and password do not match — the owner sets a password with "

@@ -21,6 +21,7 @@ from pasture.errors import Forbidden, NotFound, UsageError
 from pasture.platform.access import Gate
 from pasture.platform.db import PlatformDB
 from pasture.platform.model import Reached, now, plural
+from pasture.values import lone_surrogate, not_characters
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 NAME_RULE = "letters, digits and _, starting with a letter or _, like STRIPE_KEY"
@@ -48,6 +49,9 @@ class Secrets:
             raise UsageError(f"a secret's name is {NAME_RULE} (not {name[:40]!r})")
         if not value:
             raise UsageError(f"give {name} a value on standard input — it is empty")
+        surrogate = lone_surrogate(value)
+        if surrogate is not None:
+            raise UsageError(not_characters(f"the value of {name}", surrogate))
         if len(value.encode()) > MAX_VALUE:
             raise UsageError(f"a secret is at most {MAX_VALUE // 1024} KB")
         reached = self._reach(caller, app)

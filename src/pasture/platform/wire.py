@@ -5,7 +5,9 @@ an object. Both ends use a `Channel`; the server's end reads with a deadline,
 so a worker that stops talking never holds a request for longer than its limit.
 
 What the worker sends is untrusted: a message that is not an object, is not
-JSON, or is longer than `MAX_MESSAGE` ends the conversation (`WireError`).
+JSON (read strictly, see `pasture.jsontext`: no NaN, no lone surrogate, at most
+64 levels deep), or is longer than `MAX_MESSAGE` ends the conversation
+(`WireError`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import socket
 import time
 from typing import Any
 
+from pasture import jsontext
 from pasture.errors import Conflict, Forbidden, NotFound, Refused, Unauthorized, UsageError
 
 MAX_SENTENCE = 4000  # a refusal is a sentence, not a document
@@ -82,9 +85,10 @@ class Channel:
         body = bytes(self._buffer[_HEADER : _HEADER + size])
         del self._buffer[: _HEADER + size]
         try:
-            message = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
-            raise WireError("a message that is not JSON") from None
+            # strictly: no NaN, no half characters, nothing nested past what a door sends on
+            message = jsontext.loads(body, "a message", "an object")
+        except Refused as e:
+            raise WireError(e.sentence) from None
         if not isinstance(message, dict):
             raise WireError("a message that is not an object")
         return message

@@ -41,12 +41,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pasture.errors import Conflict, NotFound, Refused
+from pasture.errors import Conflict, NotFound, Refused, echo
 from pasture.store.base import new_eid
 from pasture.store.vocab import PLATFORM_WRITABLE, Column, Vocabulary
-from pasture.values import BadValue, convert
+from pasture.values import BadValue, convert, lone_surrogate, not_characters
 
 ALIAS = re.compile(r"^\$[A-Za-z_][A-Za-z0-9_]*$")
+MAX_ALIAS = 100  # characters of an alias, `$` included
 BUNDLE_KEYS = "entity, edges, tombstone, $was and components"
 
 
@@ -96,7 +97,7 @@ def fingerprint(value: Any) -> str:
 
 def not_a_component(name: str) -> str:
     return (
-        f"{name} is not a component of this app — declare it in vocab.json or use one of "
+        f"{echo(name)} is not a component of this app — declare it in vocab.json or use one of "
         f"the platform's own: {PLATFORM_WRITABLE}"
     )
 
@@ -104,8 +105,8 @@ def not_a_component(name: str) -> str:
 def no_column(component: str, column: str, vocabulary: Vocabulary) -> str:
     comp = vocabulary.components[component]
     if not comp.columns:
-        return f"{component} has no column {column} — it is a mark with no columns"
-    return f"{component} has no column {column} — its columns are {comp.column_list()}"
+        return f"{component} has no column {echo(column)} — it is a mark with no columns"
+    return f"{component} has no column {echo(column)} — its columns are {comp.column_list()}"
 
 
 def check(bundles: Mapping[str, Any] | Sequence[Any], vocabulary: Vocabulary) -> list[Checked]:
@@ -138,9 +139,19 @@ def slot(value: Any, where: str) -> Slot:
         value = value.get("eid")
     if isinstance(value, str) and value.strip():
         value = value.strip()
+        surrogate = lone_surrogate(value)
+        if surrogate is not None:
+            raise Refused(not_characters(where, surrogate))
         if value.startswith("$"):
             if not ALIAS.match(value):
-                raise Refused(f"{where}: {value} is not an alias — write $ and a name, like $run")
+                raise Refused(
+                    f"{where}: {echo(value)} is not an alias — write $ and a name, like $run"
+                )
+            if len(value) > MAX_ALIAS:
+                raise Refused(
+                    f"{where}: {echo(value)} is too long for an alias — an alias is at most "
+                    f"{MAX_ALIAS} characters, like $run"
+                )
             return Slot(alias=value)
         return Slot(text=value)
     raise Refused(
@@ -179,7 +190,7 @@ def _bundle(raw: Any, vocabulary: Vocabulary) -> Checked:
         elif key in ("$was", "was"):
             out.was = _was(value, vocabulary)
         elif key.startswith("$"):
-            raise Refused(f"{key} is not part of a bundle — a bundle has {BUNDLE_KEYS}")
+            raise Refused(f"{echo(key)} is not part of a bundle — a bundle has {BUNDLE_KEYS}")
         else:
             comp = vocabulary.components.get(key)
             if comp is None:
@@ -250,6 +261,9 @@ def _edges(value: Any) -> tuple[list[tuple[str, Slot]], list[tuple[str, Slot]]]:
         kind = edge.get("type")
         if not isinstance(kind, str) or not kind.strip():
             raise Refused(shape)
+        surrogate = lone_surrogate(kind)
+        if surrogate is not None:
+            raise Refused(not_characters("an edge's type", surrogate))
         remove = edge.get("remove", False)
         if not isinstance(remove, bool):
             raise Refused(f"an edge's remove is true or false — {shape}")
@@ -347,10 +361,11 @@ class Resolver:
             return named[0]
         if named:
             raise Refused(
-                f"{len(named)} entities have the alias {text} — use the eid of the one you mean"
+                f"{len(named)} entities have the alias {echo(text)} — use the eid of the one "
+                "you mean"
             )
         raise NotFound(
-            f"no entity {text} in this app — it is not an eid or an alias here; "
+            f"no entity {echo(text)} in this app — it is not an eid or an alias here; "
             "query for it and use its eid"
         )
 

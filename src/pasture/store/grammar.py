@@ -80,6 +80,10 @@ _MISTYPED = {
     "~": ("~=", "contains"),
 }
 
+# What one filter line may hold: more is refused with a sentence, never sent to a database.
+MAX_PREDICATES = 100  # predicates joined by &
+MAX_VALUES = 1000  # values of one any-of list (a,b,…)
+
 LIMIT_SENTENCE = "limit is a whole number of rows, like limit=20"
 ID_SENTENCE = f"id= names one entity by its eid, like id={_EID_EXAMPLE}"
 
@@ -101,6 +105,11 @@ def _parse(text: str) -> Filter:
             predicate = _Segment(segment).read()
             if predicate is not None:
                 predicates.append(predicate)
+                if len(predicates) > MAX_PREDICATES:
+                    raise Refused(
+                        f"a filter joins at most {MAX_PREDICATES} predicates with & — "
+                        "ask for the rest in another query"
+                    )
     return Filter(tuple(predicates))
 
 
@@ -180,6 +189,11 @@ class _Segment:
             )
         values = self._values(shown, op, pos)
         number = _whole(_decoded(*values[0])) if len(values) == 1 else None
+        if number is None and len(values) == 1 and _decoded(*values[0]).isdecimal():
+            raise Refused(
+                f"{shown}{op}{_echo(values[0][0])} counts entities: a whole number of at most "
+                "18 digits, like .comments>=2"
+            )
         if number is None:
             written = _echo(rest.strip()) or "2"
             raise Refused(
@@ -375,6 +389,11 @@ class _Segment:
                 pos = end
             if pos >= len(text):
                 return values
+            if len(values) >= MAX_VALUES:
+                raise Refused(
+                    f"a list of values holds at most {MAX_VALUES}, like {shown}{op}a,b — "
+                    "ask for the rest in another query"
+                )
             pos += 1  # past the comma
 
     def _quoted(self, pos: int) -> tuple[str, int]:
@@ -582,6 +601,8 @@ def _moment(moment: datetime) -> str:
 
 __all__ = [
     "COUNT_OPERATORS",
+    "MAX_PREDICATES",
+    "MAX_VALUES",
     "OPERATORS",
     "format_filter",
     "format_predicate",

@@ -25,7 +25,9 @@ this process has not seen yet.
 
 Text compares byte for byte (COLLATE "C"), numbers are doubles read back as
 whole numbers where they are whole (as SQLite's NUMERIC does), and PostgreSQL
-keeps no NUL character in text, so a write holding one is refused.
+keeps no NUL character in text, so a write holding one is refused; nor more
+than a btree entry holds in an indexed column (`MAX_INDEXED` bytes: every
+column but doc.body, and an edge's type), so a longer value is refused too.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from pasture.store.tables import (
     ENTITY_COLUMNS,
     NAME_SQL,
     POSTGRES_WRITES,
+    UNINDEXED,
     Lookup,
     base_tables,
     check_guards,
@@ -86,6 +89,8 @@ _DOC_KIND = (
 )
 _IDLE = 0  # pq.TransactionStatus.IDLE: no transaction open
 _UNREACHABLE = "the app's store cannot reach its PostgreSQL server — try again in a moment"
+# The most bytes of text an indexed column keeps: a btree entry holds at most 2704.
+MAX_INDEXED = 2600
 
 
 def _psycopg() -> Any:
@@ -235,6 +240,8 @@ class PostgresStore:
                     self._serialize(conn)
                     with conn.cursor() as cur:
                         return self._apply_in(cur, bundles, checked, vocab, caller)
+            except _psycopg().errors.ProgramLimitExceeded as e:
+                raise Refused(_past_limits(e)) from None
             except _psycopg().OperationalError:
                 raise Refused(_UNREACHABLE) from None
 
@@ -280,7 +287,7 @@ class PostgresStore:
         if vocab is not self._vocab or checked is None:
             vocab = self._vocab  # redeclared meanwhile: check again
             checked = b.check(bundles, vocab)
-        _nul_free(checked)
+        _keepable(checked)
         return self._write(cur, checked, caller, vocab, top, person)
 
     def query(self, filter: str, caller: Caller) -> list[Row]:
@@ -302,6 +309,8 @@ class PostgresStore:
                 rows = compiled.build(found, names)
                 if compiled.edges and rows:
                     self._edges(conn, rows)
+            except _psycopg().errors.ProgramLimitExceeded as e:
+                raise Refused(_past_limits(e)) from None
             except _psycopg().OperationalError:
                 raise Refused(_UNREACHABLE) from None
         return rows
@@ -601,22 +610,44 @@ def _insert(cur: Cursor, name: str, columns: Sequence[str], rows: list[tuple[Any
             copy.write_row(row)
 
 
-def _nul_free(checked: list[b.Checked]) -> None:
-    """Refuse text PostgreSQL cannot keep: it holds no NUL character."""
+def _keepable(checked: list[b.Checked]) -> None:
+    """Refuse text PostgreSQL cannot keep: it holds no NUL character, and an indexed column
+    (every one but doc.body) or an edge's type no more than `MAX_INDEXED` bytes."""
     for c in checked:
         for comp, cols in c.writes.items():
             for col, value in (cols or {}).items():
-                if isinstance(value, str) and "\x00" in value:
+                if not isinstance(value, str):
+                    continue
+                if "\x00" in value:
                     raise Refused(
                         f"{comp}.{col} holds a NUL character (\\u0000), which this app's "
                         "PostgreSQL store cannot keep — leave it out"
                     )
+                if (comp, col) not in UNINDEXED and len(value) * 4 > MAX_INDEXED:
+                    _short_enough(f"{comp}.{col}", value)
         for kind, _ in c.edges + c.unedges:
             if "\x00" in kind:
                 raise Refused(
                     "an edge's type holds a NUL character (\\u0000), which this app's "
                     "PostgreSQL store cannot keep — leave it out"
                 )
+            if len(kind) * 4 > MAX_INDEXED:
+                _short_enough("an edge's type", kind)
+
+
+def _short_enough(what: str, text: str) -> None:
+    size = len(text.encode())
+    if size > MAX_INDEXED:
+        raise Refused(
+            f"{what} is {size} bytes long, more than this app's PostgreSQL store indexes "
+            f"({MAX_INDEXED}) — keep it shorter; long text belongs in doc.body"
+        )
+
+
+def _past_limits(e: Exception) -> str:
+    """What PostgreSQL's program_limit_exceeded (54xxx) says, as the caller's sentence."""
+    said = str(e).split("\n", 1)[0][:200]
+    return f"this app's PostgreSQL store cannot keep or read that ({said}) — send less at once"
 
 
 def open_postgres_store(url: str, schema: str) -> PostgresStore:

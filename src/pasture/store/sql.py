@@ -15,14 +15,27 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from pasture.errors import Refused
+from pasture.errors import Refused, echo
 from pasture.store import ast
 from pasture.store.bundles import no_column, not_a_component
 from pasture.store.dialect import SQLITE, STAMPS, Dialect, q, table
 from pasture.store.vocab import Column, Component, Vocabulary
-from pasture.values import TIME_FORMAT, BadValue, convert, normalize_time
+from pasture.values import (
+    TIME_FORMAT,
+    BadValue,
+    OutOfRange,
+    convert,
+    lone_surrogate,
+    normalize_time,
+    not_characters,
+)
 
 Row = dict[str, Any]
+# What one SELECT may hold, so a filter the databases cannot plan (SQLite joins at most
+# 64 tables) is refused with a sentence, the same on every backend
+MAX_HOPS = 4  # references one path walks: .a.ref.b.ref.c.ref.d.ref.e.col
+MAX_TABLES = 60  # tables one filter joins: the entity, components, walks (SQLite: 64)
+MAX_SEARCH = 1000  # characters a ~= looks for, and the words of a full-text search
 # SQL rows and the names of the entities they refer to -> the store's rows
 Build = Callable[[list[tuple[Any, ...]], dict[str, Any]], list[Row]]
 
@@ -137,8 +150,14 @@ def _compile(filt: ast.Filter, st: _State) -> Compiled:
         elif isinstance(p, ast.Compare | ast.Range | ast.Empty | ast.Present):
             _column_predicate(st, p)
         elif isinstance(p, ast.Words):
+            _whole_characters("the search", p.text)
             if p.text.replace("\x00", " ").strip():
                 words.append(p.text)
+                if sum(len(w) for w in words) > MAX_SEARCH:
+                    raise Refused(
+                        f"a full-text search looks for at most {MAX_SEARCH} characters of "
+                        "words — search for fewer words"
+                    )
         elif isinstance(p, ast.Limit):
             if limit is not None and limit != p.count:
                 raise Refused(f"limit is written twice — keep one, like limit={p.count}")
@@ -146,7 +165,7 @@ def _compile(filt: ast.Filter, st: _State) -> Compiled:
                 raise Refused("limit is a whole number of rows, at least 1, like limit=20")
             limit = p.count
         elif isinstance(p, ast.Id):
-            _no_nul(p.eid)
+            _no_nul(p.eid, "the eid in id=")
             st.conds.append("e.eid = ?")
             st.keep_entity = True  # found through entity's eid index
             st.params.append(p.eid)
@@ -164,6 +183,10 @@ def _compile(filt: ast.Filter, st: _State) -> Compiled:
             raise Refused("that filter cannot be served — write predicates like .jog!&limit=20")
     if count and tally is not None:
         raise Refused("ask for .count! or .tally=comp.col, not both — they are two answers")
+    if every:
+        for name in vocabulary.components:
+            _need(st, name, inner=False)
+    _few_tables(st, bool(words), every)
 
     sources: list[str] = []
     order = "e._e"
@@ -183,9 +206,6 @@ def _compile(filt: ast.Filter, st: _State) -> Compiled:
             st.drive = alias
         else:
             sources.append("entity e")
-    if every:
-        for name in vocabulary.components:
-            _need(st, name, inner=False)
     for name, inner in st.required.items():
         if name in STAMPS or name == drive:
             continue
@@ -272,6 +292,28 @@ def _lean(st: _State, sql: str, shown: int = 0) -> str:
     return _ENTITY_USE.sub(lambda m: f"{drive}.{carried[m.group(1)]}", head + rest)
 
 
+def _few_tables(st: _State, search: bool, every: bool) -> None:
+    """Refuses a filter that would join more tables in one SELECT than `MAX_TABLES`.
+
+    Counted the same on every backend: the entity table, the full-text search's,
+    each component read, and each table a walk through a reference joins.
+    """
+    components = sum(1 for c in st.required if c not in STAMPS)
+    walked = sum(j.sql.count("LEFT JOIN") for j in st.joins.values() if j.sql)
+    tables = 1 + int(search) + components + walked
+    if tables <= MAX_TABLES:
+        return
+    if every:
+        raise Refused(
+            f"* reads all {components} components of this app, more than one filter reads at "
+            f"once ({MAX_TABLES} tables) — name the components you need, like .jog!&.doc?"
+        )
+    raise Refused(
+        f"this filter reads {tables} tables at once, and a filter reads at most {MAX_TABLES} "
+        "— name fewer components, or walk fewer references, and ask again for the rest"
+    )
+
+
 def _rows(limit: int) -> str:
     """A limit written into the SQL, not passed as a parameter: a prepared statement's
     generic plan then still knows how few rows are wanted (a whole number, never text)."""
@@ -311,8 +353,13 @@ def _resolve_path(st: _State, path: ast.Path, *, needs_value: bool) -> tuple[str
     shown = ".".join(path)
     if len(path) < 2 or len(path) % 2:
         raise Refused(
-            f".{shown} names no column — write .component.column, like .jog.miles>=5, "
+            f"{echo('.' + shown)} names no column — write .component.column, like .jog.miles>=5, "
             "or walk a reference like .comment.target.doc.title~=word"
+        )
+    if len(path) // 2 - 1 > MAX_HOPS:
+        raise Refused(
+            f".{path[0]}.{path[1]}… walks {len(path) // 2 - 1} references, and a filter walks at "
+            f"most {MAX_HOPS} — like .comment.target.doc.title~=word, which walks one"
         )
     comp = component_of(path[0], st.vocabulary)
     _need(st, comp.name, inner=needs_value)
@@ -359,13 +406,15 @@ def _value(st: _State, column: Column, shown: str, text: str, op: str) -> Any:
     """A value written in a filter as its column's type, or the sentence saying how."""
     if st.variables and _is_variable(text):
         return None
-    _no_nul(text)
+    _no_nul(text, shown)
     example = f".{shown}{op if op not in ('~=',) else '='}"
     if column.reference:
         return text
     if column.type == "number":
         try:
             return convert(shown, "number", text)
+        except OutOfRange as e:
+            raise Refused(str(e)) from None
         except BadValue:
             raise Refused(f"{shown} is a number — write one, like {example}5") from None
     if column.type == "bool":
@@ -427,6 +476,11 @@ def _column_predicate(st: _State, p: ast.Compare | ast.Range | ast.Empty | ast.P
         )
     values = [_value(st, column, shown, v, op) for v in p.values]
     if op == "~=":
+        if len(p.values[0]) > MAX_SEARCH:
+            raise Refused(
+                f"~= looks for at most {MAX_SEARCH} characters in {shown} — "
+                "look for a shorter part of it"
+            )
         like = st.dialect.like
         pattern = "%" + _like_escape(str(values[0])) + "%"
         if column.reference:
@@ -453,10 +507,18 @@ def _column_predicate(st: _State, p: ast.Compare | ast.Range | ast.Empty | ast.P
     st.params.append(values[0])
 
 
-def _no_nul(text: str) -> None:
+def _no_nul(text: str, shown: str) -> None:
     # PostgreSQL keeps no NUL in text, so neither backend matches one
     if "\x00" in text:
         raise Refused("a value in a filter cannot hold a NUL character (%00) — leave it out")
+    _whole_characters(shown, text)
+
+
+def _whole_characters(shown: str, text: str) -> None:
+    """Refuses text no database can be asked about: a lone UTF-16 surrogate in it."""
+    surrogate = lone_surrogate(text)
+    if surrogate is not None:
+        raise Refused(not_characters(shown, surrogate))
 
 
 def _like_escape(text: str) -> str:

@@ -4,6 +4,8 @@ Routes (the app's address is `{base_url}/{space}/{app}/`):
 
     GET  /                              the dashboard (signed out: a link to sign in)
     GET  /signin                        the sign-in form; `?token=…` signs in with a token
+    GET  /signin/app?app=S/A&next=P     with an apps domain: a one-time code for the app's own
+                                        origin, handed to its /.pasture/session (signing in first)
     POST /signin                        name + password → session cookie → redirect to /
     POST /signout                       forgets the cookie → redirect to /
     GET  /docs.md                       the guide (docs/guide.md), when it is there
@@ -24,9 +26,15 @@ Routes (the app's address is `{base_url}/{space}/{app}/`):
     GET  /{space}/{app}/api/webmcp.js   the module that offers them to a browser agent as
                                         WebMCP tools (see pasture.web.webmcp)
 
-Who is asking: `Authorization: Bearer <token>`, else the `pasture_session` cookie,
-else nobody. A token the platform does not know is a 401. A POST made with the
-cookie must come from this server's own origin (when the browser names one) and,
+Where apps' pages are — their own origins, or sandboxed on this one — and a
+page's pass are `pasture.web.apps_origins`' (it runs before routing). Every
+route answers only for this server's own names (`pasture.web.hosts`): 421 else.
+
+Who is asking: `Authorization: Bearer <token>`, else a page's pass (for its own
+app only), else the `pasture_session` cookie (on the main origin only, and not
+for `./api/` fetched from another site), else nobody. A token the platform does
+not know is a 401. A POST made with the cookie must come from this server's own
+origin (when the browser names one) and,
 under ./api/, carry `Content-Type: application/json`: another site's form can do
 neither, so it cannot act as the person whose browser it runs in.
 
@@ -39,7 +47,9 @@ and `client.js` resolves each call to its `data`. A refusal is its sentence
 with the status its kind carries (see `pasture.errors`):
 
     400 Refused · 401 a bad token · 403 Forbidden · 404 NotFound · 409 Conflict
-    · 415 a body not sent as application/json with the cookie
+    · 413 a body over 8 MB · 415 a body not sent as application/json with the cookie
+    · 424 the app's own code failed (it crashed, answered with what is not JSON, or
+      went past its limits)
          {"error": "you can read this app but not change it — its owner can make you an editor"}
 
 Anything else is a bug: it is logged here with its traceback, and the caller
@@ -50,14 +60,13 @@ Pages answer a refusal with a short HTML page carrying the same sentence.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
@@ -67,13 +76,15 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from pasture import jsontext
 from pasture.caller import NOBODY, Caller
 from pasture.commands.model import Result
 from pasture.errors import Forbidden, NotFound, Refused, Unauthorized
+from pasture.platform.origins import PASS_MARK
 from pasture.platform.rewrite import with_base
 from pasture.platform.service import Service
 from pasture.threads import in_command_thread, in_thread
-from pasture.web import pages, webmcp
+from pasture.web import apps_origins, pages, webmcp
 from pasture.web.client import CLIENT_JS
 from pasture.web.hosts import Hosts
 
@@ -84,7 +95,7 @@ SERVER_FAULT = (
     "something went wrong on the server — it has been logged; "
     "try again, and if it keeps happening tell whoever runs this pasture"
 )
-MAX_BODY = 8 * 1024 * 1024  # bundles for one transaction, generously
+MAX_BODY = 8 * 1024 * 1024  # bundles for one transaction, generously (read in _json_body)
 _GUIDE = Path(__file__).resolve().parents[3] / "docs" / "guide.md"
 
 P = ParamSpec("P")
@@ -105,6 +116,12 @@ class NotJson(Refused):
     status = 415
 
 
+class TooLarge(Refused):
+    """A body over the most one call takes: HTTP's 413."""
+
+    status = 413
+
+
 def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
     """The whole web door for `service`, served at `service.base_url`."""
     web = _Web(service)
@@ -114,12 +131,13 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
         Route("/", web.home, methods=["GET", "HEAD"]),
         Route("/signin", web.signin_form, methods=["GET", "HEAD"]),
         Route("/signin", web.signin, methods=["POST"], max_body_size=64 * 1024),
+        Route("/signin/app", web.signin_app, methods=["GET", "HEAD"]),
         Route("/signout", web.signout, methods=["POST"]),
         Route("/docs.md", web.guide, methods=["GET", "HEAD"]),
         Route("/{space}/{app}", web.to_app, methods=["GET", "HEAD"]),
-        Route("/{space}/{app}/api/apply", web.apply, methods=["POST"], max_body_size=MAX_BODY),
+        Route("/{space}/{app}/api/apply", web.apply, methods=["POST"]),
         Route("/{space}/{app}/api/query", web.query, methods=["GET"]),
-        Route("/{space}/{app}/api/command", web.command, methods=["POST"], max_body_size=MAX_BODY),
+        Route("/{space}/{app}/api/command", web.command, methods=["POST"]),
         Route("/{space}/{app}/api/me", web.me, methods=["GET"]),
         Route("/{space}/{app}/api/client.js", web.client_js, methods=["GET", "HEAD"]),
         Route("/{space}/{app}/api/tools", web.tools, methods=["GET"]),
@@ -138,7 +156,8 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
         exception_handlers={HTTPException: _http_error, Exception: _server_fault},
     )
     app.mcp = _McpAt(mcp_app)
-    app.hosts = Hosts.of(_public(service), bind_host)
+    app.hosts = Hosts.of(_public(service), bind_host, service.origins.apps_domain)
+    app.service = service
     return app
 
 
@@ -152,6 +171,7 @@ class _Door(Starlette):
 
     mcp: ASGIApp | None = None
     hosts: Hosts | None = None
+    service: Service | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and self.hosts is not None:
@@ -159,6 +179,17 @@ class _Door(Starlette):
             if not self.hosts.allows(host):
                 await _misdirected(host, self.hosts, scope, receive, send)
                 return
+        if scope["type"] == "http" and self.service is not None:
+            answer = apps_origins.place(self.service, scope)
+            if answer is not None:
+                await answer(scope, receive, send)
+                return
+            if self.service.origins.sandboxed and _app_path(scope["path"]):
+                # Whatever an app's address answers runs in an opaque origin of its own.
+                if scope["method"] == "OPTIONS":
+                    await apps_origins.preflight()(scope, receive, send)
+                    return
+                send = _with_headers(send, apps_origins.sandbox_headers())
         if self.mcp is not None and scope["type"] == "http":
             path: str = scope["path"]
             if path == "/mcp" or path.startswith("/mcp/"):
@@ -166,6 +197,25 @@ class _Door(Starlette):
                 await _guarded(self.mcp, scope, receive, send)
                 return
         await super().__call__(scope, receive, send)
+
+
+def _app_path(path: str) -> bool:
+    """An address under an app: `/<space>/<app>/…`, not one of the platform's own."""
+    parts = path.split("/")
+    return len(parts) >= 3 and parts[1] not in ("signin", "mcp", "") and bool(parts[2])
+
+
+def _with_headers(send: Send, headers: dict[str, str]) -> Send:
+    """`send`, adding these headers to the answer's start."""
+    extra = [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            kept = [h for h in message.get("headers", []) if h[0] not in {k for k, _ in extra}]
+            message = {**message, "headers": kept + extra}
+        await send(message)
+
+    return sending
 
 
 async def _misdirected(
@@ -292,8 +342,26 @@ class _Web:
                 return await self.call(self.service.caller_for_token, token.strip())
             except Refused as e:
                 raise BadToken(e.sentence) from e
+        state = request.scope.get("state", {})
+        on_app_origin = state.get("app_origin") is not None
+        page_pass = state.get("pass")
+        if page_pass is None and on_app_origin:
+            page_pass = request.cookies.get(apps_origins.PASS_COOKIE)
+        if page_pass:
+            # A page's pass names its person on its own app and nowhere else.
+            space, slug = request.path_params.get("space"), request.path_params.get("app")
+            if not space or not slug:
+                return NOBODY
+            return await self.call(self.service.caller_for_pass, page_pass, space, slug)
+        if on_app_origin:
+            return NOBODY  # the main origin's cookie never reaches an app's own origin
         session = request.cookies.get(SESSION_COOKIE)
         if session:
+            if "/api/" in request.url.path and request.headers.get("sec-fetch-site") in (
+                "cross-site",
+                "same-site",
+            ):
+                return NOBODY  # a page elsewhere fetching with the visitor's cookie
             if request.method == "POST":
                 self.check_cookie_post(request)
             return await self.call(self.service.caller_for_session, session)
@@ -345,12 +413,22 @@ class _Web:
             return _json_refusal(e)
         except Refused as e:
             title = "Not here" if e.status == 404 else "Refused"
-            return HTMLResponse(pages.message_page(title, e.sentence), status_code=e.status)
+            page = pages.message_page(title, e.sentence, self.sign_in_from(request))
+            return HTMLResponse(page, status_code=e.status)
         except Exception:
             log.exception("unexpected error on %s %s", request.method, request.url.path)
             return HTMLResponse(
                 pages.message_page("Something went wrong", SERVER_FAULT), status_code=500
             )
+
+    def sign_in_from(self, request: Request) -> str:
+        """Where a visitor of this page signs in: the main origin's page, or, on an app's own
+        origin, the way through it and back."""
+        if request.scope.get("state", {}).get("app_origin") is None:
+            return "/signin"
+        space, slug = request.path_params["space"], request.path_params["app"]
+        here = request.url.path[len(f"/{space}/{slug}") :] or "/"
+        return f"{apps_origins.PLATFORM}signin?" + urlencode({"next": here})
 
     # -- the platform's own pages --------------------------------------------
     async def home(self, request: Request) -> Response:
@@ -370,7 +448,12 @@ class _Web:
                     e for e in listing.data.get("commands", []) if e.get("at", app.at) == app.at
                 ]
             nonce = secrets.token_urlsafe(16)
-            page = pages.dashboard(caller, apps, commands, nonce, problems)
+            opens = {}
+            if self.service.origins.apps_domain:  # through the sign-in for the app's own origin
+                opens = {
+                    a.at: apps_origins.sign_in_hop(self.service, a.space, a.slug, "/") for a in apps
+                }
+            page = pages.dashboard(caller, apps, commands, nonce, problems, opens)
             return _own_page(page, nonce)
 
         return await self.html(request, work)
@@ -397,17 +480,48 @@ class _Web:
         if not name or not password:
             page = pages.signin_page("give your name and your password to sign in", name)
             return _own_page(page, status=400)
+        app = fields.get("app", [""])[0]
+        onward = apps_origins.safe_next(fields.get("next", [""])[0])
         try:
             session = await self.call(self.service.sign_in, name, password)
         except Refused as e:
-            return _own_page(pages.signin_page(e.sentence, name), status=401)
+            page = pages.signin_page(e.sentence, name, app=app, next_path=onward)
+            return _own_page(page, status=401)
         except Exception:
             log.exception("unexpected error signing in")
             return _own_page(pages.signin_page(SERVER_FAULT, name), status=500)
+        if app:  # on, to the app's own origin it was asked for from
+            space, _, slug = app.partition("/")
+            hop = apps_origins.sign_in_hop(self.service, space, slug, onward)
+            return self.signed_in(session, hop[len(self.service.base_url) :])
         return self.signed_in(session)
 
-    def signed_in(self, session: str) -> Response:
-        response = RedirectResponse("/", status_code=303)
+    async def signin_app(self, request: Request) -> Response:
+        """The main origin's half of signing in to an app's own origin: a one-time code."""
+        app = request.query_params.get("app", "")
+        onward = apps_origins.safe_next(request.query_params.get("next"))
+        space, _, slug = app.partition("/")
+
+        async def work(caller: Caller) -> Response:
+            if not self.service.origins.apps_domain:
+                return RedirectResponse(f"/{space}/{slug}{onward}", status_code=303)
+            if not caller.signed_in:
+                return _own_page(pages.signin_page(app=app, next_path=onward))
+            await self.call(self.service.web_app, caller, space, slug)
+            session = request.cookies.get(SESSION_COOKIE)
+            code = await self.call(self.service.new_pass, caller, space, slug, session, code=True)
+            origin = self.service.origins.origin(space, slug)
+            query = urlencode({"code": code, "next": onward})
+            return RedirectResponse(
+                f"{origin}{apps_origins.PLATFORM}session?{query}",
+                status_code=303,
+                headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"},
+            )
+
+        return await self.html(request, work)
+
+    def signed_in(self, session: str, to: str = "/") -> Response:
+        response = RedirectResponse(to, status_code=303)
         response.set_cookie(
             SESSION_COOKIE,
             session,
@@ -448,14 +562,35 @@ class _Web:
         if path.startswith("api/"):
             return await self.no_api(request, space, slug, path)
 
+        origins = self.service.origins
+        state = request.scope.get("state", {})
+        if origins.apps_domain and state.get("app_origin") is None:
+            # On the main origin an app has no pages: they are at its own origin.
+            target = origins.origin(space, slug) + "/" + str(request.path_params["path"])
+            if request.url.query:
+                target += "?" + request.url.query
+            return RedirectResponse(target, status_code=307)
+
         async def work(caller: Caller) -> Response:
+            base = None
+            if origins.sandboxed and caller.signed_in and path.endswith((".html", ".htm")):
+                # What this page fetches acts as its visitor on this app only: a pass in
+                # its address (the one it came with, or a new one).
+                page_pass = state.get("pass") or await self.call(
+                    self.service.new_pass,
+                    caller,
+                    space,
+                    slug,
+                    request.cookies.get(SESSION_COOKIE),
+                )
+                base = f"{self.base}/{space}/{slug}/{PASS_MARK}{page_pass}/"
             page = await self.call(
-                self.service.page, caller, space, slug, path, module=webmcp.MODULE
+                self.service.page, caller, space, slug, path, module=webmcp.MODULE, base=base
             )
             return Response(
                 page.body,
                 media_type=page.media_type,
-                headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache"},
+                headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"},
             )
 
         return await self.html(request, work)
@@ -576,11 +711,20 @@ def _at(request: Request) -> str:
 
 
 async def _json_body(request: Request, what: str) -> Any:
-    raw = await request.body()
-    try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise Refused(f"the body is not JSON — send {what}") from None
+    """The body as JSON, read strictly (`pasture.jsontext`); 413 over `MAX_BODY`."""
+    too_large = TooLarge(
+        f"the body is larger than {MAX_BODY // (1024 * 1024)} MB, the most one call takes "
+        "— send less at a time, like fewer bundles in each apply"
+    )
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY:
+        raise too_large
+    raw = bytearray()
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > MAX_BODY:
+            raise too_large
+    return jsontext.loads(bytes(raw), "the body", what)
 
 
 def _own_page(html: str, nonce: str | None = None, status: int = 200) -> Response:

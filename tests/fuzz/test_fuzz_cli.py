@@ -1,0 +1,125 @@
+"""The command line under generated hostile arguments, in processes of its own.
+
+`pasture command NAME args…` and `pasture deploy DIR` either do their work or
+exit non-zero with the sentence on stderr: never a traceback, never the line a
+bug gets (`pasture: something went wrong`), and a refused command writes nothing.
+Each case starts Python afresh, so there are only a few of them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fuzz_checks import FUZZ, fresh
+from fuzz_inputs import WEB, command_names, filters, hostile_text
+from fuzz_site import Site
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+def _argument(text: str) -> bytes:
+    """What a shell hands a program: bytes (not always UTF-8), never a NUL."""
+    return text.replace("\x00", "").encode("utf-8", "surrogatepass") or b"-"
+
+
+def pasture(site: Site, *args: bytes | str) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "PASTURE_HOME": str(site.home), "PASTURE_USER": "ada"}
+    env.pop("PASTURE_TOKEN", None)
+    env.pop("PASTURE_DATABASE_URL", None)
+    return subprocess.run(
+        [sys.executable, "-m", "pasture", *args],
+        env=env,
+        capture_output=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _exited_well(done: subprocess.CompletedProcess[bytes]) -> str:
+    err = done.stderr.decode("utf-8", "replace")
+    out = done.stdout.decode("utf-8", "replace")
+    assert "Traceback" not in err + out, err
+    assert "something went wrong" not in err, err
+    assert done.returncode in (0, 1, 2), (done.returncode, err)
+    if done.returncode:
+        assert err.strip(), "a refusal with no sentence on stderr"
+    return err
+
+
+@settings(FUZZ, max_examples=20)
+@given(
+    name=command_names,
+    words=st.lists(hostile_text | filters, max_size=3),
+    flags=st.lists(
+        st.sampled_from(["--who", "--miles", "--since", "--sku", "--qty", "--x"]), max_size=2
+    ),
+)
+def test_a_command_line_of_any_words_runs_or_says_why_not(
+    site: Site,
+    caplog: pytest.LogCaptureFixture,
+    name: str,
+    words: list[str],
+    flags: list[str],
+) -> None:
+    before = fresh(site, caplog)
+    args = [_argument(name), *(_argument(w) for w in words)]
+    args += [f"{flag}=".encode() + _argument(w) for flag, w in zip(flags, words, strict=False)]
+    done = pasture(site, "command", "--yes", *args)
+    _exited_well(done)
+    if done.returncode:
+        assert site.counts() == before
+
+
+@settings(FUZZ, max_examples=8)
+@given(files=WEB.app_files | WEB.tools_files)
+def test_deploying_a_folder_of_any_files_installs_or_says_why_not(
+    site: Site, tmp_path_factory: pytest.TempPathFactory, files: dict[str, str]
+) -> None:
+    folder = tmp_path_factory.mktemp("app")
+    for path, text in files.items():
+        target = folder / path.replace("\x00", "")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(text.encode("utf-8", "surrogatepass"))
+        except (OSError, ValueError):
+            continue  # not a name this filesystem keeps: that file is simply not there
+    _exited_well(pasture(site, "deploy", str(folder), "--app", "fz-cli", "--space", "ada"))
+
+
+@pytest.mark.parametrize(
+    ("args", "sentence"),
+    [
+        (
+            ["log_run", "Ada", "1180591620717411303424", "2026-09-01"],
+            "miles is a number between -9223372036854775808 and 9223372036854775807 — "
+            "write a larger one as a decimal, like 1.2e21",
+        ),
+        (
+            ["log_run", b"A\xffda", "5", "2026-09-01"],
+            "who holds \\udcff, half of a UTF-16 surrogate pair and not a character — "
+            "send text as whole characters",
+        ),
+    ],
+)
+def test_the_classes_are_refused_with_the_same_sentence_on_the_command_line(
+    site: Site, caplog: pytest.LogCaptureFixture, args: list[str | bytes], sentence: str
+) -> None:
+    before = fresh(site, caplog)
+    done = pasture(site, "command", *args)
+    assert done.returncode == 2
+    assert _exited_well(done).strip() == sentence
+    assert site.counts() == before
+
+
+def test_a_title_that_is_not_text_is_refused(site: Site, tmp_path: Path) -> None:
+    (tmp_path / "index.html").write_text("<title>x</title>")
+    done = pasture(site, "deploy", str(tmp_path), "--app", "fz-cli", "--title", b"\xff")
+    assert done.returncode == 2
+    assert _exited_well(done).strip() == (
+        "the title holds \\udcff, half of a UTF-16 surrogate pair and not a character — "
+        "send text as whole characters"
+    )
