@@ -7,7 +7,10 @@
           ├── Unauthorized   no one signed in, or a secret that signs nobody in (HTTP 401)
           ├── Forbidden      the caller may not do this (HTTP 403)
           ├── NotFound       no such app, page, command or entity (HTTP 404)
-          └── Conflict       a compare-and-set guard saw a value move (HTTP 409)
+          ├── Conflict       a compare-and-set guard saw a value move (HTTP 409)
+          └── Unavailable    the machine cannot do it now: a full disk, a read-only data
+                             directory, data held by another process, a database gone
+                             (HTTP 503); the sentence names the cause (`pasture.faults`)
 
 A door turns a `Refused` into its own form once, in its own module: an
 `isError` tool result over MCP, a status code and `{"error": sentence}` over
@@ -94,3 +97,10 @@ class Conflict(Refused):
     """A `$was` guard found the value had moved since it was read."""
 
     status = 409
+
+
+class Unavailable(Refused):
+    """The server's storage cannot do this now; the sentence names the cause, and nothing
+    was written."""
+
+    status = 503

@@ -90,15 +90,24 @@ def server() -> Iterator[str]:
         log = (root / "log").read_text() if (root / "log").exists() else ""
         shutil.rmtree(root, ignore_errors=True)
         raise RuntimeError(f"the test PostgreSQL did not start: {e.stderr!r} {log}") from e
+    url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    stop_it = [*as_user, str(bin_dir / "pg_ctl"), "-D", str(data), "stop", "-m", "fast"]
+    _stops[url] = (stop_it, root)
     try:
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        yield url
     finally:
-        subprocess.run(
-            [*as_user, str(bin_dir / "pg_ctl"), "-D", str(data), "stop", "-m", "fast"],
-            capture_output=True,
-            cwd=root,
-        )
+        _stops.pop(url, None)
+        subprocess.run(stop_it, capture_output=True, cwd=root)
         shutil.rmtree(root, ignore_errors=True)
+
+
+_stops: dict[str, tuple[list[str], Path]] = {}
+
+
+def stop(url: str) -> None:
+    """Stop a server `server()` started, before its block ends (it has gone away)."""
+    command, root = _stops[url]
+    subprocess.run(command, capture_output=True, cwd=root, check=True)
 
 
 def fresh_schema() -> str:

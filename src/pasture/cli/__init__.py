@@ -252,7 +252,10 @@ def server_log() -> None:
 
 
 def do_serve(args: argparse.Namespace) -> int:
+    from pasture.faults import check_writable
+
     server_log()
+    check_writable(home_of(args))  # said now, not at the first write
     url = args.public_url or f"http://{args.host}:{args.port}"
     service = open_service(args, url)
     service.local_owner()

@@ -16,8 +16,10 @@ from pasture.errors import Refused
 
 def demo(args: argparse.Namespace) -> int:
     from pasture.cli import home_of, open_service, serve, server_log
+    from pasture.faults import check_writable
 
     server_log()
+    check_writable(home_of(args))
     url = f"http://{args.host}:{args.port}"
     service = open_service(args, url)
     owner = service.local_owner()

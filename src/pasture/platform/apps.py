@@ -9,6 +9,7 @@ the commit point).
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -133,18 +134,23 @@ class Apps:
             _deploy.sweep(app_dir, recorded)
             version = recorded + 1
             root = _deploy.write_version(app_dir, version, raw)
-            if manifest is not None:
-                code, _ = commands_of(
-                    manifest, Version(space, slug, version, root), self.catalog.workers
+            try:
+                if manifest is not None:
+                    code, _ = commands_of(
+                        manifest, Version(space, slug, version, root), self.catalog.workers
+                    )
+                    commands = commands + code
+                # Components before commands: the store knows this release's vocabulary
+                # before any of its commands can be called.
+                self.catalog.store(space, slug).declare(vocab_doc or {})
+                chosen: Access = access or (
+                    cast(Access, current["access"]) if current is not None else "public"
                 )
-                commands = commands + code
-            # Components before commands: the store knows this release's vocabulary
-            # before any of its commands can be called.
-            self.catalog.store(space, slug).declare(vocab_doc or {})
-            chosen: Access = access or (
-                cast(Access, current["access"]) if current is not None else "public"
-            )
-            self._switch_version(caller, space, slug, version, app_title, chosen, raw, manifest)
+                self._switch_version(caller, space, slug, version, app_title, chosen, raw, manifest)
+            except BaseException:
+                # Never made current: its folder goes, and the last version serves on.
+                shutil.rmtree(root, ignore_errors=True)
+                raise
         self.catalog.workers.retire(space, slug)  # the last version's processes stop
         self.catalog.remember(
             space, slug, Loaded(version, app_title, chosen, commands, vocabulary, manifest)

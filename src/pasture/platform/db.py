@@ -30,9 +30,11 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from pasture import faults
 
 if TYPE_CHECKING:
     from pasture.store.base import Store
@@ -180,16 +182,18 @@ class SqlitePlatformDB(PlatformDB):
     """`platform.db`, the SQLite file in the data directory."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
         self._lock = threading.RLock()
-        self._conn = sqlite3.connect(
-            path, check_same_thread=False, isolation_level=None, timeout=30
-        )
-        self._conn.row_factory = sqlite3.Row
         self._writes = 0
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA foreign_keys=ON")
-        self._conn.execute("PRAGMA busy_timeout=30000")
+        with self._faults():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(
+                path, check_same_thread=False, isolation_level=None, timeout=30
+            )
+            self._conn.row_factory = sqlite3.Row
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA foreign_keys=ON")
+            self._conn.execute(f"PRAGMA busy_timeout={int(faults.busy_seconds() * 1000)}")
         with self.transaction() as conn:
             for statement in SCHEMA.split(";"):
                 if statement.strip():
@@ -202,34 +206,46 @@ class SqlitePlatformDB(PlatformDB):
     @contextmanager
     def transaction(self) -> Iterator[Conn]:
         """All or nothing: BEGIN IMMEDIATE so two writers queue instead of failing."""
-        with self._lock:
+        with self._lock, self._faults():
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self._conn
+                self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                with suppress(sqlite3.Error):
+                    self._conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
             self._writes += 1
 
+    @contextmanager
+    def _faults(self) -> Iterator[None]:
+        """A full disk, a read-only folder or a file held too long: said, naming platform.db."""
+        try:
+            yield
+        except (sqlite3.Error, OSError) as e:
+            raise faults.fault(e, self.path) or e from None
+
     def stamp(self) -> tuple[int, int]:
-        with self._lock:
+        with self._lock, self._faults():
             row = self._conn.execute("PRAGMA data_version").fetchone()
             return int(row[0]), self._writes
 
     def one(self, sql: str, *params: Any) -> Row | None:
-        with self._lock:
+        with self._lock, self._faults():
             row: sqlite3.Row | None = self._conn.execute(sql, params).fetchone()
             return row
 
     def all(self, sql: str, *params: Any) -> list[Row]:
-        with self._lock:
+        with self._lock, self._faults():
             return list(self._conn.execute(sql, params).fetchall())
 
     def app_store(self, space: str, slug: str, app_dir: Path) -> Store:
         from pasture.store import open_store
 
-        app_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            app_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise faults.fault(e, app_dir) or e from None
         return open_store(app_dir / "store.db")
 
     def close(self) -> None:

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from pasture import faults
 from pasture.errors import DeployRefused, UsageError
 from pasture.platform import identity as _id
 from pasture.platform import paths
@@ -163,18 +164,28 @@ def sweep(app_dir: Path, recorded: int) -> None:
 
 
 def write_version(app_dir: Path, version: int, files: Mapping[str, bytes]) -> Path:
-    """Write every file to a temporary folder, then rename it into `v<N>` in one step."""
-    app_dir.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=app_dir))
-    for path, body in files.items():
-        target = paths.inside(tmp, path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target, "wb") as f:
-            f.write(body)
-            f.flush()
-            os.fsync(f.fileno())
-    final = app_dir / f"v{version}"
-    os.rename(tmp, final)
+    """Write every file to a temporary folder, then rename it into `v<N>` in one step.
+
+    A write that fails (a full disk, a read-only folder) leaves nothing behind and
+    says why (`pasture.faults`).
+    """
+    tmp: Path | None = None
+    try:
+        app_dir.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=app_dir))
+        for path, body in files.items():
+            target = paths.inside(tmp, path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "wb") as f:
+                f.write(body)
+                f.flush()
+                os.fsync(f.fileno())
+        final = app_dir / f"v{version}"
+        os.rename(tmp, final)
+    except OSError as e:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        raise faults.fault(e, app_dir) or e from None
     return final
 
 
@@ -185,8 +196,12 @@ def read_version(version_dir: Path) -> dict[str, bytes]:
 @contextmanager
 def app_lock(app_dir: Path) -> Iterator[None]:
     """One deploy of an app at a time, across processes."""
-    app_dir.mkdir(parents=True, exist_ok=True)
-    with open(app_dir / ".lock", "w") as f:
+    try:
+        app_dir.mkdir(parents=True, exist_ok=True)
+        lock = open(app_dir / ".lock", "w")  # noqa: SIM115 (closed below, after the block)
+    except OSError as e:
+        raise faults.fault(e, app_dir) or e from None
+    with lock as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
             yield

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pasture.errors import Conflict, Refused
+from pasture.errors import Conflict, Refused, Unavailable
 from pasture.platform.db import ADDED_COLUMNS, Conn, Cursor, PlatformDB, Row
 
 if TYPE_CHECKING:
@@ -209,7 +209,7 @@ class PostgresPlatformDB(PlatformDB):
         try:
             db = psycopg.connect(self.url, autocommit=True, row_factory=_rows)
         except psycopg.OperationalError:
-            raise Refused(
+            raise Unavailable(
                 "cannot reach the PostgreSQL database at --database / PASTURE_DATABASE_URL — "
                 "check the address and that the server is up"
             ) from None
@@ -233,7 +233,7 @@ class PostgresPlatformDB(PlatformDB):
             except psycopg.errors.IntegrityError:
                 raise Conflict(_CLASH) from None
             except psycopg.OperationalError:
-                raise Refused(_UNREACHABLE) from None
+                raise Unavailable(_UNREACHABLE) from None
 
     # -- the interface ----------------------------------------------------------------------
 

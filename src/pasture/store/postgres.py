@@ -41,7 +41,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pasture.caller import Caller
-from pasture.errors import DeployRefused, Refused
+from pasture.errors import DeployRefused, Refused, Unavailable
 from pasture.store import bundles as b
 from pasture.store.base import Applied, Bundle, Row
 from pasture.store.dialect import FTS_CONFIG, POSTGRES, q, table
@@ -158,7 +158,7 @@ class PostgresStore:
                     self._load(conn)
                     self._install(conn, self._vocab)
             except _psycopg().OperationalError:
-                raise Refused(_UNREACHABLE) from None
+                raise Unavailable(_UNREACHABLE) from None
         self._kinds()
 
     # -- the connection -------------------------------------------------------------------
@@ -174,7 +174,7 @@ class PostgresStore:
         try:
             db = psycopg.connect(self.url, autocommit=True)
         except psycopg.OperationalError:
-            raise Refused(
+            raise Unavailable(
                 f"cannot reach {_where(self.url)} — check the address and that the server is up"
             ) from None
         except psycopg.ProgrammingError:
@@ -219,7 +219,7 @@ class PostgresStore:
                         conn.execute(f"UPDATE entity SET kind = {kind_sql(new)}")
                         conn.execute(_DOC_KIND)
             except _psycopg().OperationalError:
-                raise Refused(_UNREACHABLE) from None
+                raise Unavailable(_UNREACHABLE) from None
             self._vocab = new
             self._version = version
             self._compiled.clear()
@@ -243,7 +243,7 @@ class PostgresStore:
             except _psycopg().errors.ProgramLimitExceeded as e:
                 raise Refused(_past_limits(e)) from None
             except _psycopg().OperationalError:
-                raise Refused(_UNREACHABLE) from None
+                raise Unavailable(_UNREACHABLE) from None
 
     def _apply_few(
         self,
@@ -312,7 +312,7 @@ class PostgresStore:
             except _psycopg().errors.ProgramLimitExceeded as e:
                 raise Refused(_past_limits(e)) from None
             except _psycopg().OperationalError:
-                raise Refused(_UNREACHABLE) from None
+                raise Unavailable(_UNREACHABLE) from None
         return rows
 
     def schema(self) -> dict[str, Any]:

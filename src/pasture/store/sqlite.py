@@ -11,6 +11,7 @@ eid, in the same read transaction.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
@@ -19,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
+from pasture import faults
 from pasture.caller import Caller
 from pasture.errors import DeployRefused, Refused
 from pasture.store import bundles as b
@@ -82,10 +84,13 @@ class SqliteStore:
         self._people: dict[str, str | None] = {}  # eid -> name of callers kept as persons
         self._sql: dict[tuple[str, tuple[str, ...]], str] = {}  # a component's INSERT
         db = self._db
-        db.execute("PRAGMA busy_timeout = 10000")
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")
-        db.execute("PRAGMA temp_store = MEMORY")
+        try:
+            db.execute(f"PRAGMA busy_timeout = {int(faults.busy_seconds() * 1000)}")
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.execute("PRAGMA temp_store = MEMORY")
+        except sqlite3.Error as e:
+            raise faults.fault(e, self.path) or e from None
         with self._lock:
             self._begin()
             try:
@@ -97,9 +102,8 @@ class SqliteStore:
                 self._upgrade()
                 self._install(self._vocab)
                 db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
+            except BaseException as e:
+                raise self._undo(e) from None
         self._kinds()
 
     # -- the Store interface ------------------------------------------------------------
@@ -122,9 +126,8 @@ class SqliteStore:
                 if new.kind_order() != self._vocab.kind_order():
                     self._rekind_all(new)
                 self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+            except BaseException as e:
+                raise self._undo(e) from None
             self._vocab = new
             self._compiled.clear()
             self._forget()
@@ -145,10 +148,9 @@ class SqliteStore:
                     self._version = version
                 applied = self._write(checked, caller, vocab)
                 self._db.execute("COMMIT")
-            except BaseException:
+            except BaseException as e:
                 self._forget()
-                self._db.execute("ROLLBACK")
-                raise
+                raise self._undo(e) from None
         return applied
 
     def query(self, filter: str, caller: Caller) -> list[Row]:
@@ -173,8 +175,8 @@ class SqliteStore:
                 else:
                     found = db.execute(compiled.sql, compiled.params).fetchall()
                     names = _NONE
-            except sqlite3.OperationalError as e:
-                raise _busy(e) from None
+            except sqlite3.Error as e:
+                raise faults.fault(e, self.path) or e from None
         rows = compiled.build(found, names)
         if compiled.edges and rows:
             self._edges(rows)
@@ -240,11 +242,17 @@ class SqliteStore:
         self._top = None
         self._people.clear()
 
+    def _undo(self, e: BaseException) -> BaseException:
+        """Roll back what was begun: the sentence a storage fault `e` means, or `e` itself."""
+        with contextlib.suppress(sqlite3.Error):
+            self._db.execute("ROLLBACK")
+        return faults.fault(e, self.path) or e
+
     def _begin(self) -> None:
         try:
             self._db.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as e:
-            raise _busy(e) from None
+        except sqlite3.Error as e:
+            raise faults.fault(e, self.path) or e from None
 
     def _physical(self) -> dict[str, dict[str, str]]:
         out: dict[str, dict[str, str]] = defaultdict(dict)
@@ -442,13 +450,6 @@ def _run(db: sqlite3.Connection, sql: str, params: list[tuple[Any, ...]]) -> Non
         db.execute(sql, params[0])
     else:
         db.executemany(sql, params)
-
-
-def _busy(e: sqlite3.OperationalError) -> Refused:
-    text = str(e)
-    if "locked" in text or "busy" in text:
-        return Refused("the app's store is busy with another write — try again in a moment")
-    raise e
 
 
 @overload
