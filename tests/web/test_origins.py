@@ -127,3 +127,78 @@ def test_another_apps_page_reads_and_writes_nothing_with_the_visitors_sign_in(
     assert set(tried) >= {"her page", "a write", "the dashboard", "mcp"}
     rows = served.service.query(served.service.local_owner(), "ada/secret", ".note!").data["rows"]
     assert [r["note"]["text"] for r in rows] == [MARKER]
+
+
+# -- an app's own origin, in process ---------------------------------------------------------
+@pytest.fixture
+def apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    from starlette.testclient import TestClient
+
+    from pasture.platform.service import Service
+    from pasture.web import create_app
+
+    monkeypatch.setenv("PASTURE_USER", "ada")
+    monkeypatch.delenv("PASTURE_DATABASE_URL", raising=False)
+    service = Service(tmp_path / "home", base_url="http://testserver", apps_domain="apps.test")
+    ada = service.local_owner()
+    service.deploy(ada, {"index.html": SECRET_INDEX, "vocab.json": VOCAB}, app="secret",
+                   access="private")  # fmt: skip
+    client = TestClient(create_app(service), base_url="http://testserver", follow_redirects=False)
+    yield service, ada, client
+    service.close()
+
+
+def test_on_an_apps_origin_there_is_only_the_app(apart: Any) -> None:
+    service, ada, client = apart
+    own = {"Host": "secret--ada.apps.test"}
+    assert service.app_info(ada, "secret").url == "http://secret--ada.apps.test/"
+    # Signed out, a private app is not there; the page offers the way to sign in.
+    missing = client.get("/", headers=own)
+    assert missing.status_code == 404
+    assert 'href="/.pasture/signin?next=%2F"' in missing.text
+    # Nothing of the platform's is on it: /mcp, the dashboard, sign-in are the app's paths.
+    for path in ("/mcp", "/signin", "/docs.md"):
+        answer = client.get(path, headers=own)
+        assert answer.status_code in (400, 404), path
+        assert "pasture serving" not in answer.text
+    assert client.post("/mcp", headers=own, json={}).status_code == 405
+    # Another label under the domain is no app; another port is not this server.
+    assert client.get("/", headers={"Host": "nothing--here.apps.test"}).status_code == 404
+    assert client.get("/", headers={"Host": "secret--ada.apps.test:81"}).status_code == 421
+    # On the main origin an app has no pages: they are at its own origin.
+    moved = client.get("/ada/secret/index.html?x=1")
+    assert moved.status_code == 307
+    assert moved.headers["location"] == "http://secret--ada.apps.test/index.html?x=1"
+
+
+def test_signing_in_to_an_apps_origin_goes_through_the_main_one(apart: Any) -> None:
+    service, ada, client = apart
+    own = {"Host": "secret--ada.apps.test"}
+    hop = client.get("/.pasture/signin?next=/index.html", headers=own)
+    assert hop.status_code == 303
+    assert hop.headers["location"] == (
+        "http://testserver/signin/app?app=ada%2Fsecret&next=%2Findex.html"
+    )
+    session = service.new_session(ada)
+    coded = client.get(
+        "/signin/app?app=ada/secret&next=/index.html", cookies={"pasture_session": session}
+    )
+    assert coded.status_code == 303
+    target = coded.headers["location"]
+    assert target.startswith("http://secret--ada.apps.test/.pasture/session?code=psc_")
+    path = target.split("apps.test", 1)[1]
+    landed = client.get(path, headers=own)
+    assert landed.status_code == 303 and landed.headers["location"] == "/index.html"
+    pass_cookie = landed.cookies["pasture_pass"]
+    # The pass reads the app on its origin, and is nobody anywhere else.
+    mine = client.get(
+        "/api/query?filter=.note!", headers=own, cookies={"pasture_pass": pass_cookie}
+    )
+    assert mine.status_code == 200
+    assert client.get(path, headers=own).status_code == 401  # a code is spent once
+    client.cookies.clear()
+    elsewhere = client.get(
+        "/ada/secret/api/query?filter=.note!", cookies={"pasture_pass": pass_cookie}
+    )
+    # On the main origin a pass cookie is nobody's: the private app is not there for them.
+    assert elsewhere.status_code == 404
