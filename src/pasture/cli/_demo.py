@@ -40,7 +40,16 @@ def demo(args: argparse.Namespace) -> int:
             "pasture": {
                 "command": sys.executable,
                 "args": ["-m", "pasture", "mcp"],
-                "env": {"PASTURE_HOME": str(home_of(args).resolve())},
+                # the addresses its answers name are this server's
+                "env": {
+                    "PASTURE_HOME": str(home_of(args).resolve()),
+                    "PASTURE_PUBLIC_URL": url,
+                    **(
+                        {"PASTURE_APPS_DOMAIN": service.origins.apps_domain}
+                        if service.origins.apps_domain
+                        else {}
+                    ),
+                },
             }
         }
     }
