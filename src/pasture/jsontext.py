@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from pasture.errors import Refused
@@ -33,13 +34,41 @@ def _constant(name: str) -> Any:
     raise _Constant(name)
 
 
+class _Infinite(ValueError):
+    """A number too large for a double: `1e999` reads as infinity."""
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Infinite(text)
+    return value
+
+
+# A surrogate can come out of JSON text only as an escape (`\ud800`): UTF-8 has no bytes
+# for one. Text with no such escape and fewer brackets than the depth allowed is sure to
+# pass `check`, so it is not walked again (most bodies and messages are such).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _plainly_fine(raw: bytes | str) -> bool:
+    data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
+    if isinstance(raw, str) and not raw.isascii():
+        return False
+    if data.count(b"[") + data.count(b"{") > MAX_DEPTH:
+        return False
+    return b"\\u" not in data or _SURROGATE_ESCAPE.search(data) is None
+
+
 def loads(raw: bytes | str, where: str, expected: str) -> Any:
     """The value `raw` holds; Refused with a sentence naming `where` when it is not JSON we take.
 
     `expected` says what to send instead (`the bundles, a JSON object or a list of them`).
     """
     try:
-        value = json.loads(raw, parse_constant=_constant)
+        value = json.loads(raw, parse_constant=_constant, parse_float=_finite)
+    except _Infinite:
+        raise Refused(_not_finite(where)) from None
     except _Constant as e:
         raise Refused(
             f"{where} holds {e}, which JSON has no number for — send a finite number, or null"
@@ -52,7 +81,8 @@ def loads(raw: bytes | str, where: str, expected: str) -> Any:
                 f"{where} holds a number of more than 4300 digits — send a shorter one"
             ) from None
         raise Refused(f"{where} is not JSON — send {expected}") from None
-    check(value, where)
+    if not _plainly_fine(raw):
+        check(value, where)
     return value
 
 
@@ -76,10 +106,14 @@ def check(value: Any, where: str) -> None:
                 raise Refused(too_deep(where))
             stack.extend((inner, depth + 1) for inner in item)
         elif isinstance(item, float) and not math.isfinite(item):
-            raise Refused(
-                f"{where} holds a number too large for JSON to carry (beyond about 1.8e308) "
-                "or none at all (NaN) — send a finite number, or null"
-            )
+            raise Refused(_not_finite(where))
+
+
+def _not_finite(where: str) -> str:
+    return (
+        f"{where} holds a number too large for JSON to carry (beyond about 1.8e308) "
+        "or none at all (NaN) — send a finite number, or null"
+    )
 
 
 def too_deep(where: str) -> str:

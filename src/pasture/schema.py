@@ -31,7 +31,7 @@ import copy
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from fractions import Fraction
 from typing import Any, cast
@@ -81,6 +81,17 @@ NOTES = frozenset(
     }
 )
 TYPES = ("string", "integer", "number", "boolean", "array", "object", "null")
+# The types a value is checked against by hand (`InputSchema._plainly_valid`), as JSON
+# Schema 2020-12 reads them: a bool is no number, and 2.0 is an integer.
+_PLAIN: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "integer": lambda v: (
+        (isinstance(v, int) and not isinstance(v, bool))
+        or (isinstance(v, float) and v.is_integer())
+    ),
+}
 TRUE_WORDS = frozenset({"true", "yes"})
 FALSE_WORDS = frozenset({"false", "no"})
 _INTEGER = re.compile(r"[+-]?\d+")
@@ -289,6 +300,15 @@ class InputSchema:
             stripped["required"] = self.required
         self.checked = stripped
         self._validator = _Validator(stripped, format_checker=_formats)
+        # When every argument is only a type (and notes), a value of that type is all
+        # there is to check: done by hand, and JSON Schema is asked only to word a problem.
+        self._plain: dict[str, str] | None = {}
+        for name, prop in self.properties.items():
+            kind = prop.get("type")
+            if set(prop) - NOTES - {"type"} or kind not in _PLAIN:
+                self._plain = None
+                break
+            self._plain[name] = str(kind)
         self._check_defaults()
 
     # -- reading the schema ------------------------------------------------------------
@@ -398,8 +418,9 @@ class InputSchema:
                 bad.add(name)
                 continue
             given[name] = value
-        for error in sorted(self._validator.iter_errors(given), key=self._order):
-            problems.extend(self._words(error, given, bad))
+        if not self._plainly_valid(given):
+            for error in sorted(self._validator.iter_errors(given), key=self._order):
+                problems.extend(self._words(error, given, bad))
         if undeclared:
             problems.append(self._undeclared(undeclared))
         if problems:
@@ -413,6 +434,13 @@ class InputSchema:
             ):
                 given[name] = int(value)
         return given
+
+    def _plainly_valid(self, given: Mapping[str, Any]) -> bool:
+        """True when a schema of types only surely holds for `given` (else JSON Schema looks)."""
+        plain = self._plain
+        if plain is None or any(name not in given for name in self.required):
+            return False
+        return all(_PLAIN[plain[name]](value) for name, value in given.items())
 
     def _kinds(self, prop: Mapping[str, Any]) -> str:
         kinds = [k for k in _types_of(prop) if k != "null"]

@@ -220,7 +220,9 @@ segments = st.sampled_from(
         "a" * 300,
         "",
     ]
-) | hostile_text.map(lambda t: quote(t, safe="", errors="surrogatepass"))
+) | hostile_text.map(lambda t: quote(t[:2000], safe="", errors="surrogatepass"))
+# (cut to 2,000 characters: an address much longer is refused by the test's own client,
+# before it reaches the server)
 
 page_paths = st.lists(segments, min_size=1, max_size=6).map("/".join) | st.sampled_from(
     [1_100, 3_000]

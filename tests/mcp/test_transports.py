@@ -173,7 +173,7 @@ def test_mcp_over_http_names_the_caller_by_bearer_token(served: Served, mode: st
 
     async def main() -> dict[str, Any]:
         seen: dict[str, Any] = {}
-        for who, token in (("ada", tokens["ada"]), ("bo", tokens["bo"]), ("nobody", None)):
+        for who, token in (("ada", tokens["ada"]), ("bo", tokens["bo"])):
             async with _http(served, token, mode) as client:
                 seen[f"{who} tools"] = [t.model_dump() for t in (await client.list_tools()).tools]
                 seen[f"{who} commands"] = await client.call_tool("commands", {})
@@ -190,24 +190,27 @@ def test_mcp_over_http_names_the_caller_by_bearer_token(served: Served, mode: st
             with pytest.raises(MCPError) as error:
                 await client.read_resource("ui://ada/runs/style.css")
             seen["no resource"] = error.value.error.message
+        try:  # signed out, a client is told to sign in before anything
+            async with _http(served, None, mode) as client:
+                await client.list_tools()
+        except BaseException as raised:
+            seen["nobody"] = _mcp_error(raised).error.message
         return seen
 
     seen = anyio.run(main)
     assert seen["protocol"] == ("2026-07-28" if mode == "auto" else "2025-11-25")
     assert [t["name"] for t in seen["ada tools"]] == TOOL_NAMES
-    assert seen["ada tools"] == seen["bo tools"] == seen["nobody tools"]
+    assert seen["ada tools"] == seen["bo tools"]
     listing, _ = ok(seen["ada commands"])
     assert "## ada/runs" in listing and "## club/runs" in listing
-    assert ok(seen["nobody commands"])[1] == {"commands": []}
+    assert seen["nobody"].startswith("sign in first: this server's MCP takes an OAuth sign-in")
     assert ok(seen["ada log"])[0].startswith("log_run: wrote 1 entity in ada/runs")
     assert refused(seen["bo log"]) == (
         "you can read this app but not change it — its owner can make you an editor"
     )
-    assert refused(seen["nobody log"])
     rows = ok(seen["board"])[1]["rows"]
     assert [row["created"]["by"]["name"] for row in rows] == ["ada"]
     assert "ui://ada/runs/leaderboard.html" in seen["ada views"]
-    assert seen["nobody views"] == []
     text = seen["view"].contents[0].text
     assert f'<base href="{served.url}/ada/runs/"' in text
     assert seen["view"].contents[0].meta["ui"]["csp"]["resourceDomains"] == [
@@ -242,7 +245,21 @@ def test_a_bad_token_is_refused_with_the_services_sentence(served: Served, mode:
     )
     assert answer.status_code == 401
     assert answer.json()["error"]["message"] == sentence
-    assert answer.headers["www-authenticate"].startswith("Bearer ")
+    metadata = f'resource_metadata="{served.url}/.well-known/oauth-protected-resource/mcp"'
+    assert answer.headers["www-authenticate"].startswith(f"Bearer {metadata}")
+    assert 'error="invalid_token"' in answer.headers["www-authenticate"]
+    signed_out = httpx.post(
+        f"{served.url}/mcp",
+        headers={"Accept": "application/json, text/event-stream"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+    )
+    assert signed_out.status_code == 401
+    assert signed_out.headers["www-authenticate"] == f"Bearer {metadata}"
+    described = httpx.get(f"{served.url}/.well-known/oauth-protected-resource/mcp").json()
+    assert described["resource"] == f"{served.url}/mcp"
+    assert described["authorization_servers"] == [f"{served.url}/"] or described[
+        "authorization_servers"
+    ] == [served.url]
 
 
 def _mcp_error(raised: BaseException) -> MCPError:
@@ -263,9 +280,14 @@ def _post(served: Served, **headers: str) -> httpx.Response:
             "clientInfo": {"name": "test", "version": "0"},
         },
     }
+    token = f"Bearer {served.home.tokens['ada']}"
     return httpx.post(
         f"{served.url}/mcp",
-        headers={"Accept": "application/json, text/event-stream", **headers},
+        headers={
+            "Accept": "application/json, text/event-stream",
+            "Authorization": token,
+            **headers,
+        },
         json=body,
     )
 

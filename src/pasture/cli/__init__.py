@@ -225,18 +225,34 @@ def do_password(args: argparse.Namespace) -> int:
 
 def do_token_new(args: argparse.Namespace) -> int:
     from pasture.commands.model import Result
+    from pasture.platform.tokens import scope_words
 
     service = open_service(args)
     owner = service.local_owner()
-    token = service.new_token(owner, args.label)
+    spaces = args.space or None
+    token = service.new_token(
+        owner, args.label, writes=not args.read, spaces=spaces, user=args.user
+    )
+    who = args.user or owner.name
+    scope = scope_words(not args.read, None if spaces is None else frozenset(spaces))
     return show(
         args,
         Result(
-            f"{token}\n(a token for {owner.name}, shown once: send it as "
+            f"{token}\n(a token for {who} that {scope}, shown once: send it as "
             "Authorization: Bearer <token>)",
-            {"token": token, "user": owner.name, "label": args.label},
+            {"token": token, "user": who, "label": args.label, "scope": scope},
         ),
     )
+
+
+def do_token_list(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.tokens(service.local_owner(), args.user))
+
+
+def do_token_revoke(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.revoke_token(service.local_owner(), args.id, args.user))
 
 
 def server_log() -> None:
@@ -431,10 +447,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--password", help="the new password, instead of asking")
     p.add_argument("--user", help="set another person's password (the server's owner only)")
 
-    token = verbs.add_parser("token", help="tokens for agents and the API: new")
+    token = verbs.add_parser("token", help="tokens for agents and the API: new, list, revoke")
     token_verbs = token.add_subparsers(dest="token_verb", metavar="VERB", required=True)
     p = verb(token_verbs, "new", do_token_new, "a new bearer token for you, shown once")
     p.add_argument("--label", default="agent", help="what the token is for")
+    p.add_argument("--read", action="store_true", help="it only reads (else it reads and writes)")
+    p.add_argument(
+        "--space",
+        action="append",
+        metavar="SPACE",
+        help="it reaches only this space (again for more); else all of yours",
+    )
+    p.add_argument("--user", help="make it for another person (the server's owner only)")
+    p = verb(token_verbs, "list", do_token_list, "your tokens and OAuth grants; never a secret")
+    p.add_argument("--user", help="another person's (the server's owner only)")
+    p = verb(token_verbs, "revoke", do_token_revoke, "end a token or an OAuth grant at once")
+    p.add_argument("id", metavar="ID", help="its id, as token list shows it")
+    p.add_argument("--user", help="another person's (the server's owner only)")
 
     p = verb(verbs, "demo", do_demo, "deploy the example apps, make a token, and serve")
     p.add_argument("--examples", default="examples", metavar="DIR")

@@ -2,8 +2,11 @@
 
 Stateless: no session lives in a process, so any `pasture serve` behind a load
 balancer answers any request. Each request names its own caller with
-`Authorization: Bearer <token>` (nobody without one); a token the Service does
-not know is a 401 carrying its sentence. Host and Origin are checked against
+`Authorization: Bearer <token>` — a token the person made, or an OAuth access
+token (`pasture.platform.oauth`), each with its scope. Without one the answer
+is 401 with the challenge that points at the protected resource metadata, so
+every client starts signing in; a token the Service does not know is a 401
+carrying its sentence. Host and Origin are checked against
 the public URL, and against loopback when the server is bound there, rather
 than left at the SDK's defaults, which refuse anything but localhost.
 """
@@ -23,7 +26,13 @@ from pasture.caller import NOBODY, Caller
 from pasture.errors import Refused
 from pasture.mcp._server import build_server
 from pasture.platform.service import Service
+from pasture.web.consent import resource_metadata_url
 from pasture.web.hosts import Hosts
+
+SIGN_IN_FIRST = (
+    "sign in first: this server's MCP takes an OAuth sign-in (your client starts it from this "
+    "answer) or a token of yours (Authorization: Bearer …, from pasture token new)"
+)
 
 _caller: contextvars.ContextVar[Caller] = contextvars.ContextVar(
     "pasture_mcp_caller", default=NOBODY
@@ -46,11 +55,16 @@ def _bearer(scope: Scope) -> str | None:
     return None
 
 
-async def _unauthorized(sentence: str, send: Send) -> None:
+async def _unauthorized(sentence: str, send: Send, metadata: str, *, token: bool) -> None:
+    """401 with the challenge that starts a client's sign-in (RFC 9728's resource_metadata);
+    `token`: one was sent, and it named nobody."""
     body = json.dumps(
         {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": sentence}}
     ).encode()
     quoted = sentence.replace("\\", "\\\\").replace('"', '\\"')
+    challenge = f'Bearer resource_metadata="{metadata}"'
+    if token:
+        challenge += f', error="invalid_token", error_description="{quoted}"'
     await send(
         {
             "type": "http.response.start",
@@ -58,10 +72,7 @@ async def _unauthorized(sentence: str, send: Send) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
-                (
-                    b"www-authenticate",
-                    f'Bearer error="invalid_token", error_description="{quoted}"'.encode(),
-                ),
+                (b"www-authenticate", challenge.encode()),
             ],
         }
     )
@@ -73,6 +84,7 @@ def mcp_http(
 ) -> tuple[ASGIApp, Callable[[], AbstractAsyncContextManager[None]]]:
     """The ASGI app to mount at `/mcp`, and the lifespan its host must enter."""
     server = build_server(service, _caller.get)
+    metadata = resource_metadata_url(public_url)
     manager = StreamableHTTPSessionManager(
         app=server,
         json_response=True,
@@ -85,13 +97,17 @@ def mcp_http(
             return
         token = _bearer(scope)
         if token == "":
-            await _unauthorized("send your token as Authorization: Bearer <token>", send)
+            sentence = "send your token as Authorization: Bearer <token>"
+            await _unauthorized(sentence, send, metadata, token=True)
+            return
+        if token is None:  # every client starts signing in here
+            await _unauthorized(SIGN_IN_FIRST, send, metadata, token=False)
             return
         try:
             # One indexed lookup of a hashed token: cheaper inline than a thread hop.
-            caller = NOBODY if token is None else service.caller_for_token(token)
+            caller = service.caller_for_token(token)
         except Refused as refused:
-            await _unauthorized(refused.sentence, send)
+            await _unauthorized(refused.sentence, send, metadata, token=True)
             return
         # The SDK carries this context to the handler that serves the request.
         reset = _caller.set(caller)

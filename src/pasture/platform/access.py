@@ -14,7 +14,21 @@ from __future__ import annotations
 from pasture.caller import Caller
 from pasture.errors import Forbidden, NotFound, Refused, Unauthorized, UsageError, echo
 from pasture.platform.catalog import Catalog
-from pasture.platform.model import SIGN_IN, VIEWER_WRITES, AppInfo, Loaded, Reached, and_
+from pasture.platform.model import (
+    READ_ONLY_GRANT,
+    SIGN_IN,
+    VIEWER_WRITES,
+    AppInfo,
+    Loaded,
+    Reached,
+    and_,
+)
+
+
+def require_writes(caller: Caller) -> None:
+    """Refused when the caller came with a grant that only reads (a token, an OAuth client)."""
+    if not caller.writes:
+        raise Forbidden(READ_ONLY_GRANT)
 
 
 class Gate:
@@ -61,6 +75,7 @@ class Gate:
 
     def check_write(self, caller: Caller, reached: Reached, loaded: Loaded | None = None) -> None:
         """Refused unless the caller may change the app they reached (`loaded`: its version)."""
+        require_writes(caller)
         if loaded is None:
             loaded = self.catalog.load(reached.space, reached.slug)
         if loaded.access == "open" or reached.role in ("owner", "editor"):

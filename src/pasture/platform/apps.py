@@ -21,7 +21,7 @@ from pasture.errors import DeployRefused, NotFound, Refused, UsageError
 from pasture.platform import deploy as _deploy
 from pasture.platform import identity as _id
 from pasture.platform import paths
-from pasture.platform.access import Gate
+from pasture.platform.access import Gate, require_writes
 from pasture.platform.catalog import Catalog
 from pasture.platform.db import PlatformDB
 from pasture.platform.model import ACCESSES, Access, Loaded, now, plural
@@ -56,6 +56,7 @@ class Apps:
         title: str | None = None,
     ) -> Result:
         """Check the whole app, then install it as a new version, or refuse with every problem."""
+        require_writes(caller)
         from pasture.commands import load_commands
         from pasture.store.vocab import Vocabulary
 
@@ -242,6 +243,7 @@ class Apps:
     def rollback(self, caller: Caller, app: str, version: int) -> Result:
         from pasture.store.vocab import Vocabulary
 
+        require_writes(caller)
         reached = self.gate.reach(caller, app)
         if reached.role not in ("owner", "editor"):
             self.spaces.no_deploy(caller, reached.space)

@@ -134,10 +134,11 @@ class Catalog:
         return snapshot.labels.get(label)
 
     # -- members ----------------------------------------------------------------
-    # Each of these looks at the database once: a call asks a handful of them.
+    # Each of these looks at the database once: a call asks a handful of them. A grant
+    # limited to some spaces (`Caller.spaces`) is no member of the others.
     def role(self, caller: Caller, space: str) -> Role | None:
         """The caller's role in a space, or None when they are not a member."""
-        if caller.eid is None:
+        if caller.eid is None or not caller.reaches(space):
             return None
         return self._now().roles.get(caller.eid, {}).get(space)
 
@@ -155,13 +156,18 @@ class Catalog:
         if found is None:
             found = sorted(key for key in snapshot.apps if key[0] in roles)
             snapshot.member_apps[caller.eid] = found
+        if caller.spaces is not None:
+            found = [key for key in found if key[0] in caller.spaces]
+            roles = {s: r for s, r in roles.items() if s in caller.spaces}
         return list(found), dict(roles)
 
     def standing(self, caller: Caller, space: str, slug: str) -> tuple[Access | None, Role | None]:
         """The app's access (None: no such app) and the caller's role in its space."""
         snapshot = self._now()
         found = snapshot.apps.get((space, slug))
-        role = None if caller.eid is None else snapshot.roles.get(caller.eid, {}).get(space)
+        role = None
+        if caller.eid is not None and caller.reaches(space):
+            role = snapshot.roles.get(caller.eid, {}).get(space)
         return (None if found is None else found[1]), role
 
     # -- apps -------------------------------------------------------------------

@@ -160,6 +160,38 @@ CREATE TABLE IF NOT EXISTS passes (
 );
 CREATE INDEX IF NOT EXISTS passes_expires ON passes (expires);
 CREATE INDEX IF NOT EXISTS passes_session ON passes (session);
+CREATE TABLE IF NOT EXISTS oauth_clients (
+  client_id TEXT PRIMARY KEY,
+  info TEXT NOT NULL,
+  created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS oauth_requests (
+  id TEXT PRIMARY KEY,
+  client_id TEXT NOT NULL,
+  params TEXT NOT NULL,
+  expires INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS oauth_grants (
+  id TEXT PRIMARY KEY,
+  client_id TEXT NOT NULL,
+  user TEXT NOT NULL REFERENCES users(eid),
+  writes INTEGER NOT NULL,
+  spaces TEXT,
+  created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS oauth_codes (
+  hash TEXT PRIMARY KEY,
+  grant_id TEXT NOT NULL,
+  params TEXT NOT NULL,
+  expires INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS oauth_tokens (
+  hash TEXT PRIMARY KEY,
+  grant_id TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+  expires INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS oauth_tokens_grant ON oauth_tokens (grant_id);
 CREATE TABLE IF NOT EXISTS secrets (
   space TEXT NOT NULL,
   slug TEXT NOT NULL,
@@ -175,6 +207,11 @@ CREATE TABLE IF NOT EXISTS secrets (
 ADDED_COLUMNS = (
     ("spaces", "trusted", "INTEGER NOT NULL DEFAULT 0"),
     ("versions", "code", "TEXT"),
+    # A token's scope (`pasture.platform.tokens`): it writes or only reads, in all of its
+    # person's spaces or in some (a JSON list); and when it was last used.
+    ("tokens", "writes", "INTEGER NOT NULL DEFAULT 1"),
+    ("tokens", "spaces", "TEXT"),
+    ("tokens", "last_used", "TEXT"),
 )
 
 

@@ -23,6 +23,10 @@ ROLES: tuple[Role, ...] = ("owner", "editor", "viewer")
 
 VIEWER_WRITES = "you can read this app but not change it — its owner can make you an editor"
 SIGN_IN = "sign in, or present a token (Authorization: Bearer …), to reach your apps"
+READ_ONLY_GRANT = (
+    "this token only reads — it was made, or its client approved, to read only; make one that "
+    "reads and writes (pasture token new --write), or approve the client again with writing"
+)
 
 
 @dataclass(frozen=True)

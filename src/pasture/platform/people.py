@@ -21,10 +21,6 @@ from pasture.platform.db import Conn, PlatformDB
 from pasture.platform.model import SIGN_IN, now
 
 _OWNER = "SELECT eid, name FROM users WHERE admin = 1 ORDER BY created LIMIT 1"
-_BY_TOKEN = (
-    "SELECT users.eid, users.name FROM tokens JOIN users ON users.eid = tokens.user "
-    "WHERE tokens.hash = ?"
-)
 _BY_SESSION = (
     "SELECT users.eid, users.name FROM sessions JOIN users ON users.eid = sessions.user "
     "WHERE sessions.hash = ?"
@@ -111,17 +107,6 @@ class People:
             return self._create_user(conn, name, password, admin=False)
 
     # -- tokens and sessions --------------------------------------------------
-    def caller_for_token(self, token: str | None) -> Caller:
-        """The person a bearer token belongs to; nobody for None; Refused for a bad token."""
-        if token is None or not token.strip():
-            return NOBODY
-        caller = self._who(_BY_TOKEN, token.strip())
-        if caller is None:
-            raise Unauthorized(
-                "that token is not one this server gave out — make one with pasture token new"
-            )
-        return caller
-
     def caller_for_session(self, session: str | None) -> Caller:
         """The person a session cookie belongs to, or nobody."""
         if not session:
@@ -155,29 +140,11 @@ class People:
             )
         return session
 
-    def session_for_token(self, token: str) -> str:
-        """A new session id for the person a token belongs to (the web's `/signin?token=…`)."""
-        caller = self.caller_for_token(token)
-        if not caller.signed_in:
-            raise Unauthorized("give a token to sign in with — make one with pasture token new")
-        return self.new_session(caller)
-
     def sign_out(self, session: str | None) -> None:
         """Forget a session id; nothing happens for one this server never gave out."""
         if session:
             with self.db.transaction() as conn:
                 conn.execute("DELETE FROM sessions WHERE hash = ?", (_id.secret_hash(session),))
-
-    def new_token(self, caller: Caller, label: str = "agent") -> str:
-        """A new bearer token for the caller (stored hashed, shown once)."""
-        self.require_signed_in(caller)
-        token = _id.new_secret("pst")
-        with self.db.transaction() as conn:
-            conn.execute(
-                "INSERT INTO tokens (hash, user, label, created) VALUES (?, ?, ?, ?)",
-                (_id.secret_hash(token), caller.eid, label, now()),
-            )
-        return token
 
     def set_password(self, caller: Caller, password: str, user: str | None = None) -> Result:
         """Set the caller's web password (or, for the machine's owner, another user's)."""
@@ -201,6 +168,11 @@ class People:
     def require_signed_in(self, caller: Caller) -> None:
         if not caller.signed_in:
             raise Unauthorized(SIGN_IN)
+
+    def by_name(self, name: str) -> Caller | None:
+        """A person by their name (any case), or None."""
+        row = self.db.one("SELECT eid, name FROM users WHERE name = ?", name.strip())
+        return None if row is None else Caller(row["eid"], row["name"])
 
     def require_admin(self, caller: Caller, doing: str = "adds people") -> None:
         self.require_signed_in(caller)

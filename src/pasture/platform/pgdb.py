@@ -99,6 +99,33 @@ TABLES = [
       expires TEXT NOT NULL)""",
     f"CREATE INDEX IF NOT EXISTS passes_expires ON {SCHEMA}.passes (expires)",
     f"CREATE INDEX IF NOT EXISTS passes_session ON {SCHEMA}.passes (session)",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.oauth_clients (
+      client_id TEXT PRIMARY KEY,
+      info TEXT NOT NULL,
+      created TEXT NOT NULL)""",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.oauth_requests (
+      id TEXT PRIMARY KEY,
+      client_id TEXT NOT NULL,
+      params TEXT NOT NULL,
+      expires BIGINT NOT NULL)""",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.oauth_grants (
+      id TEXT PRIMARY KEY,
+      client_id TEXT NOT NULL,
+      "user" TEXT NOT NULL REFERENCES {SCHEMA}.users(eid),
+      writes INTEGER NOT NULL,
+      spaces TEXT,
+      created TEXT NOT NULL)""",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.oauth_codes (
+      hash TEXT PRIMARY KEY,
+      grant_id TEXT NOT NULL,
+      params TEXT NOT NULL,
+      expires BIGINT NOT NULL)""",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.oauth_tokens (
+      hash TEXT PRIMARY KEY,
+      grant_id TEXT NOT NULL,
+      kind TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+      expires BIGINT NOT NULL)""",
+    f"CREATE INDEX IF NOT EXISTS oauth_tokens_grant ON {SCHEMA}.oauth_tokens (grant_id)",
     f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.secrets (
       space TEXT NOT NULL,
       slug TEXT NOT NULL,

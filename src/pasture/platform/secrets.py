@@ -18,7 +18,7 @@ import re
 from pasture.caller import Caller
 from pasture.commands.model import Result
 from pasture.errors import Forbidden, NotFound, UsageError
-from pasture.platform.access import Gate
+from pasture.platform.access import Gate, require_writes
 from pasture.platform.db import PlatformDB
 from pasture.platform.model import Reached, now, plural
 from pasture.values import lone_surrogate, not_characters
@@ -45,6 +45,7 @@ class Secrets:
         return reached
 
     def set(self, caller: Caller, app: str, name: str, value: str) -> Result:
+        require_writes(caller)
         if not NAME.fullmatch(name):
             raise UsageError(f"a secret's name is {NAME_RULE} (not {name[:40]!r})")
         if not value:
@@ -83,6 +84,7 @@ class Secrets:
         return Result(text, {"at": reached.at, "secrets": found})
 
     def remove(self, caller: Caller, app: str, name: str) -> Result:
+        require_writes(caller)
         reached = self._reach(caller, app)
         with self.db.transaction() as conn:
             done = conn.execute(

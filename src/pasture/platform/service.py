@@ -30,10 +30,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pasture.caller import Caller
+from pasture.caller import NOBODY, Caller
 from pasture.commands.model import Command, Result
+from pasture.errors import NotFound, Unauthorized
 from pasture.platform.access import Gate
 from pasture.platform.apps import Apps
 from pasture.platform.catalog import Catalog
@@ -58,6 +59,10 @@ from pasture.platform.rewrite import with_base
 from pasture.platform.sandbox import Limits
 from pasture.platform.secrets import Secrets
 from pasture.platform.spaces import Spaces
+from pasture.platform.tokens import Tokens
+
+if TYPE_CHECKING:
+    from pasture.platform.oauth import Asking, OAuth
 
 
 class Service:
@@ -96,6 +101,8 @@ class Service:
         self.origins = Origins(self.base_url, apps_domain_of(apps_domain))
         self._catalog = Catalog(self.home, self.origins, self.db, limits or Limits.from_env())
         self._passes = Passes(self.db)
+        self._tokens = Tokens(self.db)
+        self._oauth_provider: OAuth | None = None  # made on first use: it loads the MCP SDK
         self._people = People(self.db, self.base_url)
         self._spaces = Spaces(self.db, self._catalog, self._people)
         self._gate = Gate(self._catalog)
@@ -112,7 +119,14 @@ class Service:
 
     def caller_for_token(self, token: str | None) -> Caller:
         """The person a bearer token belongs to; nobody for None; Refused for a bad token."""
-        return self._people.caller_for_token(token)
+        if token is None or not token.strip():
+            return NOBODY
+        found = self._tokens.caller_for(token.strip()) or self._oauth.caller_for(token.strip())
+        if found is None:
+            raise Unauthorized(
+                "that token is not one this server gave out — make one with pasture token new"
+            )
+        return found
 
     def caller_for_session(self, session: str | None) -> Caller:
         """The person a session cookie belongs to, or nobody."""
@@ -128,7 +142,10 @@ class Service:
 
     def session_for_token(self, token: str) -> str:
         """A new session id for the person a token belongs to (the web's `/signin?token=…`)."""
-        return self._people.session_for_token(token)
+        caller = self.caller_for_token(token)
+        if not caller.signed_in:
+            raise Unauthorized("give a token to sign in with — make one with pasture token new")
+        return self._people.new_session(caller)
 
     def sign_out(self, session: str | None) -> None:
         """Forget a session id, and every pass it made; nothing happens for an unknown one."""
@@ -161,9 +178,92 @@ class Service:
         """The app whose own origin a Host names (with an apps domain), or None."""
         return self._catalog.app_at(host)
 
-    def new_token(self, caller: Caller, label: str = "agent") -> str:
-        """A new bearer token for the caller (stored hashed, shown once)."""
-        return self._people.new_token(caller, label)
+    def new_token(
+        self,
+        caller: Caller,
+        label: str = "agent",
+        *,
+        writes: bool = True,
+        spaces: list[str] | None = None,
+        user: str | None = None,
+    ) -> str:
+        """A new bearer token (stored hashed, shown once): the caller's own, or, for the
+        server's owner, `user`'s. It reads and writes, or only reads; in all of its person's
+        spaces or in `spaces`; never more than the caller's own sign-in."""
+        who = self._person(caller, user)
+        member_of = {s for s, _ in self._spaces.spaces(who)}
+        return self._tokens.new(
+            caller, who, label, writes=writes, spaces=spaces, member_of=member_of
+        )
+
+    def tokens(self, caller: Caller, user: str | None = None) -> Result:
+        """A person's tokens and OAuth grants: id, label, scope, made, last used; no secret."""
+        who = self._person(caller, user)
+        listed = self._tokens.listing(who)
+        grants = self._oauth.grants(who)
+        if not grants:
+            return listed
+        lines = "".join(
+            f"\n{g['id']}  {g['label']} — {g['scope']}; approved {g['created']}" for g in grants
+        )
+        text = listed.text if listed.data["tokens"] else f"{who.name}:"
+        return Result(text + lines, {"tokens": listed.data["tokens"] + grants})
+
+    def revoke_token(self, caller: Caller, token_id: str, user: str | None = None) -> Result:
+        """End a token, or an OAuth client's grant, by the id `tokens` shows: at once."""
+        who = self._person(caller, user)
+        if self._oauth.end_grant(token_id.strip().lower(), who):
+            return Result(
+                f"grant {token_id.strip()} is revoked: its client's tokens sign nobody in "
+                "from now on",
+                {"id": token_id.strip()},
+            )
+        return self._tokens.revoke(who, token_id)
+
+    def _person(self, caller: Caller, user: str | None) -> Caller:
+        """The caller, or — for the server's owner — the person named `user`."""
+        self._people.require_signed_in(caller)
+        if user is None or user.lower() == (caller.name or "").lower():
+            return caller
+        self._people.require_admin(caller, "acts for another person")
+        found = self._people.by_name(user)
+        if found is None:
+            raise NotFound(f"no user {user} — pasture user new {user} adds them")
+        return found
+
+    # -- OAuth: the consent page's questions (pasture.platform.oauth) ----------------------
+    @property
+    def oauth(self) -> OAuth:
+        """The provider the web door's OAuth routes (the MCP SDK's) ask."""
+        return self._oauth
+
+    @property
+    def _oauth(self) -> OAuth:
+        if self._oauth_provider is None:
+            from pasture.platform.oauth import OAuth
+
+            self._oauth_provider = OAuth(self.db, self.base_url)
+        return self._oauth_provider
+
+    def oauth_asking(self, request: str) -> Asking:
+        """What a client's parked authorization request asks, for the consent page."""
+        return self._oauth.asking(request)
+
+    def oauth_decide(
+        self,
+        caller: Caller,
+        request: str,
+        *,
+        approve: bool,
+        writes: bool,
+        spaces: list[str] | None,
+    ) -> str:
+        """The signed-in person's answer to a client; the address to send the browser to."""
+        self._people.require_signed_in(caller)
+        member_of = {s for s, _ in self._spaces.spaces(caller)}
+        return self._oauth.decide(
+            caller, request, approve=approve, writes=writes, spaces=spaces, member_of=member_of
+        )
 
     def set_password(self, caller: Caller, password: str, user: str | None = None) -> Result:
         """Set the caller's web password (or, for the machine's owner, another user's)."""

@@ -8,6 +8,7 @@ from pasture.caller import Caller
 from pasture.commands.model import Result
 from pasture.errors import Conflict, Forbidden, NotFound, Unauthorized, UsageError
 from pasture.platform import identity as _id
+from pasture.platform.access import require_writes
 from pasture.platform.catalog import Catalog
 from pasture.platform.db import PlatformDB
 from pasture.platform.model import ROLES, SIGN_IN, Role, now
@@ -25,6 +26,7 @@ class Spaces:
 
     def new_space(self, caller: Caller, name: str) -> Result:
         self.people.require_signed_in(caller)
+        require_writes(caller)
         _id.check_space_name(name)
         with self.db.transaction() as conn:
             if conn.execute("SELECT 1 FROM spaces WHERE name = ?", (name,)).fetchone():
@@ -41,6 +43,7 @@ class Spaces:
         )
 
     def add_member(self, caller: Caller, space: str, user: str, role: Role) -> Result:
+        require_writes(caller)
         if role not in ROLES:
             raise UsageError(f"{role} is not a role — say owner, editor or viewer")
         if self.role(caller, space) != "owner":
@@ -63,6 +66,7 @@ class Spaces:
     def trust(self, caller: Caller, space: str, trusted: bool) -> Result:
         """Let a space's apps run code (worker.py), or stop them; the server's owner does this."""
         self.people.require_admin(caller, "trusts a space to run code")
+        require_writes(caller)
         if self.db.one("SELECT 1 FROM spaces WHERE name = ?", space) is None:
             raise NotFound(f"no space {space} — pasture space new {space} makes one")
         own = self.db.one("SELECT 1 FROM users WHERE admin = 1 AND space = ?", space)

@@ -79,13 +79,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from pasture import jsontext
 from pasture.caller import NOBODY, Caller
 from pasture.commands.model import Result
-from pasture.errors import Forbidden, NotFound, Refused, Unauthorized
+from pasture.errors import Forbidden, NotFound, Refused, Unauthorized, Unavailable
 from pasture.platform.origins import PASS_MARK
 from pasture.platform.rewrite import with_base
 from pasture.platform.service import Service
 from pasture.threads import in_command_thread, in_thread
 from pasture.web import apps_origins, pages, webmcp
 from pasture.web.client import CLIENT_JS
+from pasture.web.consent import oauth_routes
 from pasture.web.hosts import Hosts
 
 log = logging.getLogger("pasture.web")
@@ -132,6 +133,7 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
         Route("/signin", web.signin_form, methods=["GET", "HEAD"]),
         Route("/signin", web.signin, methods=["POST"], max_body_size=64 * 1024),
         Route("/signin/app", web.signin_app, methods=["GET", "HEAD"]),
+        *oauth_routes(service, web),
         Route("/signout", web.signout, methods=["POST"]),
         Route("/docs.md", web.guide, methods=["GET", "HEAD"]),
         Route("/{space}/{app}", web.to_app, methods=["GET", "HEAD"]),
@@ -202,7 +204,8 @@ class _Door(Starlette):
 def _app_path(path: str) -> bool:
     """An address under an app: `/<space>/<app>/…`, not one of the platform's own."""
     parts = path.split("/")
-    return len(parts) >= 3 and parts[1] not in ("signin", "mcp", "") and bool(parts[2])
+    own = ("signin", "mcp", "oauth", ".well-known", "")
+    return len(parts) >= 3 and parts[1] not in own and bool(parts[2])
 
 
 def _with_headers(send: Send, headers: dict[str, str]) -> Send:
@@ -340,6 +343,8 @@ class _Web:
                 )
             try:
                 return await self.call(self.service.caller_for_token, token.strip())
+            except Unavailable:
+                raise  # the machine's trouble, not the token's
             except Refused as e:
                 raise BadToken(e.sentence) from e
         state = request.scope.get("state", {})
@@ -494,7 +499,7 @@ class _Web:
             space, _, slug = app.partition("/")
             hop = apps_origins.sign_in_hop(self.service, space, slug, onward)
             return self.signed_in(session, hop[len(self.service.base_url) :])
-        return self.signed_in(session)
+        return self.signed_in(session, onward)
 
     async def signin_app(self, request: Request) -> Response:
         """The main origin's half of signing in to an app's own origin: a one-time code."""
@@ -727,12 +732,17 @@ async def _json_body(request: Request, what: str) -> Any:
     return jsontext.loads(bytes(raw), "the body", what)
 
 
-def _own_page(html: str, nonce: str | None = None, status: int = 200) -> Response:
-    """A page of the platform's own: no frames, and no script but the one it carries."""
+def _own_page(
+    html: str, nonce: str | None = None, status: int = 200, form_action: str = "'self'"
+) -> Response:
+    """A page of the platform's own: no frames, and no script but the one it carries.
+
+    `form_action` is where its forms may go (and be redirected to): itself, unless said.
+    """
     script = f"'nonce-{nonce}'" if nonce else "'none'"
     csp = (
         f"default-src 'self'; script-src {script}; style-src 'unsafe-inline'; "
-        "frame-ancestors 'none'; form-action 'self'"
+        f"frame-ancestors 'none'; form-action {form_action}"
     )
     return HTMLResponse(
         html,
@@ -746,4 +756,6 @@ def _own_page(html: str, nonce: str | None = None, status: int = 200) -> Respons
     )
 
 
-__all__ = ["SESSION_COOKIE", "BadToken", "create_app", "inject_base"]
+own_page = _own_page  # for the door's other modules (`pasture.web.consent`)
+
+__all__ = ["SESSION_COOKIE", "BadToken", "create_app", "inject_base", "own_page"]

@@ -106,13 +106,11 @@ def _page(title: str, body: str, nonce: str | None = None) -> str:
 def signin_page(
     error: str | None = None, name: str = "", *, app: str = "", next_path: str = ""
 ) -> str:
-    """The sign-in form; with `app`, signing in goes on to that app's own origin."""
+    """The sign-in form; with `app`, signing in goes on to that app's own origin, and with
+    `next_path` alone to that page of this origin."""
     problem = f'<p class="error" role="alert">{escape(error)}</p>' if error else ""
-    onward = (
-        f'<input type="hidden" name="app" value="{escape(app)}">'
-        f'<input type="hidden" name="next" value="{escape(next_path)}">'
-        if app
-        else ""
+    onward = (f'<input type="hidden" name="app" value="{escape(app)}">' if app else "") + (
+        f'<input type="hidden" name="next" value="{escape(next_path)}">' if next_path else ""
     )
     body = (
         "<header><h1>pasture</h1></header>"
@@ -130,6 +128,51 @@ def signin_page(
         "<code>pasture token new</code>, then <code>Authorization: Bearer …</code>.</p>"
     )
     return _page("Sign in · pasture", body)
+
+
+def consent_page(
+    asking_client: str,
+    client_uri: str | None,
+    redirect_host: str,
+    request: str,
+    asks_to_write: bool,
+    spaces: Sequence[str],
+    caller: Caller,
+) -> str:
+    """An OAuth client asks to act as the signed-in person: what, where; approve or deny."""
+    site = f' (<a href="{escape(client_uri)}">{escape(client_uri)}</a>)' if client_uri else ""
+    write = (
+        '<label><input type="radio" name="scope" value="write" checked> read and write: '
+        "run commands that change things, add and change data, deploy</label>"
+        if asks_to_write
+        else ""
+    )
+    read_checked = "" if asks_to_write else " checked"
+    boxes = "".join(
+        f'<label><input type="checkbox" name="spaces" value="{escape(s)}" checked> '
+        f"{escape(s)}</label>"
+        for s in spaces
+    )
+    body = (
+        "<header><h1>pasture</h1>"
+        f'<span class="meta">signed in as {escape(caller.name or "")}</span></header>'
+        f"<h2>{escape(asking_client)} asks to reach your apps as you</h2>"
+        f"<p><strong>{escape(asking_client)}</strong>{site} will be sent back to "
+        f"<code>{escape(redirect_host)}</code>. It gets no more than you choose here, and "
+        "you can end it at any time (<code>pasture token revoke</code>, or Tokens on the "
+        "dashboard).</p>"
+        '<form method="post" action="/oauth/consent">'
+        f'<input type="hidden" name="request" value="{escape(request)}">'
+        "<fieldset><legend>It may</legend>"
+        f'<label><input type="radio" name="scope" value="read"{read_checked}> read only: '
+        "list and read, never change</label>"
+        f"{write}</fieldset>"
+        f"<fieldset><legend>In these spaces of yours</legend>{boxes}</fieldset>"
+        '<button type="submit" name="decision" value="approve">Approve</button> '
+        '<button class="quiet" type="submit" name="decision" value="deny">Deny</button>'
+        "</form>"
+    )
+    return _page(f"{asking_client} asks · pasture", body)
 
 
 def message_page(title: str, sentence: str, sign_in: str | None = None) -> str:

@@ -1,0 +1,140 @@
+"""OAuth for `/mcp` on the web door: the SDK's authorization server routes, and the consent page.
+
+The MCP SDK serves `/.well-known/oauth-authorization-server`, `/authorize`,
+`/token`, `/register` and `/revoke` (`mcp.server.auth.routes`) and
+`/.well-known/oauth-protected-resource/mcp` (RFC 9728), asking the platform's
+provider (`pasture.platform.oauth`). `/authorize` sends the person here:
+
+    GET  /oauth/consent?request=…   signed out: the sign-in form, which comes back here;
+                                    signed in: which client asks, for what, and the choice
+    POST /oauth/consent             approve (read only, or read and write; which spaces)
+                                    or deny: to the client's redirect, with a code or not
+
+An issuer must be `https://`, or loopback for trying it out: a server whose
+public URL is neither serves no OAuth (and says so in its log).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from pasture.caller import Caller
+from pasture.platform.service import Service
+from pasture.web import pages
+
+if TYPE_CHECKING:
+    from pasture.web.app import _Web
+
+log = logging.getLogger("pasture.web")
+
+SCOPES = ["read", "write"]
+
+
+def resource_metadata_url(base_url: str) -> str:
+    """Where `/mcp`'s protected resource metadata is (RFC 9728 §3.1)."""
+    return f"{base_url}/.well-known/oauth-protected-resource/mcp"
+
+
+def oauth_routes(service: Service, web: _Web) -> list[BaseRoute]:
+    """The SDK's OAuth routes for this server, and the consent page's; none without a
+    usable issuer."""
+    from mcp.server.auth.routes import create_auth_routes, create_protected_resource_routes
+    from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
+    from pydantic import AnyHttpUrl
+
+    base = service.base_url
+    try:
+        routes: list[BaseRoute] = list(
+            create_auth_routes(
+                service.oauth,
+                issuer_url=AnyHttpUrl(base),
+                client_registration_options=ClientRegistrationOptions(
+                    enabled=True, valid_scopes=SCOPES, default_scopes=SCOPES
+                ),
+                revocation_options=RevocationOptions(enabled=True),
+            )
+        )
+    except ValueError as e:
+        log.warning("OAuth for /mcp is off: %s is not an issuer (%s)", base, e)
+        return []
+    routes += create_protected_resource_routes(
+        resource_url=AnyHttpUrl(f"{base}/mcp"),
+        authorization_servers=[AnyHttpUrl(base)],
+        scopes_supported=SCOPES,
+        resource_name="pasture",
+    )
+    consent = Consent(service, web)
+    routes += [
+        Route("/oauth/consent", consent.show, methods=["GET", "HEAD"]),
+        Route("/oauth/consent", consent.answer, methods=["POST"], max_body_size=64 * 1024),
+    ]
+    return routes
+
+
+class Consent:
+    """The consent page: pasture's own sign-in, then the person's choice."""
+
+    def __init__(self, service: Service, web: _Web) -> None:
+        self.service = service
+        self.web = web
+
+    async def show(self, request: Request) -> Response:
+        from pasture.web.app import own_page
+
+        asked = request.query_params.get("request", "")
+
+        async def work(caller: Caller) -> Response:
+            asking = await self.web.call(self.service.oauth_asking, asked)
+            if not caller.signed_in:
+                here = "/oauth/consent?" + urlencode({"request": asked})
+                return own_page(pages.signin_page(next_path=here))
+            spaces = [s for s, _ in await self.web.call(self.service.spaces, caller)]
+            target = urlsplit(asking.redirect_uri)
+            page = pages.consent_page(
+                asking.client_name,
+                asking.client_uri,
+                target.netloc or asking.redirect_uri,
+                asked,
+                asking.writes,
+                spaces,
+                caller,
+            )
+            return own_page(page, form_action=f"'self' {_origin(asking.redirect_uri)}")
+
+        return await self.web.html(request, work)
+
+    async def answer(self, request: Request) -> Response:
+        fields = parse_qs((await request.body()).decode("utf-8", "replace"))
+
+        def one(name: str) -> str:
+            return fields.get(name, [""])[0]
+
+        async def work(caller: Caller) -> Response:
+            if not caller.signed_in:
+                return RedirectResponse(
+                    "/oauth/consent?" + urlencode({"request": one("request")}), status_code=303
+                )
+            target = await self.web.call(
+                self.service.oauth_decide,
+                caller,
+                one("request"),
+                approve=one("decision") == "approve",
+                writes=one("scope") == "write",
+                spaces=fields.get("spaces", []),
+            )
+            return RedirectResponse(
+                target, status_code=303, headers={"Referrer-Policy": "no-referrer"}
+            )
+
+        return await self.web.html(request, work)
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else "'none'"
