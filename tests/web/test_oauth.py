@@ -1,0 +1,214 @@
+"""An MCP client nobody here wrote signs in to pasture with OAuth 2.1, end to end.
+
+The SDK's own `OAuthClientProvider` connects to a real `pasture serve` over
+streamable HTTP: it is told 401, finds the protected resource metadata and
+the authorization server's, registers itself, and sends the person to the
+consent page — which Chromium fills in (sign in, choose, approve). Its
+callback reads the code from where the browser was sent. Then the client
+lists tools and runs commands; a refresh gives new tokens and ends the old
+refresh token; a revoked grant signs nobody in; and a grant approved to read
+only writes nothing through any tool, declared or code commands alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import httpx2
+import mcp_types as types
+import pytest
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
+from pydantic import AnyUrl
+from test_web_browser import CHROMIUM, EXAMPLES, LAUNCH_ARGS, PASSWORD, Served, serve
+
+from mcp import Client
+from pasture.platform.model import READ_ONLY_GRANT
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium")
+
+CALLBACK = "http://127.0.0.1:9/callback"  # nothing listens: the browser is stopped there
+RUN = {"who": "Ada", "miles": 5, "at": "2026-09-01"}
+
+
+class Memory:
+    """The client's token storage (`TokenStorage`), in memory."""
+
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+@pytest.fixture
+def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
+    for running in serve(tmp_path, monkeypatch):
+        ada = running.service.local_owner()
+        running.service.deploy(ada, EXAMPLES / "cart", space="ada", app="cart")
+        running.service.new_space(ada, "club")
+        yield running
+
+
+async def connect(served: Served, scope: str, spaces: list[str]) -> tuple[Memory, Any]:
+    """Go through the whole sign-in with a browser; the storage and what the client saw."""
+    from playwright.async_api import async_playwright
+
+    storage = Memory()
+    sent_to: asyncio.Queue[str] = asyncio.Queue()
+    codes: asyncio.Queue[AuthorizationCodeResult] = asyncio.Queue()
+
+    async def redirect_handler(url: str) -> None:
+        await sent_to.put(url)
+
+    async def callback_handler() -> AuthorizationCodeResult:
+        return await codes.get()
+
+    provider = OAuthClientProvider(
+        server_url=f"{served.url}/mcp",
+        client_metadata=OAuthClientMetadata(
+            client_name="Test agent",
+            redirect_uris=[AnyUrl(CALLBACK)],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+        ),
+        storage=storage,
+        redirect_handler=redirect_handler,
+        callback_handler=callback_handler,
+    )
+
+    async def browser_approves() -> None:
+        url = await sent_to.get()
+        arrived = asyncio.Event()
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+            page = await browser.new_page()
+
+            async def stop_at_callback(route: Any) -> None:
+                query = parse_qs(urlsplit(route.request.url).query)
+                await codes.put(
+                    AuthorizationCodeResult(
+                        code=query["code"][0], state=(query.get("state") or [None])[0]
+                    )
+                )
+                await route.fulfill(body="signed in", content_type="text/plain")
+                arrived.set()
+
+            await page.route(f"{CALLBACK}*", stop_at_callback)
+            await page.goto(url)
+            await page.get_by_label("Name").fill("ada")
+            await page.get_by_label("Password").fill(PASSWORD)
+            await page.get_by_role("button", name="Sign in").click()
+            await page.get_by_text("Test agent asks to reach your apps as you").wait_for()
+            await page.locator(f'input[name=scope][value="{scope}"]').check()
+            for box in await page.locator("input[name=spaces]").all():
+                if await box.get_attribute("value") not in spaces:
+                    await box.uncheck()
+            await page.get_by_role("button", name="Approve").click()
+            await arrived.wait()  # the browser reached the callback, with the code
+            await browser.close()
+
+    seen: dict[str, Any] = {}
+    approving = asyncio.ensure_future(browser_approves())
+    async with Client(
+        streamable_http_client(
+            f"{served.url}/mcp", http_client=httpx2.AsyncClient(auth=provider, timeout=60)
+        ),
+        mode="legacy",
+    ) as client:
+        seen["tools"] = [t.name for t in (await client.list_tools()).tools]
+        seen["apps"] = await client.call_tool("app_list", {})
+        seen["log"] = await client.call_tool(
+            "command", {"name": "log_run", "args": RUN, "app": "ada/runs"}
+        )
+        seen["cart"] = await client.call_tool("command", {"name": "cart_add", "args": {"sku": "A"}})
+        seen["status"] = await client.call_tool("command", {"name": "cart_status", "args": {}})
+    await approving
+    return storage, seen
+
+
+def text(result: types.CallToolResult) -> str:
+    assert isinstance(result.content[0], types.TextContent)
+    return result.content[0].text
+
+
+def test_a_client_signs_in_runs_commands_refreshes_and_is_revoked(served: Served) -> None:
+    storage, seen = asyncio.run(connect(served, "write", ["ada", "club"]))
+    assert "command" in seen["tools"]
+    assert not seen["log"].is_error, text(seen["log"])
+    assert text(seen["log"]).startswith("log_run: wrote 1 entity in ada/runs")
+    assert not seen["cart"].is_error and text(seen["cart"]).startswith("Added 1 × A")
+    rows = served.service.query(served.service.local_owner(), "ada/runs", ".jog!&.created!")
+    assert [r["created"]["by"]["name"] for r in rows.data["rows"]] == ["ada"]
+    assert storage.tokens is not None and storage.client is not None
+    token, client = storage.tokens, storage.client
+    # The grant is the person's, listed with their tokens.
+    listed = served.service.tokens(served.service.local_owner())
+    [grant] = [t for t in listed.data["tokens"] if t["label"] == "client Test agent"]
+    assert grant["scope"] == "reads and writes, in ada, club"
+
+    # A refresh: new tokens, and the old refresh token has ended.
+    form = {
+        "grant_type": "refresh_token",
+        "refresh_token": token.refresh_token or "",
+        "client_id": client.client_id,
+        **({"client_secret": client.client_secret} if client.client_secret else {}),
+    }
+    fresh = httpx.post(f"{served.url}/token", data=form)
+    assert fresh.status_code == 200, fresh.text
+    renewed = fresh.json()
+    assert renewed["access_token"] != token.access_token
+    again = httpx.post(f"{served.url}/token", data=form)
+    assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
+    assert mcp_status(served, renewed["access_token"]) == 200
+
+    # Revoked: the grant and every token of it sign nobody in.
+    served.service.revoke_token(served.service.local_owner(), grant["id"])
+    assert mcp_status(served, renewed["access_token"]) == 401
+    assert mcp_status(served, token.access_token) == 401
+
+
+def test_a_read_only_grant_writes_nothing_through_any_tool(served: Served) -> None:
+    _, seen = asyncio.run(connect(served, "read", ["ada"]))
+    assert seen["log"].is_error and text(seen["log"]) == READ_ONLY_GRANT
+    assert seen["cart"].is_error and text(seen["cart"]) == READ_ONLY_GRANT
+    assert not seen["status"].is_error and text(seen["status"]) == "the cart is empty"
+    owner = served.service.local_owner()
+    assert served.service.query(owner, "ada/runs", ".jog!").data["rows"] == []
+    assert served.service.query(owner, "ada/cart", ".line!").data["rows"] == []
+    listed = text(seen["apps"])
+    assert "ada/runs" in listed and "club/" not in listed
+
+
+def mcp_status(served: Served, token: str) -> int:
+    answer = httpx.post(
+        f"{served.url}/mcp",
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2025-11-25",
+        },
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+    )
+    return answer.status_code
