@@ -299,3 +299,39 @@ def test_inject_base_keeps_a_pages_own_base() -> None:
 
 def test_inject_base_escapes_the_address() -> None:
     assert b'<base href="a&quot;b">' in inject_base(b"<head>", 'a"b')
+
+
+def test_a_sign_in_link_opens_once(site: Site) -> None:
+    link = site.service.sign_in_link(site.cy)
+    client = site.client()
+    answer = client.get(f"/signin?link={link}")
+    assert answer.status_code == 303
+    assert "signed in as cy" in client.get("/").text
+    again = site.client().get(f"/signin?link={link}")
+    assert again.status_code == 401
+    assert "that sign-in link has been used" in again.text
+
+
+def test_the_tokens_page_makes_lists_and_revokes(site: Site) -> None:
+    client = site.signed_in("bob")
+    assert 'href="/tokens"' in client.get("/").text
+    made = client.post("/tokens", data={"label": "my script", "read": "1"})
+    assert made.status_code == 200
+    secret = re.search(r"<code>(pst_[\w-]+)</code>", made.text)
+    assert secret is not None
+    caller = site.service.caller_for_token(secret.group(1))
+    assert (caller.eid, caller.writes) == (site.bob.eid, False)
+    listed = client.get("/tokens").text
+    assert "my script" in listed and "reads only, in all your spaces" in listed
+    assert secret.group(1) not in listed
+    token_id = re.search(r"<td><code>([0-9a-f]{12})</code></td><td>my script</td>", listed)
+    assert token_id is not None
+    gone = client.post("/tokens/revoke", data={"id": token_id.group(1)})
+    assert gone.status_code == 303
+    assert "my script" not in client.get("/tokens").text
+    # Another site's form cannot make one with the visitor's cookie.
+    forged = client.post(
+        "/tokens", data={"label": "stolen"}, headers={"Origin": "https://evil.example"}
+    )
+    assert forged.status_code == 403
+    assert "stolen" not in client.get("/tokens").text

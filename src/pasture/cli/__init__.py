@@ -192,6 +192,28 @@ def do_secret_rm(args: argparse.Namespace) -> int:
     return show(args, service.remove_secret(service.local_owner(), args.app, args.name))
 
 
+def do_member_remove(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.remove_member(service.local_owner(), args.space, args.user))
+
+
+def do_user_remove(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.remove_user(service.local_owner(), args.name))
+
+
+def do_signin(args: argparse.Namespace) -> int:
+    from pasture.commands.model import Result
+
+    url = args.public_url or os.environ.get("PASTURE_PUBLIC_URL") or "http://127.0.0.1:8000"
+    service = open_service(args, url)
+    link = f"{url.rstrip('/')}/signin?link={service.sign_in_link(service.local_owner())}"
+    return show(
+        args,
+        Result(f"{link}\n(opens once, within ten minutes, in one browser)", {"link": link}),
+    )
+
+
 def do_member_add(args: argparse.Namespace) -> int:
     service = open_service(args)
     return show(args, service.add_member(service.local_owner(), args.space, args.user, args.role))
@@ -430,18 +452,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("app", metavar="APP")
     p.add_argument("name", metavar="NAME")
 
-    member = verbs.add_parser("member", help="members of a space: add")
+    member = verbs.add_parser("member", help="members of a space: add, remove")
     member_verbs = member.add_subparsers(dest="member_verb", metavar="VERB", required=True)
     p = verb(member_verbs, "add", do_member_add, "give a person a role in a space")
     p.add_argument("space", metavar="SPACE")
     p.add_argument("user", metavar="USER")
     p.add_argument("role", metavar="ROLE", choices=("owner", "editor", "viewer"))
+    p = verb(member_verbs, "remove", do_member_remove, "take a person out of a space you own")
+    p.add_argument("space", metavar="SPACE")
+    p.add_argument("user", metavar="USER")
 
-    user = verbs.add_parser("user", help="people: new")
+    user = verbs.add_parser("user", help="people: new, remove")
     user_verbs = user.add_subparsers(dest="user_verb", metavar="VERB", required=True)
     p = verb(user_verbs, "new", do_user_new, "add a person, with a space of their own")
     p.add_argument("name", metavar="NAME")
     p.add_argument("--password", help="their web password (or set it later)")
+    p = verb(
+        user_verbs, "remove", do_user_remove, "take a person off the server: all their sign-ins end"
+    )
+    p.add_argument("name", metavar="NAME")
+
+    p = verb(verbs, "signin", do_signin, "a one-time link that signs a browser in as you")
+    p.add_argument("--public-url", metavar="URL", help="the address the browser reaches")
 
     p = verb(verbs, "password", do_password, "set your web password (asks for it)")
     p.add_argument("--password", help="the new password, instead of asking")

@@ -35,6 +35,7 @@ def demo(args: argparse.Namespace) -> int:
 
     print(f"app code (worker.py) runs {confinement().describe()}")
     token = service.new_token(owner, "make run")
+    link = service.sign_in_link(owner)
     stdio = {
         "mcpServers": {
             "pasture": {
@@ -72,7 +73,7 @@ def demo(args: argparse.Namespace) -> int:
 pasture is serving at {url}/ as {owner.name}; {apart}
 
 token (shown once): {token}
-sign in in a browser: {url}/signin?token={token}
+sign in in a browser (once, within ten minutes): {url}/signin?link={link}
 
 point an agent at it, with an MCP client's config:
   over stdio:  {json.dumps(stdio)}

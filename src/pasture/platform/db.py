@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -96,6 +96,12 @@ class PlatformDB:
         """A version's files as the database keeps them, or None when it keeps none."""
         return None
 
+    def write_aside(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
+        """`sql` once for each row, all or nothing, on a connection of its own: for records no
+        cache is derived from (`pasture.platform.audit`), written off the calls' path so no
+        call waits for them. PostgreSQL's generation is not moved. How many rows it changed."""
+        raise NotImplementedError
+
     def close(self) -> None:
         raise NotImplementedError
 
@@ -160,6 +166,11 @@ CREATE TABLE IF NOT EXISTS passes (
 );
 CREATE INDEX IF NOT EXISTS passes_expires ON passes (expires);
 CREATE INDEX IF NOT EXISTS passes_session ON passes (session);
+CREATE TABLE IF NOT EXISTS links (
+  hash TEXT PRIMARY KEY,
+  user TEXT NOT NULL REFERENCES users(eid),
+  expires TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS oauth_clients (
   client_id TEXT PRIMARY KEY,
   info TEXT NOT NULL,
@@ -200,6 +211,23 @@ CREATE TABLE IF NOT EXISTS secrets (
   updated TEXT NOT NULL,
   PRIMARY KEY (space, slug, name)
 );
+CREATE TABLE IF NOT EXISTS audit (
+  id INTEGER PRIMARY KEY,
+  at TEXT NOT NULL,
+  user TEXT,
+  name TEXT,
+  door TEXT,
+  via TEXT,
+  app TEXT,
+  action TEXT NOT NULL,
+  command TEXT,
+  args TEXT,
+  outcome TEXT NOT NULL,
+  ms REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_at ON audit (at);
+CREATE INDEX IF NOT EXISTS audit_app ON audit (app, at);
+CREATE INDEX IF NOT EXISTS audit_user ON audit (user, at);
 """
 # Columns added since the first release: a database made before them gains them on opening.
 # (`trusted`: the server's owner lets the space run code; `code`: the manifest of a
@@ -212,6 +240,7 @@ ADDED_COLUMNS = (
     ("tokens", "writes", "INTEGER NOT NULL DEFAULT 1"),
     ("tokens", "spaces", "TEXT"),
     ("tokens", "last_used", "TEXT"),
+    ("sessions", "last_seen", "TEXT"),  # an idle session ends (`pasture.platform.sessions`)
 )
 
 
@@ -222,6 +251,8 @@ class SqlitePlatformDB(PlatformDB):
         self.path = path
         self._lock = threading.RLock()
         self._writes = 0
+        self._aside: sqlite3.Connection | None = None  # `write_aside`'s own connection
+        self._aside_lock = threading.Lock()
         with self._faults():
             path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(
@@ -285,6 +316,31 @@ class SqlitePlatformDB(PlatformDB):
             raise faults.fault(e, app_dir) or e from None
         return open_store(app_dir / "store.db")
 
+    def write_aside(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
+        # WAL: the calls' reads on the main connection go on while this writes.
+        with self._aside_lock, self._faults():
+            conn = self._aside
+            if conn is None:
+                conn = sqlite3.connect(
+                    self.path, check_same_thread=False, isolation_level=None, timeout=30
+                )
+                conn.execute("PRAGMA synchronous=NORMAL")  # in WAL: safe, and no fsync a batch
+                conn.execute(f"PRAGMA busy_timeout={int(faults.busy_seconds() * 1000)}")
+                self._aside = conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                changed = conn.executemany(sql, rows).rowcount
+                conn.execute("COMMIT")
+            except BaseException:
+                with suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                raise
+            return changed
+
     def close(self) -> None:
+        with self._aside_lock:
+            if self._aside is not None:
+                self._aside.close()
+                self._aside = None
         with self._lock:
             self._conn.close()

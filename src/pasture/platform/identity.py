@@ -24,7 +24,12 @@ MAX_TITLE = 200  # characters of an app's title
 USER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,39}$")
 
 # Space names sit at the root of the web's addresses, beside the platform's own.
-RESERVED = frozenset({"api", "mcp", "signin", "signout", "static", "docs", "docs.md", "me"})
+RESERVED = frozenset(
+    {
+        "api", "mcp", "signin", "signout", "static", "docs", "docs.md", "me", "tokens",
+        "audit", "oauth", "authorize", "token", "register", "revoke",
+    }
+)  # fmt: skip
 
 
 def hash_password(password: str) -> str:

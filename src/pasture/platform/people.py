@@ -1,11 +1,9 @@
-"""Who is asking: users, the machine's owner, bearer tokens, web sessions, passwords.
+"""Who is asking: users, the machine's owner, passwords — and, through them, sessions.
 
-Secrets are kept hashed (`pasture.platform.identity`); a token or password that
-signs nobody in is `Unauthorized` with a sentence saying how to get a good one.
-Who a token or session names is remembered by its hash until platform.db
-changes (`PlatformDB.stamp()`), so a request presenting one asks the database
-one cheap question, and a sign-out or a change made by another process is
-seen on the next request.
+Passwords are kept as scrypt hashes (`pasture.platform.identity`); a password
+that signs nobody in is `Unauthorized` with a sentence saying how to get a good
+one. Web sessions are `pasture.platform.sessions`'; bearer tokens
+`pasture.platform.tokens`'; OAuth grants `pasture.platform.oauth`'.
 """
 
 from __future__ import annotations
@@ -19,13 +17,9 @@ from pasture.errors import Conflict, Forbidden, NotFound, Unauthorized, UsageErr
 from pasture.platform import identity as _id
 from pasture.platform.db import Conn, PlatformDB
 from pasture.platform.model import SIGN_IN, now
+from pasture.platform.sessions import Sessions
 
 _OWNER = "SELECT eid, name FROM users WHERE admin = 1 ORDER BY created LIMIT 1"
-_BY_SESSION = (
-    "SELECT users.eid, users.name FROM sessions JOIN users ON users.eid = sessions.user "
-    "WHERE sessions.hash = ?"
-)
-_REMEMBERED = 4096  # secrets remembered at most; more and the memory starts again
 
 
 class People:
@@ -34,27 +28,7 @@ class People:
     def __init__(self, db: PlatformDB, base_url: str) -> None:
         self.db = db
         self.base_url = base_url
-        # (stamp, {(query, hash): caller}): replaced whole, so threads never see it half-made.
-        self._known: tuple[tuple[int, int], dict[tuple[str, str], Caller]] = ((-1, -1), {})
-
-    def _who(self, query: str, secret: str) -> Caller | None:
-        """The person a secret's hash names, remembered while platform.db stays the same."""
-        digest = _id.secret_hash(secret)
-        stamp = self.db.stamp()  # before the read: a change during it moves the stamp again
-        kept, known = self._known
-        if kept != stamp:
-            known = {}
-            self._known = (stamp, known)
-        found = known.get((query, digest))
-        if found is not None:
-            return found
-        row = self.db.one(query, digest)
-        if row is None:
-            return None
-        if len(known) >= _REMEMBERED:
-            known.clear()
-        caller = known[(query, digest)] = Caller(row["eid"], row["name"])
-        return caller
+        self.sessions = Sessions(db)
 
     def local_owner(self) -> Caller:
         """The machine's owner (created with a personal space on first use)."""
@@ -108,10 +82,10 @@ class People:
 
     # -- tokens and sessions --------------------------------------------------
     def caller_for_session(self, session: str | None) -> Caller:
-        """The person a session cookie belongs to, or nobody."""
+        """The person a session cookie belongs to, while it lasts; or nobody."""
         if not session:
             return NOBODY
-        return self._who(_BY_SESSION, session) or NOBODY
+        return self.sessions.caller_for(session) or NOBODY
 
     def sign_in(self, name: str, password: str) -> str:
         """A new session id for the web's cookie; Refused on a wrong name or password."""
@@ -132,19 +106,12 @@ class People:
     def new_session(self, caller: Caller) -> str:
         """A new session id for a signed-in caller."""
         self.require_signed_in(caller)
-        session = _id.new_secret("pss")
-        with self.db.transaction() as conn:
-            conn.execute(
-                "INSERT INTO sessions (hash, user, created) VALUES (?, ?, ?)",
-                (_id.secret_hash(session), caller.eid, now()),
-            )
-        return session
+        return self.sessions.new(caller)
 
     def sign_out(self, session: str | None) -> None:
         """Forget a session id; nothing happens for one this server never gave out."""
         if session:
-            with self.db.transaction() as conn:
-                conn.execute("DELETE FROM sessions WHERE hash = ?", (_id.secret_hash(session),))
+            self.sessions.end(session)
 
     def set_password(self, caller: Caller, password: str, user: str | None = None) -> Result:
         """Set the caller's web password (or, for the machine's owner, another user's)."""
@@ -168,6 +135,25 @@ class People:
     def require_signed_in(self, caller: Caller) -> None:
         if not caller.signed_in:
             raise Unauthorized(SIGN_IN)
+
+    def remove_user(self, caller: Caller, name: str) -> Caller:
+        """Take a person off this server (the owner does this): their memberships go with
+        them; their sessions, tokens, passes and grants are ended by the Service first."""
+        self.require_admin(caller, "removes people")
+        found = self.by_name(name)
+        if found is None:
+            raise NotFound(f"no user {name} — nobody of that name is on this server")
+        row = self.db.one("SELECT admin FROM users WHERE eid = ?", found.eid)
+        if row is not None and row["admin"]:
+            raise UsageError(f"{found.name} is the server's owner, who cannot be removed")
+        return found
+
+    def forget_user(self, user: Caller) -> None:
+        """The last step of removing a person: their memberships and their row."""
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM members WHERE user = ?", (user.eid,))
+            conn.execute("DELETE FROM passes WHERE user = ?", (user.eid,))
+            conn.execute("DELETE FROM users WHERE eid = ?", (user.eid,))
 
     def by_name(self, name: str) -> Caller | None:
         """A person by their name (any case), or None."""

@@ -286,6 +286,31 @@ class Service:
         """Let a space's apps run code, or stop them (`trusted=False`); the owner does this."""
         return self._spaces.trust(caller, space, trusted)
 
+    def remove_member(self, caller: Caller, space: str, user: str) -> Result:
+        """Take a person out of a space (its owners do this)."""
+        return self._spaces.remove_member(caller, space, user)
+
+    def remove_user(self, caller: Caller, name: str) -> Result:
+        """Take a person off the server: their sessions, tokens and grants end at once."""
+        user = self._people.remove_user(caller, name)
+        self._people.sessions.end_all(user)
+        self._tokens.end_all(user)
+        self._oauth.end_all(user)
+        self._people.forget_user(user)
+        return Result(
+            f"{user.name} is removed: their sessions, tokens and agents' grants have ended; "
+            "what they wrote stays in the apps",
+            {"user": user.name},
+        )
+
+    def sign_in_link(self, caller: Caller) -> str:
+        """A one-time link code (ten minutes) that signs a browser in as the caller."""
+        return self._people.sessions.new_link(caller)
+
+    def session_for_link(self, code: str) -> str:
+        """Spend a sign-in link: a new session id; Unauthorized when it is spent or old."""
+        return self._people.sessions.session_for_link(code)
+
     def spaces(self, caller: Caller) -> list[tuple[str, Role]]:
         """The spaces the caller belongs to, with their role in each."""
         return self._spaces.spaces(caller)

@@ -63,6 +63,34 @@ class Spaces:
             {"space": space, "user": row["name"], "role": role},
         )
 
+    def remove_member(self, caller: Caller, space: str, user: str) -> Result:
+        """Take a person out of a space (its owners do this); their grants reach it no more."""
+        require_writes(caller)
+        if self.role(caller, space) != "owner":
+            self.no_space(caller, space, "take people out of it")
+        row = self.db.one("SELECT eid, name FROM users WHERE name = ?", user)
+        if row is None:
+            raise NotFound(f"no user {user} — pasture member add lists nobody by that name")
+        with self.db.transaction() as conn:
+            owners = conn.execute(
+                "SELECT user FROM members WHERE space = ? AND role = 'owner'", (space,)
+            ).fetchall()
+            if [r["user"] for r in owners] == [row["eid"]]:
+                raise UsageError(
+                    f"{row['name']} is the only owner of {space} — make another person its owner "
+                    "first (pasture member add SPACE USER owner)"
+                )
+            done = conn.execute(
+                "DELETE FROM members WHERE space = ? AND user = ?", (space, row["eid"])
+            )
+            if done.rowcount == 0:
+                raise NotFound(f"{row['name']} is not a member of {space}")
+        return Result(
+            f"{row['name']} is no longer a member of {space}: its apps' private parts, and "
+            "their tokens' reach into it, are gone for them",
+            {"space": space, "user": row["name"]},
+        )
+
     def trust(self, caller: Caller, space: str, trusted: bool) -> Result:
         """Let a space's apps run code (worker.py), or stop them; the server's owner does this."""
         self.people.require_admin(caller, "trusts a space to run code")

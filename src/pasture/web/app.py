@@ -133,6 +133,9 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
         Route("/signin", web.signin_form, methods=["GET", "HEAD"]),
         Route("/signin", web.signin, methods=["POST"], max_body_size=64 * 1024),
         Route("/signin/app", web.signin_app, methods=["GET", "HEAD"]),
+        Route("/tokens", web.tokens, methods=["GET", "HEAD"]),
+        Route("/tokens", web.make_token, methods=["POST"], max_body_size=64 * 1024),
+        Route("/tokens/revoke", web.revoke_token, methods=["POST"], max_body_size=64 * 1024),
         *oauth_routes(service, web),
         Route("/signout", web.signout, methods=["POST"]),
         Route("/docs.md", web.guide, methods=["GET", "HEAD"]),
@@ -204,7 +207,7 @@ class _Door(Starlette):
 def _app_path(path: str) -> bool:
     """An address under an app: `/<space>/<app>/…`, not one of the platform's own."""
     parts = path.split("/")
-    own = ("signin", "mcp", "oauth", ".well-known", "")
+    own = ("signin", "mcp", "oauth", ".well-known", "tokens", "audit", "")
     return len(parts) >= 3 and parts[1] not in own and bool(parts[2])
 
 
@@ -463,7 +466,61 @@ class _Web:
 
         return await self.html(request, work)
 
+    # -- a person's tokens ---------------------------------------------------------------
+    async def tokens_of(
+        self, caller: Caller, made: str | None = None, problem: str | None = None
+    ) -> Response:
+        if not caller.signed_in:
+            return RedirectResponse("/signin", status_code=303)
+        listed = await self.call(self.service.tokens, caller)
+        spaces = [s for s, _ in await self.call(self.service.spaces, caller)]
+        page = pages.tokens_page(caller, listed.data["tokens"], spaces, made, problem)
+        return _own_page(page, status=400 if problem else 200)
+
+    async def tokens(self, request: Request) -> Response:
+        return await self.html(request, self.tokens_of)
+
+    async def make_token(self, request: Request) -> Response:
+        fields = parse_qs((await request.body()).decode("utf-8", "replace"))
+
+        async def work(caller: Caller) -> Response:
+            if not caller.signed_in:
+                return RedirectResponse("/signin", status_code=303)
+            try:
+                made = await self.call(
+                    functools.partial(
+                        self.service.new_token,
+                        caller,
+                        fields.get("label", [""])[0],
+                        writes=not fields.get("read"),
+                        spaces=fields.get("spaces") or None,
+                    )
+                )
+            except Refused as e:
+                return await self.tokens_of(caller, problem=e.sentence)
+            return await self.tokens_of(caller, made=made)
+
+        return await self.html(request, work)
+
+    async def revoke_token(self, request: Request) -> Response:
+        fields = parse_qs((await request.body()).decode("utf-8", "replace"))
+
+        async def work(caller: Caller) -> Response:
+            if not caller.signed_in:
+                return RedirectResponse("/signin", status_code=303)
+            await self.call(self.service.revoke_token, caller, fields.get("id", [""])[0])
+            return RedirectResponse("/tokens", status_code=303)
+
+        return await self.html(request, work)
+
     async def signin_form(self, request: Request) -> Response:
+        link = request.query_params.get("link")
+        if link is not None:  # a one-time sign-in link (`pasture signin`, `make run`)
+            try:
+                session = await self.call(self.service.session_for_link, link)
+            except Refused as e:
+                return _own_page(pages.signin_page(e.sentence), status=e.status)
+            return self.signed_in(session)
         token = request.query_params.get("token")
         if token is None:
             return _own_page(pages.signin_page())

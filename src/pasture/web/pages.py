@@ -175,6 +175,59 @@ def consent_page(
     return _page(f"{asking_client} asks · pasture", body)
 
 
+def tokens_page(
+    caller: Caller,
+    tokens: Sequence[Mapping[str, Any]],
+    spaces: Sequence[str],
+    made: str | None = None,
+    problem: str | None = None,
+) -> str:
+    """A person's tokens and OAuth grants: make one (its secret shown once), revoke any."""
+    shown = (
+        '<p class="answer">Your new token, shown this once — copy it now: '
+        f"<code>{escape(made)}</code></p>"
+        if made
+        else ""
+    )
+    error = f'<p class="error" role="alert">{escape(problem)}</p>' if problem else ""
+    rows = "".join(
+        "<tr>"
+        f"<td><code>{escape(str(t['id']))}</code></td><td>{escape(str(t['label']))}</td>"
+        f"<td>{escape(str(t['scope']))}</td><td>{escape(str(t['created']))}</td>"
+        f"<td>{escape(str(t.get('last_used') or 'never'))}</td>"
+        '<td><form method="post" action="/tokens/revoke">'
+        f'<input type="hidden" name="id" value="{escape(str(t["id"]))}">'
+        f'<button class="quiet" type="submit" aria-label="Revoke {escape(str(t["label"]))}">'
+        "Revoke</button></form></td></tr>"
+        for t in tokens
+    )
+    table = (
+        "<table><thead><tr><th>id</th><th>label</th><th>scope</th><th>made</th>"
+        f"<th>last used</th><th></th></tr></thead><tbody>{rows}</tbody></table>"
+        if tokens
+        else '<p class="hint">No tokens yet.</p>'
+    )
+    boxes = "".join(
+        f'<label class="check"><input type="checkbox" name="spaces" value="{escape(s)}"> '
+        f"only {escape(s)}</label>"
+        for s in spaces
+    )
+    body = (
+        '<header><h1><a href="/">pasture</a></h1>'
+        f'<span class="meta">signed in as {escape(caller.name or "")}</span></header>'
+        f"<h2>Tokens</h2>{shown}{error}{table}"
+        "<h2>A new token</h2>"
+        '<form method="post" action="/tokens">'
+        '<label>Label <input type="text" name="label" required maxlength="80" '
+        'placeholder="laptop, Claude, a script"></label>'
+        '<label class="check"><input type="checkbox" name="read" value="1"> read only</label>'
+        f"{boxes}"
+        '<button type="submit">Make the token</button></form>'
+        '<p class="hint">With no space ticked, it reaches all of your spaces.</p>'
+    )
+    return _page("Tokens · pasture", body)
+
+
 def message_page(title: str, sentence: str, sign_in: str | None = None) -> str:
     """A short page with a sentence; `sign_in` is where a signed-out visitor signs in."""
     link = f'<p><a href="{escape(sign_in)}">Sign in</a></p>' if sign_in else ""
@@ -211,6 +264,7 @@ def dashboard(
         "<header><h1>pasture</h1>"
         '<form method="post" action="/signout">'
         f'<span class="meta">signed in as {escape(caller.name or "")}</span> '
+        '<a href="/tokens">Tokens</a> '
         '<button class="quiet" type="submit">Sign out</button></form></header>'
     )
     if not apps:
