@@ -10,7 +10,7 @@ door, command or app code.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass(frozen=True)
@@ -23,10 +23,19 @@ class Caller:
     spaces: frozenset[str] | None = None  # the spaces the grant reaches; None: all of theirs
     # What they came through, for the audit: `token 4f3c…`, `client Claude`, `session`.
     via: str | None = field(default=None, compare=False)
+    # The door they came in by, for the audit: `web`, `webmcp`, `mcp`, `cli`.
+    door: str | None = field(default=None, compare=False)
+    # Where nobody called from over HTTP (the web door sets it): anonymous writes to open
+    # apps are limited per address (`pasture.platform.limits`).
+    address: str | None = field(default=None, compare=False)
 
     @property
     def signed_in(self) -> bool:
         return self.eid is not None
+
+    def at_door(self, door: str, via: str | None = None) -> Caller:
+        """The same caller, come in by `door` (and through `via`, where the door knows it)."""
+        return replace(self, door=door, via=self.via if via is None else via)
 
     def reaches(self, space: str) -> bool:
         """Whether the grant reaches this space at all (their role there is another matter)."""

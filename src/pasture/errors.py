@@ -8,13 +8,16 @@
           ├── Forbidden      the caller may not do this (HTTP 403)
           ├── NotFound       no such app, page, command or entity (HTTP 404)
           ├── Conflict       a compare-and-set guard saw a value move (HTTP 409)
+          ├── TooMany        too many calls or tries in too short a time (HTTP 429);
+          │                  .retry_after is the seconds to wait (`pasture.platform.limits`)
           └── Unavailable    the machine cannot do it now: a full disk, a read-only data
                              directory, data held by another process, a database gone
                              (HTTP 503); the sentence names the cause (`pasture.faults`)
 
 A door turns a `Refused` into its own form once, in its own module: an
 `isError` tool result over MCP, a status code and `{"error": sentence}` over
-HTTP, the sentence and a non-zero exit on the command line. Anything that is
+HTTP (a 429 with `Retry-After`), the sentence and a non-zero exit on the command
+line. Anything that is
 not a `Refused` is a bug, and a door reports it without a traceback.
 
 A sentence often quotes what the caller sent (`no command …`); a lone UTF-16
@@ -24,6 +27,7 @@ escape, `\\ud800`, so every door can send the sentence as it is.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 
@@ -97,6 +101,17 @@ class Conflict(Refused):
     """A `$was` guard found the value had moved since it was read."""
 
     status = 409
+
+
+class TooMany(Refused):
+    """Too many calls, or tries to sign in, in too short a time; `retry_after` is how many
+    seconds (a whole number, at least 1) until one more is taken."""
+
+    status = 429
+
+    def __init__(self, sentence: str, retry_after: float) -> None:
+        super().__init__(sentence)
+        self.retry_after = max(1, math.ceil(retry_after))
 
 
 class Unavailable(Refused):

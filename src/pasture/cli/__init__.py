@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pasture.commands.model import Result
+    from pasture.platform.limits import Rates
     from pasture.platform.service import Service
 
 Verb = Callable[[argparse.Namespace], int]
@@ -46,6 +47,7 @@ def open_service(args: argparse.Namespace, base_url: str | None = None) -> Servi
     if getattr(args, "worker_network", False):
         limits = replace(limits, network=True)
     apps_domain = getattr(args, "apps_domain", None) or os.environ.get("PASTURE_APPS_DOMAIN")
+    audit_days = getattr(args, "audit_days", None)  # else $PASTURE_AUDIT_DAYS, else 90
     # no --database: the Service reads $PASTURE_DATABASE_URL itself
     return Service(
         home_of(args),
@@ -53,6 +55,29 @@ def open_service(args: argparse.Namespace, base_url: str | None = None) -> Servi
         base_url=url,
         limits=limits,
         apps_domain=apps_domain or None,
+        audit_days=audit_days,
+        rates=rates_of(args),
+    )
+
+
+_RATE_OPTIONS = {"caller": "rate", "address": "rate_address", "open_writes": "rate_open"}
+
+
+def rates_of(args: argparse.Namespace) -> Rates | None:
+    """The limits `--rate`, `--rate-address` and `--rate-open` set, over `$PASTURE_RATE…`;
+    None when none is given (the Service reads the environment itself)."""
+    given = {k: getattr(args, option, None) for k, option in _RATE_OPTIONS.items()}
+    if all(v is None for v in given.values()):
+        return None
+    from pasture.platform.limits import Rate, Rates
+
+    return replace(
+        Rates.from_env(),
+        **{
+            k: Rate.parse(v, "--" + _RATE_OPTIONS[k].replace("_", "-"))
+            for k, v in given.items()
+            if v is not None
+        },
     )
 
 
@@ -327,8 +352,27 @@ def do_console(args: argparse.Namespace) -> int:
 
     service = open_service(args)
     token = args.token or os.environ.get("PASTURE_TOKEN")
-    caller = service.caller_for_token(token) if token else service.local_owner()
+    caller = service.caller_for_token(token).at_door("cli") if token else service.local_owner()
     return run_console(service, caller, json_always=args.json)
+
+
+def do_audit(args: argparse.Namespace) -> int:
+    if args.app is None and not args.mine:
+        from pasture.errors import UsageError
+
+        raise UsageError("name an app (pasture audit SPACE/APP), or say --mine for your own calls")
+    service = open_service(args)
+    result = service.audit(
+        service.local_owner(), args.app, args.since, mine=args.mine, limit=args.limit
+    )
+    records = result.data["records"]
+    if args.json or not records:
+        return show(args, result)
+    from pasture.cli._render import audit_table
+
+    print(result.text.splitlines()[0])
+    audit_table(records, apps=args.app is None)
+    return 0
 
 
 def do_demo(args: argparse.Namespace) -> int:
@@ -378,6 +422,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve each app on an origin of its own, <app>--<space>.DOMAIN (a wildcard DNS "
         "name for it, or localhost); else apps' pages are sandboxed",
     )
+    p.add_argument(
+        "--audit-days",
+        type=float,
+        metavar="DAYS",
+        help="keep the audit of calls this many days (90; $PASTURE_AUDIT_DAYS); "
+        "PASTURE_AUDIT=off keeps none",
+    )
+    rate_limits(p)
     worker_limits(p)
 
     p = verb(verbs, "mcp", do_mcp, "speak MCP on stdin/stdout, as the owner or a token's person")
@@ -497,6 +549,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", metavar="ID", help="its id, as token list shows it")
     p.add_argument("--user", help="another person's (the server's owner only)")
 
+    p = verb(
+        verbs,
+        "audit",
+        do_audit,
+        "an app's recorded calls (its space's owners), or --mine: your own",
+        usage="pasture audit [APP] [--mine] [--since WHEN] [--limit N] [--json]",
+    )
+    p.add_argument("app", metavar="APP", nargs="?", help="the app (slug or space/slug)")
+    p.add_argument("--mine", action="store_true", help="only your own calls, in every app")
+    p.add_argument(
+        "--since", metavar="WHEN", help="from this moment: 2026-12-01, 2026-12-01T09:30, 1h, 2d"
+    )
+    p.add_argument("--limit", type=int, default=100, help="the newest N calls (100)")
+
     p = verb(verbs, "demo", do_demo, "deploy the example apps, make a token, and serve")
     p.add_argument("--examples", default="examples", metavar="DIR")
     p.add_argument("--host", default="127.0.0.1")
@@ -507,8 +573,26 @@ def build_parser() -> argparse.ArgumentParser:
         default="localhost",
         help="each app on an origin of its own under it (localhost: nothing to set up)",
     )
+    rate_limits(p)
     worker_limits(p)
     return parser
+
+
+def rate_limits(p: argparse.ArgumentParser) -> None:
+    """How fast callers may call this server (`pasture.platform.limits`)."""
+    p.add_argument(
+        "--rate",
+        metavar="N/minute",
+        help="calls a token, OAuth grant or signed-in person may make (600/minute; off)",
+    )
+    p.add_argument(
+        "--rate-address", metavar="N/minute", help="calls from one address (1200/minute; off)"
+    )
+    p.add_argument(
+        "--rate-open",
+        metavar="N/minute",
+        help="anonymous writes to open apps from one address (60/minute; off)",
+    )
 
 
 def worker_limits(p: argparse.ArgumentParser) -> None:

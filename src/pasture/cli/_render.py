@@ -96,3 +96,27 @@ def key_values(data: dict[str, Any], console: Console | None = None) -> None:
     from rich.text import Text
 
     (console or Console()).print(Text("\n".join(lines)), soft_wrap=True)
+
+
+def audit_table(
+    records: Sequence[dict[str, Any]], *, apps: bool, console: Console | None = None
+) -> None:
+    """The audit's records, oldest first: when, who, how they came, what ran, how it went."""
+    table = Table(show_edge=False, header_style="bold")
+    # When and who stay whole; the rest wraps, and a refusal's sentence is given the room.
+    table.add_column("when (UTC)", no_wrap=True)
+    table.add_column("who", no_wrap=True)
+    for name in ("door", "via", *(("app",) if apps else ()), "what"):
+        table.add_column(name)
+    table.add_column("args", min_width=10)
+    table.add_column("outcome", min_width=18, ratio=1)
+    table.add_column("ms", justify="right", no_wrap=True)
+    for r in records:
+        what = f"{r['action']} {r['command']}" if r.get("command") else str(r["action"])
+        cells = [str(r["at"])[:19].replace("T", " "), r.get("name") or "nobody"]
+        cells += [r.get("door") or "—", r.get("via") or "—"]
+        if apps:
+            cells.append(r.get("app") or "—")
+        cells += [what, r.get("args") or "", str(r["outcome"]), f"{float(r['ms']):.1f}"]
+        table.add_row(*cells)
+    (console or Console()).print(table)

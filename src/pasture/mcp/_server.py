@@ -33,6 +33,7 @@ from pasture.threads import in_command_thread, in_thread
 logger = logging.getLogger("pasture.mcp")
 
 CallerOf = Callable[[], Caller]
+RefusedOf = Callable[[], Refused | None]
 MCPServer = Server[Any]
 
 NO_RESOURCE = "no resource"
@@ -191,8 +192,12 @@ def _view_resource(uri: str, info: AppInfo) -> types.Resource:
 
 
 # -- the server --------------------------------------------------------------
-def build_server(service: Service, caller_of: CallerOf) -> MCPServer:
-    """The SDK server for one Service; `caller_of()` names who is asking, per request."""
+def build_server(
+    service: Service, caller_of: CallerOf, refused_of: RefusedOf | None = None
+) -> MCPServer:
+    """The SDK server for one Service; `caller_of()` names who is asking, per request, and
+    `refused_of()`, when it says so, refuses this request's tool call before it runs (a
+    caller past their limit over HTTP: `pasture.mcp.http`)."""
     bus = InMemorySubscriptionBus()
 
     async def call(name: str, run: Callable[[], Any]) -> Any:
@@ -250,7 +255,10 @@ def build_server(service: Service, caller_of: CallerOf) -> MCPServer:
     async def on_call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> Wire:
-        caller = caller_of()
+        refused = refused_of() if refused_of is not None else None
+        if refused is not None:
+            return _refusal(refused.sentence)
+        caller = caller_of().at_door("mcp")  # for the audit
         arguments = params.arguments or {}
         result: Wire = await call(params.name, lambda: tool_call(params.name, arguments, caller))
         if params.name == "app_deploy" and not result.get("isError"):

@@ -9,6 +9,12 @@ every client starts signing in; a token the Service does not know is a 401
 carrying its sentence. Host and Origin are checked against
 the public URL, and against loopback when the server is bound there, rather
 than left at the SDK's defaults, which refuse anything but localhost.
+
+Every request is one call from its address and, once its token names someone,
+one by that token or grant (`pasture.platform.limits`). Past a limit, a tool
+call is answered as a refused one — an `isError` result with the sentence, so
+the agent reads it — and any other request is a 429 with `Retry-After` and the
+sentence as a JSON-RPC error.
 """
 
 from __future__ import annotations
@@ -17,13 +23,14 @@ import contextvars
 import json
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
+from typing import Any
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pasture.caller import NOBODY, Caller
-from pasture.errors import Refused
+from pasture.errors import Refused, TooMany
 from pasture.mcp._server import build_server
 from pasture.platform.service import Service
 from pasture.web.consent import resource_metadata_url
@@ -37,6 +44,10 @@ SIGN_IN_FIRST = (
 _caller: contextvars.ContextVar[Caller] = contextvars.ContextVar(
     "pasture_mcp_caller", default=NOBODY
 )
+_refused: contextvars.ContextVar[Refused | None] = contextvars.ContextVar(
+    "pasture_mcp_refused", default=None
+)
+_PEEK = 1024 * 1024  # the most of a refused request's body read to see if it is a tool call
 
 
 def security_settings(public_url: str, bind_host: str) -> TransportSecuritySettings:
@@ -79,11 +90,56 @@ async def _unauthorized(sentence: str, send: Send, metadata: str, *, token: bool
     await send({"type": "http.response.body", "body": body})
 
 
+def _error_body(sentence: str, request_id: Any = None) -> bytes:
+    error = {"code": -32000, "message": sentence}
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()
+
+
+async def _body(receive: Receive) -> bytes | None:
+    """The request's whole body, or None when it is over `_PEEK` or the client went away."""
+    body = b""
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        body += bytes(message.get("body", b""))
+        if len(body) > _PEEK:
+            return None
+        if not message.get("more_body", False):
+            return body
+
+
+def _replayed(body: bytes, receive: Receive) -> Receive:
+    """`receive`, giving the body already read first."""
+    given = False
+
+    async def replay() -> Message:
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+def _request_id(body: bytes | None) -> tuple[str | None, Any]:
+    """The JSON-RPC method and id of a body holding one request, else (None, None)."""
+    try:
+        message = json.loads(body) if body else None
+    except ValueError:
+        return None, None
+    if not isinstance(message, dict):
+        return None, None
+    method = message.get("method")
+    return (method if isinstance(method, str) else None), message.get("id")
+
+
 def mcp_http(
     service: Service, *, public_url: str, bind_host: str
 ) -> tuple[ASGIApp, Callable[[], AbstractAsyncContextManager[None]]]:
     """The ASGI app to mount at `/mcp`, and the lifespan its host must enter."""
-    server = build_server(service, _caller.get)
+    server = build_server(service, _caller.get, _refused.get)
     metadata = resource_metadata_url(public_url)
     manager = StreamableHTTPSessionManager(
         app=server,
@@ -92,8 +148,39 @@ def mcp_http(
         security_settings=security_settings(public_url, bind_host),
     )
 
+    async def too_many(refused: TooMany, scope: Scope, receive: Receive, send: Send) -> None:
+        """A tool call past the limit is a refused tool call; anything else, a 429."""
+        body = await _body(receive)
+        method, request_id = _request_id(body)
+        if body is not None and method == "tools/call" and request_id is not None:
+            reset = _refused.set(refused)
+            try:
+                await manager.handle_request(scope, _replayed(body, receive), send)
+            finally:
+                _refused.reset(reset)
+            return
+        answer = _error_body(refused.sentence, request_id)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": refused.status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(answer)).encode()),
+                    (b"retry-after", str(refused.retry_after).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": answer})
+
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
+            return
+        client = scope.get("client")
+        try:
+            service.limiter.address(str(client[0]) if client else None)
+        except TooMany as refused:
+            await too_many(refused, scope, receive, send)
             return
         token = _bearer(scope)
         if token == "":
@@ -108,6 +195,11 @@ def mcp_http(
             caller = service.caller_for_token(token)
         except Refused as refused:
             await _unauthorized(refused.sentence, send, metadata, token=True)
+            return
+        try:
+            service.limiter.caller(caller)
+        except TooMany as refused:
+            await too_many(refused, scope, receive, send)
             return
         # The SDK carries this context to the handler that serves the request.
         reset = _caller.set(caller)

@@ -5,7 +5,8 @@ Who reaches what (DESIGN §5):
 - on the web (`via_web=True`): also the public and open apps of other spaces;
   a private app of a space the caller is not in is hidden (NotFound), never
   forbidden.
-Writing: `open` lets anyone who reached the app write; otherwise owners and
+Writing: `open` lets anyone who reached the app write (anonymous writers as
+often as `pasture.platform.limits` lets an address); otherwise owners and
 editors of its space write, and a viewer gets the spec's sentence.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 from pasture.caller import Caller
 from pasture.errors import Forbidden, NotFound, Refused, Unauthorized, UsageError, echo
 from pasture.platform.catalog import Catalog
+from pasture.platform.limits import Limiter
 from pasture.platform.model import (
     READ_ONLY_GRANT,
     SIGN_IN,
@@ -34,8 +36,9 @@ def require_writes(caller: Caller) -> None:
 class Gate:
     """Decides, for one caller and one app name, what they reach and what they may do."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, limiter: Limiter | None = None) -> None:
         self.catalog = catalog
+        self.limiter = limiter
 
     def reach(self, caller: Caller, app: str, *, via_web: bool = False) -> Reached:
         """The app `app` names, as this caller reaches it; NotFound when they cannot."""
@@ -78,7 +81,11 @@ class Gate:
         require_writes(caller)
         if loaded is None:
             loaded = self.catalog.load(reached.space, reached.slug)
-        if loaded.access == "open" or reached.role in ("owner", "editor"):
+        if reached.role in ("owner", "editor"):
+            return
+        if loaded.access == "open":
+            if self.limiter is not None and not caller.signed_in:
+                self.limiter.open_write(caller.address)  # anyone writes, but not endlessly
             return
         if reached.role == "viewer":
             raise Forbidden(VIEWER_WRITES)

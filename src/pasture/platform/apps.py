@@ -30,6 +30,7 @@ from pasture.platform.spaces import Spaces
 from pasture.platform.workers import WORKER, Version, clashes, commands_of, untrusted
 
 if TYPE_CHECKING:
+    from pasture.platform.audit import Call
     from pasture.store.vocab import Vocabulary
 
 
@@ -54,8 +55,11 @@ class Apps:
         app: str | None = None,
         access: Access | None = None,
         title: str | None = None,
+        noted: Call | None = None,
     ) -> Result:
-        """Check the whole app, then install it as a new version, or refuse with every problem."""
+        """Check the whole app, then install it as a new version, or refuse with every problem.
+
+        `noted`: the audit's record of this call, told which app it is."""
         require_writes(caller)
         from pasture.commands import load_commands
         from pasture.store.vocab import Vocabulary
@@ -78,9 +82,11 @@ class Apps:
             raise UsageError(f"{access} is not an access — say private, public or open")
         if title is not None:
             _id.check_title(title)
+        at = f"{space}/{slug}"
+        if noted is not None:
+            noted.app = at
         if self.spaces.role(caller, space) not in ("owner", "editor"):
             self.spaces.no_deploy(caller, space)
-        at = f"{space}/{slug}"
         if not raw:
             raise DeployRefused(["there are no files to deploy — put index.html in the folder"])
 
@@ -240,11 +246,13 @@ class Apps:
             text, {"at": reached.at, "version": loaded.version, "path": path, "text": text}
         )
 
-    def rollback(self, caller: Caller, app: str, version: int) -> Result:
+    def rollback(self, caller: Caller, app: str, version: int, noted: Call | None = None) -> Result:
         from pasture.store.vocab import Vocabulary
 
         require_writes(caller)
         reached = self.gate.reach(caller, app)
+        if noted is not None:
+            noted.app = reached.at
         if reached.role not in ("owner", "editor"):
             self.spaces.no_deploy(caller, reached.space)
         space, slug = reached.space, reached.slug

@@ -13,7 +13,7 @@ have on the page.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pasture.caller import Caller
 from pasture.commands.appstore import AppStore
@@ -22,6 +22,9 @@ from pasture.platform.access import Gate
 from pasture.platform.catalog import Catalog
 from pasture.platform.model import Reached, plural
 from pasture.store.base import Applied, Bundle, Row
+
+if TYPE_CHECKING:
+    from pasture.platform.audit import Call
 
 
 class Graph:
@@ -32,10 +35,20 @@ class Graph:
         self.gate = gate
 
     def write(
-        self, caller: Caller, app: str, bundles: Any, *, via_web: bool = False
+        self,
+        caller: Caller,
+        app: str,
+        bundles: Any,
+        *,
+        via_web: bool = False,
+        noted: Call | None = None,
     ) -> tuple[Reached, Applied]:
-        """Write bundles as the caller, if the app's access lets them; Refused otherwise."""
+        """Write bundles as the caller, if the app's access lets them; Refused otherwise.
+
+        `noted`: the audit's record of this call, told which app it reached."""
         reached = self.gate.reach(caller, app, via_web=via_web)
+        if noted is not None:
+            noted.app = reached.at
         self.gate.check_write(caller, reached)
         return reached, self.catalog.store(reached.space, reached.slug).apply(bundles, caller)
 
@@ -46,9 +59,17 @@ class Graph:
         reached = self.gate.reach(caller, app, via_web=via_web)
         return reached, self.catalog.store(reached.space, reached.slug).query(filter, caller)
 
-    def apply(self, caller: Caller, app: str, bundles: Any, *, via_web: bool = False) -> Result:
+    def apply(
+        self,
+        caller: Caller,
+        app: str,
+        bundles: Any,
+        *,
+        via_web: bool = False,
+        noted: Call | None = None,
+    ) -> Result:
         """Write bundles under the app's access; data `{entities, aliases}`."""
-        reached, applied = self.write(caller, app, bundles, via_web=via_web)
+        reached, applied = self.write(caller, app, bundles, via_web=via_web, noted=noted)
         named = ", ".join(
             f"{k if k.startswith('$') else '$' + k}={v}" for k, v in applied.aliases.items()
         )

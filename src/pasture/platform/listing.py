@@ -8,8 +8,8 @@ command of club/runs and yourname/runs — say which app`), the unknown one
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from pasture.caller import NOBODY, Caller
 from pasture.commands.model import Command, Context, Result
@@ -18,6 +18,9 @@ from pasture.platform.access import Gate
 from pasture.platform.catalog import Catalog
 from pasture.platform.graph import CheckedStore, Graph
 from pasture.platform.model import SIGN_IN, AppInfo, Loaded, Reached, and_, plural
+
+if TYPE_CHECKING:
+    from pasture.platform.audit import Call
 
 
 @dataclass(frozen=True)
@@ -87,11 +90,13 @@ class Listing:
         return Result("\n\n".join(blocks), {"commands": listing})
 
     def _resolve(
-        self, caller: Caller, name: str, app: str | None, via_web: bool
+        self, caller: Caller, name: str, app: str | None, via_web: bool, noted: Call | None = None
     ) -> tuple[Reached, Loaded, Command]:
         name = name.strip().replace(" ", "_")
         if app is not None:
             reached = self.gate.reach(caller, app, via_web=via_web)
+            if noted is not None:  # an unknown name is refused in the app it was asked of
+                noted.app = reached.at
             loaded = self.catalog.load(reached.space, reached.slug)
             cmd = loaded.command(name)
             if cmd is None:
@@ -150,12 +155,17 @@ class Listing:
         *,
         via_web: bool = False,
         typed_text: bool = False,
+        noted: Call | None = None,
     ) -> Result:
         """Run a command as the caller; the refusals are the spec's sentences.
 
         `typed_text`: the values are text a person typed, which code commands convert.
+        `noted`: the audit's record of this call, told which app and command it found.
         """
-        reached, loaded, cmd = self._resolve(caller, name, app, via_web)
+        reached, loaded, cmd = self._resolve(caller, name, app, via_web, noted)
+        if noted is not None:
+            noted.app, noted.command = reached.at, cmd.agent_name
+            noted.known = cmd.input.get("properties", {})
         if not cmd.read_only:
             self.gate.check_write(caller, reached, loaded)
         if not isinstance(args, Mapping):
@@ -166,6 +176,8 @@ class Listing:
         self, caller: Caller, at: str, cmd: Command, via_web: bool, typed_text: bool = False
     ) -> Context:
         """What a command runs with: its app's store as the caller, checked on every call."""
+        if caller.address is not None:  # an anonymous write was counted once, as the call
+            caller = replace(caller, address=None)
         read_only = cmd.name if cmd.read_only else None
         store = CheckedStore(self.graph, caller, at, via_web=via_web, read_only=read_only)
         return Context(caller, store, at, typed_text=typed_text)

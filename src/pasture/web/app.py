@@ -49,8 +49,14 @@ with the status its kind carries (see `pasture.errors`):
     400 Refused · 401 a bad token · 403 Forbidden · 404 NotFound · 409 Conflict
     · 413 a body over 8 MB · 415 a body not sent as application/json with the cookie
     · 424 the app's own code failed (it crashed, answered with what is not JSON, or
-      went past its limits)
+      went past its limits) · 429 too many calls, with `Retry-After`
          {"error": "you can read this app but not change it — its owner can make you an editor"}
+
+Every request is one call from its address, and one by its token or person once
+they are known; anonymous writes to an open app are counted per address on their
+own (`pasture.platform.limits`). Past a limit: 429, `Retry-After`, the sentence.
+Sign-in failures (a password, a token or a link on /signin) are counted per name
+and address: the sign-in page then carries `too many tries — wait a minute`.
 
 Anything else is a bug: it is logged here with its traceback, and the caller
 gets a 500 `{"error": "something went wrong on the server — …"}` and nothing more.
@@ -64,6 +70,7 @@ import logging
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit
@@ -79,7 +86,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from pasture import jsontext
 from pasture.caller import NOBODY, Caller
 from pasture.commands.model import Result
-from pasture.errors import Forbidden, NotFound, Refused, Unauthorized, Unavailable
+from pasture.errors import Forbidden, NotFound, Refused, TooMany, Unauthorized, Unavailable
 from pasture.platform.origins import PASS_MARK
 from pasture.platform.rewrite import with_base
 from pasture.platform.service import Service
@@ -134,6 +141,7 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
         Route("/signin", web.signin, methods=["POST"], max_body_size=64 * 1024),
         Route("/signin/app", web.signin_app, methods=["GET", "HEAD"]),
         Route("/tokens", web.tokens, methods=["GET", "HEAD"]),
+        Route("/audit", web.audit, methods=["GET", "HEAD"]),
         Route("/tokens", web.make_token, methods=["POST"], max_body_size=64 * 1024),
         Route("/tokens/revoke", web.revoke_token, methods=["POST"], max_body_size=64 * 1024),
         *oauth_routes(service, web),
@@ -154,6 +162,9 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         async with mcp_lifespan():
             yield
+        # Stopping (uvicorn ends the process with the signal it was sent, past `atexit`):
+        # the audit's last records are written now.
+        await in_thread(service.flush_audit)
 
     app = _Door(
         routes=routes,
@@ -184,6 +195,12 @@ class _Door(Starlette):
             if not self.hosts.allows(host):
                 await _misdirected(host, self.hosts, scope, receive, send)
                 return
+        if scope["type"] == "http" and self.service is not None and not _mcp_path(scope["path"]):
+            try:  # /mcp counts its own (pasture.mcp.http)
+                self.service.limiter.address(client_address(scope))
+            except TooMany as e:
+                await _too_many(e, scope, receive, send)
+                return
         if scope["type"] == "http" and self.service is not None:
             answer = apps_origins.place(self.service, scope)
             if answer is not None:
@@ -202,6 +219,27 @@ class _Door(Starlette):
                 await _guarded(self.mcp, scope, receive, send)
                 return
         await super().__call__(scope, receive, send)
+
+
+def _mcp_path(path: str) -> bool:
+    return path == "/mcp" or path.startswith("/mcp/")
+
+
+def client_address(scope: Scope) -> str | None:
+    """The address a request came from (behind a proxy, what uvicorn was told it is)."""
+    client = scope.get("client")
+    return str(client[0]) if client else None
+
+
+async def _too_many(e: TooMany, scope: Scope, receive: Receive, send: Send) -> None:
+    """429 for an address past its limit: JSON under ./api/, a short page elsewhere."""
+    response: Response
+    if "/api/" in scope.get("path", ""):
+        response = _json_refusal(e)
+    else:
+        page = pages.message_page("Too many", e.sentence)
+        response = HTMLResponse(page, status_code=e.status, headers=_refusal_headers(e))
+    await response(scope, receive, send)
 
 
 def _app_path(path: str) -> bool:
@@ -307,7 +345,12 @@ def _wants_json(request: Request) -> bool:
 
 
 def _json_refusal(e: Refused) -> Response:
-    return JSONResponse({"error": e.sentence}, status_code=e.status)
+    return JSONResponse({"error": e.sentence}, status_code=e.status, headers=_refusal_headers(e))
+
+
+def _refusal_headers(e: Refused) -> dict[str, str] | None:
+    """`Retry-After` for a refusal that passes with time (`TooMany`)."""
+    return {"Retry-After": str(e.retry_after)} if isinstance(e, TooMany) else None
 
 
 def _result(result: Result) -> Response:
@@ -404,7 +447,7 @@ class _Web:
     ) -> Response:
         """Runs one API call: a refusal becomes its status and sentence, a bug a bare 500."""
         try:
-            return await work(await self.caller(request))
+            return await work(came_by(self.counted(await self.caller(request), request), request))
         except Refused as e:
             return _json_refusal(e)
         except Exception:
@@ -416,18 +459,26 @@ class _Web:
     ) -> Response:
         """Runs one page: a refusal becomes a short page with its sentence."""
         try:
-            return await work(await self.caller(request))
+            return await work(self.counted(await self.caller(request), request))
         except BadToken as e:
             return _json_refusal(e)
         except Refused as e:
-            title = "Not here" if e.status == 404 else "Refused"
+            title = {404: "Not here", 429: "Too many"}.get(e.status, "Refused")
             page = pages.message_page(title, e.sentence, self.sign_in_from(request))
-            return HTMLResponse(page, status_code=e.status)
+            return HTMLResponse(page, status_code=e.status, headers=_refusal_headers(e))
         except Exception:
             log.exception("unexpected error on %s %s", request.method, request.url.path)
             return HTMLResponse(
                 pages.message_page("Something went wrong", SERVER_FAULT), status_code=500
             )
+
+    def counted(self, caller: Caller, request: Request) -> Caller:
+        """One call by a signed-in caller (TooMany past their limit); nobody, with the
+        address they came from, which open apps' anonymous writes are counted by."""
+        if caller.signed_in:
+            self.service.limiter.caller(caller)
+            return caller
+        return replace(caller, address=client_address(request.scope))
 
     def sign_in_from(self, request: Request) -> str:
         """Where a visitor of this page signs in: the main origin's page, or, on an app's own
@@ -461,7 +512,9 @@ class _Web:
                 opens = {
                     a.at: apps_origins.sign_in_hop(self.service, a.space, a.slug, "/") for a in apps
                 }
-            page = pages.dashboard(caller, apps, commands, nonce, problems, opens)
+            roles = await self.call(self.service.spaces, caller)
+            owned = {space for space, role in roles if role == "owner"}
+            page = pages.dashboard(caller, apps, commands, nonce, problems, opens, owned)
             return _own_page(page, nonce)
 
         return await self.html(request, work)
@@ -479,6 +532,22 @@ class _Web:
 
     async def tokens(self, request: Request) -> Response:
         return await self.html(request, self.tokens_of)
+
+    # -- the audit -----------------------------------------------------------------------
+    async def audit(self, request: Request) -> Response:
+        """`/audit?app=space/slug[&since=1h]`: an app's recorded calls (its space's owners);
+        without `app`, the person's own."""
+        app = request.query_params.get("app") or None
+        since = request.query_params.get("since") or None
+
+        async def work(caller: Caller) -> Response:
+            if not caller.signed_in:
+                return RedirectResponse("/signin", status_code=303)
+            result = await self.call(self.service.audit, caller, app, since, mine=app is None)
+            records = result.data["records"]
+            return _own_page(pages.audit_page(caller, app, records, since))
+
+        return await self.html(request, work)
 
     async def make_token(self, request: Request) -> Response:
         fields = parse_qs((await request.body()).decode("utf-8", "replace"))
@@ -516,19 +585,20 @@ class _Web:
     async def signin_form(self, request: Request) -> Response:
         link = request.query_params.get("link")
         if link is not None:  # a one-time sign-in link (`pasture signin`, `make run`)
+            address = client_address(request.scope)
             try:
-                session = await self.call(self.service.session_for_link, link)
+                session = await self.call(self.service.session_for_link, link, address)
             except Refused as e:
-                return _own_page(pages.signin_page(e.sentence), status=e.status)
+                return _refused_page(pages.signin_page(e.sentence), e)
             return self.signed_in(session)
         token = request.query_params.get("token")
         if token is None:
             return _own_page(pages.signin_page())
         try:
-            caller = await self.call(self.service.caller_for_token, token)
-            session = await self.call(self.service.new_session, caller)
+            address = client_address(request.scope)
+            session = await self.call(self.service.session_for_token, token, address)
         except Refused as e:
-            return _own_page(pages.signin_page(e.sentence), status=401)
+            return _refused_page(pages.signin_page(e.sentence), e, 401)
         return self.signed_in(session)
 
     async def signin(self, request: Request) -> Response:
@@ -545,10 +615,11 @@ class _Web:
         app = fields.get("app", [""])[0]
         onward = apps_origins.safe_next(fields.get("next", [""])[0])
         try:
-            session = await self.call(self.service.sign_in, name, password)
+            address = client_address(request.scope)
+            session = await self.call(self.service.sign_in, name, password, address)
         except Refused as e:
             page = pages.signin_page(e.sentence, name, app=app, next_path=onward)
-            return _own_page(page, status=401)
+            return _refused_page(page, e, 401)
         except Exception:
             log.exception("unexpected error signing in")
             return _own_page(pages.signin_page(SERVER_FAULT, name), status=500)
@@ -754,6 +825,13 @@ class _Web:
         return await self.api(request, work)
 
 
+def came_by(caller: Caller, request: Request) -> Caller:
+    """The caller as the audit tells of them: by the web, or by a page's WebMCP tool
+    (`./api/webmcp.js` says so in a header); with a session when no token names them."""
+    door = "webmcp" if request.headers.get("x-pasture-door") == "webmcp" else "web"
+    return caller.at_door(door, caller.via or ("session" if caller.signed_in else None))
+
+
 def filter_of(query: str) -> str:
     """The filter a query string carries.
 
@@ -811,6 +889,14 @@ def _own_page(
             "Cache-Control": "no-store",
         },
     )
+
+
+def _refused_page(html: str, e: Refused, status: int | None = None) -> Response:
+    """One of the platform's own pages carrying a refusal: its status (`status` for any
+    but too many tries) and `Retry-After` when it passes with time."""
+    response = _own_page(html, status=e.status if status is None or e.status == 429 else status)
+    response.headers.update(_refusal_headers(e) or {})
+    return response
 
 
 own_page = _own_page  # for the door's other modules (`pasture.web.consent`)

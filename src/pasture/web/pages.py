@@ -7,7 +7,7 @@ page's Content-Security-Policy names, so no other script runs on these pages.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from html import escape
 from typing import Any
 
@@ -228,6 +228,47 @@ def tokens_page(
     return _page("Tokens · pasture", body)
 
 
+def audit_page(
+    caller: Caller,
+    app: str | None,
+    records: Sequence[Mapping[str, Any]],
+    since: str | None = None,
+) -> str:
+    """An app's recorded calls, for its space's owners, or (no app) the person's own: who,
+    by which door and token or client, what ran, how it went; the newest last."""
+    title = f"Audit of {app}" if app else "Your calls"
+    rows = []
+    for r in records:
+        what = f"{r['action']} {r['command']}" if r.get("command") else str(r["action"])
+        cells = [str(r["at"])[:19].replace("T", " "), r.get("name") or "nobody"]
+        cells += [r.get("door") or "—", r.get("via") or "—"]
+        cells += [] if app else [r.get("app") or "—"]
+        cells += [what, r.get("args") or "", str(r["outcome"]), f"{float(r['ms']):.1f}"]
+        rows.append("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in cells) + "</tr>")
+    heads = ["when (UTC)", "who", "door", "via", *([] if app else ["app"])]
+    heads += ["what", "args", "outcome", "ms"]
+    table = (
+        "<table><thead><tr>"
+        + "".join(f"<th>{h}</th>" for h in heads)
+        + f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        if records
+        else '<p class="hint">No calls recorded in this while.</p>'
+    )
+    kept = f'<input type="hidden" name="app" value="{escape(app)}">' if app else ""
+    body = (
+        '<header><h1><a href="/">pasture</a></h1>'
+        f'<span class="meta">signed in as {escape(caller.name or "")}</span></header>'
+        f"<h2>{escape(title)}</h2>"
+        f'<form method="get" action="/audit">{kept}'
+        '<label>Since <input type="text" name="since" '
+        f'value="{escape(since or "")}" placeholder="1h, 2d, 2026-12-01"></label>'
+        '<button type="submit">Show</button></form>'
+        f"{table}"
+        '<p class="hint">Arguments are kept as their names and kinds, never their values.</p>'
+    )
+    return _page(f"{title} · pasture", body)
+
+
 def message_page(title: str, sentence: str, sign_in: str | None = None) -> str:
     """A short page with a sentence; `sign_in` is where a signed-out visitor signs in."""
     link = f'<p><a href="{escape(sign_in)}">Sign in</a></p>' if sign_in else ""
@@ -254,11 +295,13 @@ def dashboard(
     nonce: str,
     problems: Mapping[str, str] | None = None,
     opens: Mapping[str, str] | None = None,
+    owned: Collection[str] = (),
 ) -> str:
     """The signed-in person's spaces, apps and commands, each command with a form to try it.
 
     `opens` is where each app's link goes, by `space/app` (its page, or the hop that
-    signs the visitor in to its own origin).
+    signs the visitor in to its own origin). The apps of the spaces in `owned` link to
+    their audit.
     """
     head = (
         "<header><h1>pasture</h1>"
@@ -281,12 +324,17 @@ def dashboard(
         for app in sorted(spaces[space], key=lambda a: a.slug):
             problem = (problems or {}).get(app.at)
             opened = (opens or {}).get(app.at, f"/{app.space}/{app.slug}/")
-            parts.append(_app(app, commands.get(app.at, ()), problem, opened))
+            audit = app.space in owned
+            parts.append(_app(app, commands.get(app.at, ()), problem, opened, audit))
     return _page("pasture", "".join(parts), nonce)
 
 
 def _app(
-    app: AppInfo, commands: Sequence[Mapping[str, Any]], problem: str | None, opens: str
+    app: AppInfo,
+    commands: Sequence[Mapping[str, Any]],
+    problem: str | None,
+    opens: str,
+    audit: bool = False,
 ) -> str:
     path = f"/{app.space}/{app.slug}/"
     title = app.title or app.slug
@@ -303,7 +351,9 @@ def _app(
         )
         + "</h3>",
         f'<div class="meta">{escape(app.at)} · '
-        f'<a href="{escape(path)}api/tools">its tools for browser agents (JSON)</a></div>',
+        f'<a href="{escape(path)}api/tools">its tools for browser agents (JSON)</a>'
+        + (f' · <a href="/audit?app={escape(app.at)}">its audit</a>' if audit else "")
+        + "</div>",
     ]
     if problem:
         parts.append(f'<p class="error">{escape(problem)}</p>')

@@ -16,8 +16,9 @@ command with `document.modelContext.registerTool`:
 
 `execute(input)` posts `{name, args: input}` to `./api/command` with the page's
 own sign-in, so the command runs as the person whose tab it is, through the
-same Service call and refusals as every other door. It resolves to the MCP
-shape of a tool's answer:
+same Service call and refusals as every other door (its header
+`X-Pasture-Door: webmcp` tells the audit it came by WebMCP, not from the page
+itself). It resolves to the MCP shape of a tool's answer:
 
     {content: [{type: "text", text: "log_run: wrote 1 entity in ada/runs: …"}],
      structuredContent: {entities: […], aliases: {…}}}
@@ -68,7 +69,11 @@ if (context && typeof context.registerTool === "function" && !opaque && !documen
       response = await fetch(new URL("command", api), {
         method: "POST",
         credentials: "same-origin",
-        headers: { Accept: "application/json", "Content-Type": "application/json" },
+        headers: {
+          Accept: "application/json",
+          "Content-Type": "application/json",
+          "X-Pasture-Door": "webmcp",  // for the audit: which door the call came by
+        },
         body: JSON.stringify({ name, args: input ?? {} }),
       });
     } catch {

@@ -1,0 +1,350 @@
+"""How fast anyone may call, and how often a sign-in may fail: counted in memory, per process.
+
+A person using an agent never meets these limits; a runaway loop does:
+
+    calls    per token, OAuth grant or signed-in person   600 a minute    $PASTURE_RATE
+             per client address (IPv6: per /64)          1,200 a minute   $PASTURE_RATE_ADDRESS
+    writes   anonymous, to `open` apps, per address          60 a minute  $PASTURE_RATE_OPEN
+
+(`pasture serve --rate`, `--rate-address`, `--rate-open` say the same; `off`
+turns one off.) Each limit is a bucket per key that holds that many calls and
+fills again evenly over its time: 600 a minute lets a burst of 600 through, then
+10 a second. A call past it is `TooMany` (HTTP 429, `Retry-After`) with a
+sentence that says what to do:
+
+    too many calls from this token — 600 a minute at most; try again in 1 s
+
+Sign-in (a password; a token or a link on /signin) counts failures per name and
+per address. From the 4th failure for a name (the 11th for an address) each try
+waits a little first (¼ s, doubling, at most 2 s); after 10 for a name (30 for
+an address) tries are refused for a minute with `too many tries — wait a
+minute`, and each failure after that refuses them for another minute. A sign-in
+that works starts its name's count again; failures are forgotten a quarter of
+an hour after the last.
+
+All of it is counted in memory by each server process: nothing is written and
+nothing is asked of a database, so the cost is a dictionary look-up a call. A
+restart forgets the counts, and N processes behind a load balancer each count
+what reaches them.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from pasture.caller import Caller
+from pasture.errors import TooMany, UsageError, echo
+
+Clock = Callable[[], float]
+Sleep = Callable[[float], None]
+
+TOO_MANY_TRIES = "too many tries — wait a minute"
+_KEYS = 50_000  # keys one limit remembers at most; past it, those at rest are forgotten
+
+_UNITS = {
+    "s": 1.0,
+    "sec": 1.0,
+    "second": 1.0,
+    "m": 60.0,
+    "min": 60.0,
+    "minute": 60.0,
+    "h": 3600.0,
+    "hour": 3600.0,
+    "d": 86400.0,
+    "day": 86400.0,
+}
+_RATE = re.compile(r"^\s*(\d[\d_,]*)\s*(?:/\s*([a-z]+))?\s*$")
+_OFF = ("off", "none", "no", "0")
+
+
+@dataclass(frozen=True)
+class Rate:
+    """At most `count` calls in `seconds` (the bucket's size, and how long it takes to fill)."""
+
+    count: int
+    seconds: float = 60.0
+
+    @classmethod
+    def parse(cls, text: str, what: str = "a rate") -> Rate | None:
+        """`600/minute`, `10/s`, `5000/hour` (a bare number is per minute); `off` is None."""
+        cleaned = text.strip().lower()
+        if cleaned in _OFF:
+            return None
+        found = _RATE.match(cleaned)
+        word = (found.group(2) or "minute") if found else ""
+        unit = _UNITS.get(word) or _UNITS.get(word.removesuffix("s") if len(word) > 2 else "")
+        count = int(found.group(1).replace(",", "").replace("_", "")) if found else 0
+        if found is None or unit is None or count < 1:
+            raise UsageError(
+                f"{what} is a number of calls and a time, like 600/minute or 20/second "
+                f"(or off) — not {echo(text, 40)}"
+            )
+        return cls(count, unit)
+
+    def __str__(self) -> str:
+        per = {1.0: "a second", 60.0: "a minute", 3600.0: "an hour", 86400.0: "a day"}
+        return f"{self.count:,} " + per.get(self.seconds, f"every {self.seconds:g} s")
+
+
+@dataclass(frozen=True)
+class Rates:
+    """The limits one server keeps; None is no limit."""
+
+    caller: Rate | None = Rate(600)  # per token, OAuth grant or signed-in person
+    address: Rate | None = Rate(1200)  # per client address
+    open_writes: Rate | None = Rate(60)  # anonymous writes to open apps, per address
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Rates:
+        """The defaults, or `$PASTURE_RATE`, `$PASTURE_RATE_ADDRESS`, `$PASTURE_RATE_OPEN`."""
+        env = os.environ if environ is None else environ
+        base = cls()
+
+        def rate(name: str, default: Rate | None) -> Rate | None:
+            text = env.get(name)
+            return default if not text else Rate.parse(text, f"${name}")
+
+        return cls(
+            caller=rate("PASTURE_RATE", base.caller),
+            address=rate("PASTURE_RATE_ADDRESS", base.address),
+            open_writes=rate("PASTURE_RATE_OPEN", base.open_writes),
+        )
+
+
+class Buckets:
+    """One rate for many keys: a bucket each, that holds `rate.count` and fills evenly."""
+
+    def __init__(self, rate: Rate, clock: Clock = time.monotonic) -> None:
+        self.rate = rate
+        self.clock = clock
+        self._per_second = rate.count / rate.seconds
+        self._lock = threading.Lock()
+        self._held: dict[Hashable, list[float]] = {}  # key -> [calls left, when counted]
+
+    def take(self, key: Hashable) -> float:
+        """Take one call for `key`: 0.0 if there was one, else the seconds until there is."""
+        now = self.clock()
+        with self._lock:
+            held = self._held.get(key)
+            if held is None:
+                if len(self._held) >= _KEYS:
+                    self._forget_resting(now)
+                self._held[key] = [self.rate.count - 1.0, now]
+                return 0.0
+            left = min(float(self.rate.count), held[0] + (now - held[1]) * self._per_second)
+            held[1] = now
+            if left >= 1.0:
+                held[0] = left - 1.0
+                return 0.0
+            held[0] = left  # a refused call takes nothing
+            return (1.0 - left) / self._per_second
+
+    def _forget_resting(self, now: float) -> None:
+        """Forget the keys whose bucket is full again; all of them if none is."""
+        resting = [k for k, (_, at) in self._held.items() if now - at >= self.rate.seconds]
+        for key in resting:
+            del self._held[key]
+        if len(self._held) >= _KEYS:
+            self._held.clear()
+
+
+@lru_cache(maxsize=4096)
+def address_key(address: str) -> str:
+    """An address as it is counted: IPv4 as it is, IPv6 by its /64 (one home, one network)."""
+    if ":" not in address:
+        return address
+    try:
+        parsed = ipaddress.IPv6Address(address.split("%")[0])
+    except ValueError:
+        return address
+    if parsed.ipv4_mapped is not None:
+        return str(parsed.ipv4_mapped)
+    return str(ipaddress.IPv6Network((parsed, 64), strict=False))
+
+
+def _whose(caller: Caller) -> str:
+    via = caller.via or ""
+    if via.startswith("token"):
+        return "this token"
+    if via.startswith("client"):
+        return "this client"
+    return "your sign-in"
+
+
+class Limiter:
+    """Every limit of one server process; the doors and the gate ask it, and it refuses."""
+
+    def __init__(
+        self,
+        rates: Rates | None = None,
+        *,
+        clock: Clock = time.monotonic,
+        sleep: Sleep = time.sleep,
+    ) -> None:
+        self.rates = Rates() if rates is None else rates
+        self.clock = clock  # what every count here reads the time from (tests set their own)
+
+        def now() -> float:
+            return self.clock()
+
+        def buckets(rate: Rate | None) -> Buckets | None:
+            return None if rate is None else Buckets(rate, now)
+
+        self._callers = buckets(self.rates.caller)
+        self._addresses = buckets(self.rates.address)
+        self._open_writes = buckets(self.rates.open_writes)
+        self.sign_in = SignInTries(clock=now, sleep=sleep)
+
+    def address(self, address: str | None) -> None:
+        """One call from a client address; TooMany past its limit (None: not counted)."""
+        if self._addresses is None or not address:
+            return
+        wait = self._addresses.take(address_key(address))
+        if wait:
+            raise _too_many("your address", self._addresses.rate, wait)
+
+    def caller(self, caller: Caller) -> None:
+        """One call by a signed-in person through one token, grant or sign-in."""
+        if self._callers is None or not caller.signed_in:
+            return
+        wait = self._callers.take((caller.eid, caller.via))
+        if wait:
+            raise _too_many(_whose(caller), self._callers.rate, wait)
+
+    def open_write(self, address: str | None) -> None:
+        """One anonymous write to an open app from an address."""
+        if self._open_writes is None or not address:
+            return
+        wait = self._open_writes.take(address_key(address))
+        if wait:
+            rate = self._open_writes.rate
+            raise TooMany(
+                f"too many changes from your address without signing in — {rate} at most; "
+                f"sign in, or try again in {_seconds(wait)} s",
+                wait,
+            )
+
+
+def _seconds(wait: float) -> int:
+    return max(1, math.ceil(wait))
+
+
+def _too_many(whose: str, rate: Rate, wait: float) -> TooMany:
+    return TooMany(
+        f"too many calls from {whose} — {rate} at most; try again in {_seconds(wait)} s", wait
+    )
+
+
+@dataclass
+class _Failures:
+    count: int = 0
+    last: float = 0.0
+    locked_until: float = 0.0
+
+
+@dataclass(frozen=True)
+class _Policy:
+    slow_after: int  # failures before each try waits
+    refuse_after: int  # failures before tries are refused for `lock` seconds
+
+
+@dataclass
+class SignInTries:
+    """Failed sign-ins per name and per address: slowed, then refused for a while.
+
+    A try is counted as a failure when it starts (so tries made at once are all
+    counted) and taken back when it works.
+    """
+
+    clock: Clock = time.monotonic
+    sleep: Sleep = time.sleep
+    name: _Policy = _Policy(slow_after=3, refuse_after=10)
+    address: _Policy = _Policy(slow_after=10, refuse_after=30)
+    lock: float = 60.0
+    forget: float = 15 * 60.0
+    first_wait: float = 0.25
+    longest_wait: float = 2.0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _failures: dict[tuple[str, str], _Failures] = field(default_factory=dict, repr=False)
+
+    def _keys(self, name: str | None, address: str | None) -> list[tuple[tuple[str, str], _Policy]]:
+        keys = []
+        if name:
+            keys.append((("name", name.strip().lower()), self.name))
+        if address:
+            keys.append((("address", address_key(address)), self.address))
+        return keys
+
+    def attempt(self, name: str | None, address: str | None) -> None:
+        """Before a try: TooMany while its name or address is refused; else counted, and
+        slowed when it has failed before."""
+        keys = self._keys(name, address)
+        wait = 0.0
+        with self._lock:
+            now = self.clock()
+            if len(self._failures) >= _KEYS:
+                self._forget_old(now)
+            counts = []
+            for key, _ in keys:
+                failures = self._failures.get(key)
+                if failures is not None and now - failures.last > self.forget:
+                    failures = None
+                if failures is not None and failures.locked_until > now:
+                    raise TooMany(TOO_MANY_TRIES, failures.locked_until - now)
+                counts.append(failures or _Failures())
+            for (key, policy), failures in zip(keys, counts, strict=True):
+                failures.count += 1
+                failures.last = now
+                self._failures[key] = failures
+                if failures.count >= policy.refuse_after:
+                    failures.locked_until = now + self.lock
+                if failures.count > policy.slow_after:
+                    step = failures.count - policy.slow_after - 1
+                    wait = max(wait, min(self.longest_wait, self.first_wait * 2.0 ** min(step, 30)))
+        if wait:
+            self.sleep(wait)
+
+    def succeeded(self, name: str | None, address: str | None) -> None:
+        """The try worked: its name starts again, and its address has one failure fewer."""
+        with self._lock:
+            if name:
+                self._failures.pop(("name", name.strip().lower()), None)
+            self._take_back(self._keys(None, address))
+
+    def not_counted(self, name: str | None, address: str | None) -> None:
+        """The try neither worked nor failed (the server could not tell): it is not counted."""
+        with self._lock:
+            self._take_back(self._keys(name, address))
+
+    def _take_back(self, keys: list[tuple[tuple[str, str], _Policy]]) -> None:
+        for key, policy in keys:
+            failures = self._failures.get(key)
+            if failures is None:
+                continue
+            failures.count -= 1
+            if failures.count <= 0:
+                del self._failures[key]
+            elif failures.count < policy.refuse_after:
+                failures.locked_until = 0.0
+
+    def _forget_old(self, now: float) -> None:
+        old = [
+            key
+            for key, f in self._failures.items()
+            if now - f.last > self.forget and f.locked_until <= now
+        ]
+        for key in old:
+            del self._failures[key]
+        if len(self._failures) >= _KEYS:
+            self._failures.clear()
+
+
+__all__ = ["TOO_MANY_TRIES", "Buckets", "Limiter", "Rate", "Rates", "SignInTries", "address_key"]
