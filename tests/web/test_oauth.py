@@ -22,6 +22,7 @@ import httpx
 import httpx2
 import mcp_types as types
 import pytest
+from doc_server import Documents, serving
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import (
@@ -63,7 +64,15 @@ class Memory:
 
 
 @pytest.fixture
-def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
+def docs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Documents]:
+    """Clients' metadata documents on an HTTPS server of their own, which the server trusts."""
+    with serving(tmp_path) as running:
+        monkeypatch.setenv("SSL_CERT_FILE", str(running.ca_file))
+        yield running
+
+
+@pytest.fixture
+def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, docs: Documents) -> Iterator[Served]:
     for running in serve(tmp_path, monkeypatch):
         ada = running.service.local_owner()
         running.service.deploy(ada, EXAMPLES / "cart", space="ada", app="cart")
@@ -71,8 +80,12 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
         yield running
 
 
-async def connect(served: Served, scope: str, spaces: list[str]) -> tuple[Memory, Any]:
-    """Go through the whole sign-in with a browser; the storage and what the client saw."""
+async def connect(
+    served: Served, scope: str, spaces: list[str], document: str | None = None
+) -> tuple[Memory, Any]:
+    """Go through the whole sign-in with a browser; the storage and what the client saw.
+    With `document`, the client names itself by that metadata document's address instead
+    of registering."""
     from playwright.async_api import async_playwright
 
     storage = Memory()
@@ -96,6 +109,7 @@ async def connect(served: Served, scope: str, spaces: list[str]) -> tuple[Memory
         storage=storage,
         redirect_handler=redirect_handler,
         callback_handler=callback_handler,
+        client_metadata_url=document,
     )
 
     async def browser_approves() -> None:
@@ -121,6 +135,8 @@ async def connect(served: Served, scope: str, spaces: list[str]) -> tuple[Memory
             await page.get_by_label("Password").fill(PASSWORD)
             await page.get_by_role("button", name="Sign in").click()
             await page.get_by_text("Test agent asks to reach your apps as you").wait_for()
+            if document is not None:  # where it comes from, whatever it calls itself
+                assert await page.get_by_role("link", name=document).count() == 1
             await page.locator(f'input[name=scope][value="{scope}"]').check()
             for box in await page.locator("input[name=spaces]").all():
                 if await box.get_attribute("value") not in spaces:
@@ -130,21 +146,26 @@ async def connect(served: Served, scope: str, spaces: list[str]) -> tuple[Memory
             await browser.close()
 
     seen: dict[str, Any] = {}
-    approving = asyncio.ensure_future(browser_approves())
-    async with Client(
-        streamable_http_client(
-            f"{served.url}/mcp", http_client=httpx2.AsyncClient(auth=provider, timeout=60)
-        ),
-        mode="legacy",
-    ) as client:
-        seen["tools"] = [t.name for t in (await client.list_tools()).tools]
-        seen["apps"] = await client.call_tool("app_list", {})
-        seen["log"] = await client.call_tool(
-            "command", {"name": "log_run", "args": RUN, "app": "ada/runs"}
-        )
-        seen["cart"] = await client.call_tool("command", {"name": "cart_add", "args": {"sku": "A"}})
-        seen["status"] = await client.call_tool("command", {"name": "cart_status", "args": {}})
-    await approving
+
+    async def client_calls() -> None:
+        async with Client(
+            streamable_http_client(
+                f"{served.url}/mcp", http_client=httpx2.AsyncClient(auth=provider, timeout=60)
+            ),
+            mode="legacy",
+        ) as client:
+            seen["tools"] = [t.name for t in (await client.list_tools()).tools]
+            seen["apps"] = await client.call_tool("app_list", {})
+            seen["log"] = await client.call_tool(
+                "command", {"name": "log_run", "args": RUN, "app": "ada/runs"}
+            )
+            seen["cart"] = await client.call_tool(
+                "command", {"name": "cart_add", "args": {"sku": "A"}}
+            )
+            seen["status"] = await client.call_tool("command", {"name": "cart_status", "args": {}})
+
+    # What goes wrong in the browser is said at once, not as a client waiting for its code.
+    await asyncio.gather(browser_approves(), client_calls())
     return storage, seen
 
 
@@ -212,3 +233,53 @@ def mcp_status(served: Served, token: str) -> int:
         json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
     )
     return answer.status_code
+
+
+def test_a_client_named_by_its_metadata_document_signs_in(served: Served, docs: Documents) -> None:
+    document = docs.document(
+        "/agents/test.json",
+        client_name="Test agent",
+        redirect_uris=[CALLBACK],
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+        token_endpoint_auth_method="none",
+    )
+    metadata = httpx.get(f"{served.url}/.well-known/oauth-authorization-server").json()
+    assert metadata["client_id_metadata_document_supported"] is True
+    storage, seen = asyncio.run(connect(served, "write", ["ada"], document))
+    assert storage.client is not None and storage.client.client_id == document
+    assert not seen["log"].is_error, text(seen["log"])
+    assert "/agents/test.json" in docs.asked  # fetched by the server, not registered
+    listed = served.service.tokens(served.service.local_owner()).data["tokens"]
+    assert [t["scope"] for t in listed if t["label"] == "client Test agent"] == [
+        "reads and writes, in ada"
+    ]
+
+
+def test_a_document_that_cannot_be_used_is_a_page_saying_why(
+    served: Served, docs: Documents
+) -> None:
+    wrong = docs.url("/agents/wrong.json")
+    docs.document("/agents/wrong.json", redirect_uris=[CALLBACK])
+    docs.answers["/agents/wrong.json"].body = (
+        b'{"client_id": "https://elsewhere.example/c.json", "redirect_uris": ["%s"]}'
+        % CALLBACK.encode()
+    )
+    for client_id, says in (
+        (wrong, "exactly the address it was fetched from"),
+        (docs.url("/agents/none.json"), "answered 404"),
+    ):
+        answer = httpx.get(
+            f"{served.url}/authorize",
+            params={
+                "client_id": client_id,
+                "redirect_uri": CALLBACK,
+                "response_type": "code",
+                "code_challenge": "x" * 43,
+                "code_challenge_method": "S256",
+                "state": "s",
+            },
+        )
+        assert answer.status_code == 400 and says in answer.text
+    owner = served.service.local_owner()
+    assert [t for t in served.service.tokens(owner).data["tokens"] if "client" in t["label"]] == []

@@ -23,6 +23,8 @@ ROLES: tuple[Role, ...] = ("owner", "editor", "viewer")
 
 VIEWER_WRITES = "you can read this app but not change it — its owner can make you an editor"
 SIGN_IN = "sign in, or present a token (Authorization: Bearer …), to reach your apps"
+OAUTH_ACCESS_PREFIX = "psa_"  # what every OAuth access token begins with (`pasture.platform.oauth`)
+
 READ_ONLY_GRANT = (
     "this token only reads — it was made, or its client approved, to read only; make one that "
     "reads and writes (pasture token new --write), or approve the client again with writing"

@@ -5,7 +5,9 @@ registration (RFC 7591), `/authorize` with PKCE (S256), `/token` with refresh
 tokens, `/revoke` (`mcp.server.auth.routes`); this is the provider it asks,
 keeping everything in the platform database:
 
-- a client registers, and is kept (`oauth_clients`);
+- a client registers, and is kept (`oauth_clients`); or it names itself by
+  the `https://` address of its metadata document, which is fetched, checked
+  and kept beside the registered ones (`pasture.platform.client_documents`);
 - `/authorize` parks the request (`oauth_requests`, ten minutes) and sends the
   person to pasture's own consent page (`/oauth/consent`), where they sign in,
   see which client asks and for what, and choose: read only, or read and
@@ -23,10 +25,12 @@ grant's scope (`Caller.writes`, `Caller.spaces`), which every layer enforces.
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio.to_thread
 from mcp.server.auth.provider import (
@@ -39,14 +43,17 @@ from mcp.server.auth.provider import (
     TokenError,
     construct_redirect_uri,
 )
-from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, OAuthToken
 
 from pasture.caller import Caller
 from pasture.errors import NotFound, UsageError
 from pasture.platform import identity as _id
+from pasture.platform.client_documents import ClientDocuments, DocumentRefused, is_document_id
 from pasture.platform.db import PlatformDB
-from pasture.platform.model import now
+from pasture.platform.model import OAUTH_ACCESS_PREFIX, now
 from pasture.platform.tokens import ID, scope_words, spaces_of
+
+log = logging.getLogger("pasture.oauth")
 
 READ, WRITE = "read", "write"
 SCOPES = [READ, WRITE]
@@ -68,6 +75,10 @@ class Asking:
     writes: bool  # whether the client asked to write (the person decides)
 
 
+def _is_loopback(host: str) -> bool:
+    return host in ("localhost", "::1") or host.startswith("127.") or host.endswith(".localhost")
+
+
 def _scopes(writes: bool) -> list[str]:
     return [READ, WRITE] if writes else [READ]
 
@@ -79,18 +90,74 @@ class OAuth:
     def __init__(self, db: PlatformDB, base_url: str) -> None:
         self.db = db
         self.base_url = base_url
+        self._known: tuple[tuple[int, int], dict[str, tuple[Caller, int]]] = ((-1, -1), {})
+        host = urlsplit(base_url).hostname or ""
+        self.documents = ClientDocuments(loopback=_is_loopback(host))
 
     async def _run(self, fn: Any, *args: Any) -> Any:
         return await anyio.to_thread.run_sync(fn, *args)
 
+    def metadata(self, issuer: str) -> OAuthMetadata:
+        """What this server says of itself (RFC 8414): the SDK's description, with the
+        metadata documents it also takes, and public clients (PKCE, no secret)."""
+        from mcp.server.auth.routes import build_metadata
+        from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
+        from pydantic import AnyHttpUrl
+
+        described = build_metadata(
+            AnyHttpUrl(issuer),
+            None,
+            ClientRegistrationOptions(enabled=True, valid_scopes=SCOPES, default_scopes=SCOPES),
+            RevocationOptions(enabled=True),
+        )
+        methods = [*(described.token_endpoint_auth_methods_supported or []), "none"]
+        return described.model_copy(
+            update={
+                "client_id_metadata_document_supported": True,
+                "token_endpoint_auth_methods_supported": methods,
+            }
+        )
+
     # -- clients -------------------------------------------------------------------------------
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        if is_document_id(client_id):
+            found: OAuthClientInformationFull | None = await self._run(
+                self._document_client, client_id
+            )
+            return found
         row = await self._run(
             self.db.one, "SELECT info FROM oauth_clients WHERE client_id = ?", client_id
         )
         if row is None:
             return None
         return OAuthClientInformationFull.model_validate_json(row["info"])
+
+    def client_document(self, client_id: str) -> OAuthClientInformationFull:
+        """The client a metadata document describes, fetched now unless kept lately, and
+        kept in the database; DocumentRefused saying what is wrong with it."""
+        fresh = self.documents.kept(client_id)
+        if fresh is not None:
+            return fresh
+        client = self.documents.fetch(client_id)
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO oauth_clients (client_id, info, created) VALUES (?, ?, ?) "
+                "ON CONFLICT (client_id) DO UPDATE SET info = excluded.info",
+                (client_id, client.model_dump_json(), now()),
+            )
+        return client
+
+    def _document_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        """A document's client for the SDK's routes: the last one kept when it cannot be
+        fetched now (its server briefly away), else none."""
+        try:
+            return self.client_document(client_id)
+        except DocumentRefused as e:
+            row = self.db.one("SELECT info FROM oauth_clients WHERE client_id = ?", client_id)
+            if row is None:
+                log.warning("%s", e.sentence)
+                return None
+            return OAuthClientInformationFull.model_validate_json(row["info"])
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         def save() -> None:
@@ -148,11 +215,13 @@ class OAuth:
             )
         params = json.loads(row["params"])
         client = OAuthClientInformationFull.model_validate_json(row["info"])
+        site = None if client.client_uri is None else str(client.client_uri)
         return Asking(
             id=request,
             client_id=client.client_id,
             client_name=client.client_name or "an unnamed client",
-            client_uri=None if client.client_uri is None else str(client.client_uri),
+            # a document's own address is where the client is known to come from
+            client_uri=client.client_id if is_document_id(client.client_id or "") else site,
             redirect_uri=str(params["redirect_uri"]),
             writes=WRITE in (params.get("scopes") or SCOPES),
         )
@@ -265,7 +334,8 @@ class OAuth:
         return token
 
     def _pair(self, grant: str, scopes: list[str]) -> OAuthToken:
-        access, refresh = _id.new_secret("psa"), _id.new_secret("psr")
+        access = _id.new_secret(OAUTH_ACCESS_PREFIX.rstrip("_"))
+        refresh = _id.new_secret("psr")
         moment = int(time.time())
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM oauth_tokens WHERE expires < ?", (moment,))
@@ -360,7 +430,19 @@ class OAuth:
 
     # -- for the platform ----------------------------------------------------------------------
     def caller_for(self, token: str) -> Caller | None:
-        """The caller an access token names, with its grant's scope; None if it is not one."""
+        """The caller an access token names, with its grant's scope; None if it is not one.
+
+        Kept in memory until the platform database changes (here or in another process:
+        a revoked grant is seen at once) or the token expires, so a call reads nothing."""
+        digest = _id.secret_hash(token)
+        stamp = self.db.stamp()  # before the read: a change during it moves it again
+        kept, known = self._known
+        if kept != stamp:
+            known = {}
+            self._known = (stamp, known)
+        hit = known.get(digest)
+        if hit is not None and hit[1] >= time.time():
+            return hit[0]
         row = self._token(token, "access")
         if row is None:
             return None
@@ -368,13 +450,17 @@ class OAuth:
         name = "a client"
         if client is not None:
             name = json.loads(client["info"]).get("client_name") or name
-        return Caller(
+        caller = Caller(
             str(row["user"]),
             str(row["name"]),
             writes=bool(row["writes"]),
             spaces=spaces_of(row["spaces"]),
             via=f"client {name} ({str(row['grant_id'])[:ID]})",
         )
+        if len(known) >= 4096:
+            known.clear()
+        known[digest] = (caller, int(row["expires"]))
+        return caller
 
     def grants(self, user: Caller) -> list[dict[str, Any]]:
         """A person's grants to OAuth clients, for their listing of tokens."""

@@ -88,7 +88,10 @@ class People:
         return self.sessions.caller_for(session) or NOBODY
 
     def sign_in(self, name: str, password: str) -> str:
-        """A new session id for the web's cookie; Refused on a wrong name or password."""
+        """A new session id for the web's cookie; Refused on a wrong name or password.
+
+        It takes as long whether or not the name is a user's (or has a password): a
+        password is always checked once, against a stand-in hash when there is none."""
         name = name.strip()
         # a name no user can have (not a user name at all) is looked up nowhere
         row = (
@@ -96,7 +99,9 @@ class People:
             if _id.USER_NAME.match(name)
             else None
         )
-        if row is None or not _id.check_password(password, row["password"]):
+        stored = row["password"] if row is not None else None
+        matches = _id.check_password(password, stored or _id.stand_in_hash())
+        if row is None or not stored or not matches:
             raise Unauthorized(
                 "that name and password do not match — the owner sets a password with "
                 "pasture password"

@@ -13,6 +13,7 @@ The work is done by one part per concept, each in its own module:
     apps.Apps          deploy, read the source back, roll back
     listing.Listing    the command listing, resolving a name, running a command, status
     graph.Graph        apply, query and schema on an app's store
+    audit.Audit        every write and command call kept: who, through what, how it went
     pages.Pages        an app's files for the web, views for MCP
 
 Who reaches what (DESIGN §5, see `pasture.platform.access`):
@@ -28,18 +29,20 @@ editors of its space write, and a viewer gets the spec's sentence.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pasture.caller import NOBODY, Caller
 from pasture.commands.model import Command, Result
-from pasture.errors import NotFound, Unauthorized
+from pasture.errors import Forbidden, NotFound, Unauthorized
 from pasture.platform.access import Gate
 from pasture.platform.apps import Apps
+from pasture.platform.audit import Audit, args_shape, bundles_shape, files_shape, lines, since_of
 from pasture.platform.catalog import Catalog
 from pasture.platform.db import PlatformDB, SqlitePlatformDB
 from pasture.platform.graph import Graph
+from pasture.platform.limits import Limiter, Rates
 from pasture.platform.listing import Listing
 from pasture.platform.model import (
     ACCESSES,
@@ -62,6 +65,8 @@ from pasture.platform.spaces import Spaces
 from pasture.platform.tokens import Tokens
 
 if TYPE_CHECKING:
+    from mcp.shared.auth import OAuthMetadata
+
     from pasture.platform.oauth import Asking, OAuth
 
 
@@ -76,13 +81,21 @@ class Service:
         base_url: str = "http://127.0.0.1:8000",
         limits: Limits | None = None,
         apps_domain: str | None = None,
+        audit_days: float | None = None,
+        audit: bool | None = None,
+        rates: Rates | None = None,
     ) -> None:
         """`home` is the data directory. `database_url` (else `$PASTURE_DATABASE_URL`; ""
         for none) is a PostgreSQL database that keeps the platform's tables and every
         app's store, so several servers can share them. `limits` are what one call of
         an app's code may use (else the defaults, or `$PASTURE_WORKER_…`). With
         `apps_domain`, each app is served on an origin of its own under it
-        (`pasture.platform.origins`); without, its pages are sandboxed."""
+        (`pasture.platform.origins`); without, its pages are sandboxed. The audit keeps
+        `audit_days` days of calls (else `$PASTURE_AUDIT_DAYS`, else 90); `audit=False`
+        (or `$PASTURE_AUDIT=off`) keeps none (`pasture.platform.audit`). `rates` are how
+        fast a token, an address and anonymous writers may call (else the defaults, or
+        `$PASTURE_RATE…`): the doors and the gate ask `self.limiter`
+        (`pasture.platform.limits`), which also slows and stops repeated failed sign-ins."""
         if database_url is None:
             database_url = os.environ.get("PASTURE_DATABASE_URL") or None
         self.database_url = database_url
@@ -105,17 +118,20 @@ class Service:
         self._oauth_provider: OAuth | None = None  # made on first use: it loads the MCP SDK
         self._people = People(self.db, self.base_url)
         self._spaces = Spaces(self.db, self._catalog, self._people)
-        self._gate = Gate(self._catalog)
+        self.limiter = Limiter(Rates.from_env() if rates is None else rates)
+        self._gate = Gate(self._catalog, self.limiter)
         self._apps = Apps(self.db, self._catalog, self._people, self._spaces, self._gate)
         self._graph = Graph(self._catalog, self._gate)
         self._listing = Listing(self._catalog, self._gate, self._graph)
         self._pages = Pages(self._catalog, self._gate)
         self._secrets = Secrets(self.db, self._gate)
+        self._audit = Audit(self.db, days=audit_days, on=audit)
 
     # -- who is asking ------------------------------------------------------
     def local_owner(self) -> Caller:
-        """The machine's owner (created with a personal space on first use)."""
-        return self._people.local_owner()
+        """The machine's owner (created with a personal space on first use), at the command
+        line: the audit says so of their calls."""
+        return self._people.local_owner().at_door("cli", "command line")
 
     def caller_for_token(self, token: str | None) -> Caller:
         """The person a bearer token belongs to; nobody for None; Refused for a bad token."""
@@ -132,20 +148,40 @@ class Service:
         """The person a session cookie belongs to, or nobody."""
         return self._people.caller_for_session(session)
 
-    def sign_in(self, name: str, password: str) -> str:
-        """A new session id for the web's cookie; Refused on a wrong name or password."""
-        return self._people.sign_in(name, password)
+    def sign_in(self, name: str, password: str, address: str | None = None) -> str:
+        """A new session id for the web's cookie; Refused on a wrong name or password, and
+        TooMany after too many failures for the name or the `address` it came from."""
+        return self._trying(name, address, lambda: self._people.sign_in(name, password))
+
+    def _trying(self, name: str | None, address: str | None, sign_in: Callable[[], str]) -> str:
+        """One try to sign in, counted by the limiter: slowed, then refused, after failures."""
+        tries = self.limiter.sign_in
+        tries.attempt(name, address)
+        try:
+            session = sign_in()
+        except Unauthorized:
+            raise  # a failure, and counted as one
+        except BaseException:
+            tries.not_counted(name, address)
+            raise
+        tries.succeeded(name, address)
+        return session
 
     def new_session(self, caller: Caller) -> str:
         """A new session id for a signed-in caller (the web's `/signin?token=…` uses it)."""
         return self._people.new_session(caller)
 
-    def session_for_token(self, token: str) -> str:
-        """A new session id for the person a token belongs to (the web's `/signin?token=…`)."""
-        caller = self.caller_for_token(token)
-        if not caller.signed_in:
-            raise Unauthorized("give a token to sign in with — make one with pasture token new")
-        return self._people.new_session(caller)
+    def session_for_token(self, token: str, address: str | None = None) -> str:
+        """A new session id for the person a token belongs to (the web's `/signin?token=…`);
+        TooMany after too many failures from `address`."""
+
+        def sign_in() -> str:
+            caller = self.caller_for_token(token)
+            if not caller.signed_in:
+                raise Unauthorized("give a token to sign in with — make one with pasture token new")
+            return self._people.new_session(caller)
+
+        return self._trying(None, address, sign_in)
 
     def sign_out(self, session: str | None) -> None:
         """Forget a session id, and every pass it made; nothing happens for an unknown one."""
@@ -245,6 +281,11 @@ class Service:
             self._oauth_provider = OAuth(self.db, self.base_url)
         return self._oauth_provider
 
+    def oauth_metadata(self, issuer: str) -> OAuthMetadata:
+        """The authorization server's metadata (RFC 8414): the SDK's, and that clients may
+        name themselves by a metadata document's address."""
+        return self._oauth.metadata(issuer)
+
     def oauth_asking(self, request: str) -> Asking:
         """What a client's parked authorization request asks, for the consent page."""
         return self._oauth.asking(request)
@@ -307,9 +348,10 @@ class Service:
         """A one-time link code (ten minutes) that signs a browser in as the caller."""
         return self._people.sessions.new_link(caller)
 
-    def session_for_link(self, code: str) -> str:
-        """Spend a sign-in link: a new session id; Unauthorized when it is spent or old."""
-        return self._people.sessions.session_for_link(code)
+    def session_for_link(self, code: str, address: str | None = None) -> str:
+        """Spend a sign-in link: a new session id; Unauthorized when it is spent or old, and
+        TooMany after too many failures from `address`."""
+        return self._trying(None, address, lambda: self._people.sessions.session_for_link(code))
 
     def spaces(self, caller: Caller) -> list[tuple[str, Role]]:
         """The spaces the caller belongs to, with their role in each."""
@@ -334,7 +376,11 @@ class Service:
 
         Result text: `deployed ada/runs v3: http://…/ada/runs/\\ncommands: log_run, …`.
         """
-        return self._apps.deploy(caller, files, space=space, app=app, access=access, title=title)
+        label = f"{space}/{app}" if space and app and "/" not in app else app
+        with self._audit.call(caller, "deploy", label, None, files, files_shape) as noted:
+            return self._apps.deploy(
+                caller, files, space=space, app=app, access=access, title=title, noted=noted
+            )
 
     def files(self, caller: Caller, app: str, path: str | None = None) -> Result:
         """An app's source read back: the list of files, or one file's text."""
@@ -342,7 +388,8 @@ class Service:
 
     def rollback(self, caller: Caller, app: str, version: int) -> Result:
         """Make an earlier version of the app current again."""
-        return self._apps.rollback(caller, app, version)
+        with self._audit.call(caller, "rollback", app, None, version, _version) as noted:
+            return self._apps.rollback(caller, app, version, noted)
 
     def list_apps(self, caller: Caller) -> list[AppInfo]:
         """Every app in every space the caller belongs to."""
@@ -399,9 +446,10 @@ class Service:
         arrive typed and are never converted. Declared commands convert `"5"` → 5
         for anyone, as before.
         """
-        return self._listing.run_command(
-            caller, name, args, app, via_web=via_web, typed_text=typed_text
-        )
+        with self._audit.call(caller, "command", app, name, args, args_shape) as noted:
+            return self._listing.run_command(
+                caller, name, args, app, via_web=via_web, typed_text=typed_text, noted=noted
+            )
 
     def status(self, caller: Caller) -> Result:
         """Every reachable app's state, one line each."""
@@ -412,7 +460,8 @@ class Service:
     # open app of a space the caller is not in is reachable (as on the web).
     def apply(self, caller: Caller, app: str, bundles: Any, *, via_web: bool = False) -> Result:
         """Write bundles under the app's access; data `{entities, aliases}`."""
-        return self._graph.apply(caller, app, bundles, via_web=via_web)
+        with self._audit.call(caller, "apply", app, None, bundles, bundles_shape) as noted:
+            return self._graph.apply(caller, app, bundles, via_web=via_web, noted=noted)
 
     def query(self, caller: Caller, app: str, filter: str, *, via_web: bool = False) -> Result:
         """Read under the app's access; data `{rows}`."""
@@ -457,9 +506,53 @@ class Service:
         """Every `ui://…` view the caller can read, with its app."""
         return self._pages.views(caller)
 
+    # -- the audit (pasture.platform.audit) ------------------------------------
+    def audit(
+        self,
+        caller: Caller,
+        app: str | None = None,
+        since: str | None = None,
+        *,
+        mine: bool = False,
+        limit: int = 100,
+    ) -> Result:
+        """The newest `limit` calls recorded of an app, for the owners of its space; or, with
+        `mine` or no app, the caller's own, through every door, token and client. `since`
+        is `2026-12-01`, `2026-12-01T09:30` or a while ago (`1h`, `2d`). Data `{records}`."""
+        self._people.require_signed_in(caller)
+        after = None if since is None else since_of(since)
+        at = None
+        if app is not None:
+            reached = self._gate.reach(caller, app)
+            at = reached.at
+            if reached.role != "owner" and not mine:
+                raise Forbidden(
+                    f"only the owners of {reached.space} read {at}'s audit — pasture audit "
+                    "--mine shows your own calls"
+                )
+        user = caller.eid if mine or at is None else None
+        records = self._audit.read(app=at, user=user, since=after, limit=limit)
+        whose = f"{caller.name}'s calls" if user is not None else "calls"
+        where = f" in {at}" if at is not None else ""
+        when = f" since {after}" if after is not None else ""
+        if not records:
+            return Result(f"no {whose}{where} recorded{when}", {"records": []})
+        head = f"{whose}{where}{when}: the last {len(records)}, oldest first"
+        text = "\n".join([head, *lines(records, apps=at is None)])
+        return Result(text, {"records": records})
+
+    def flush_audit(self) -> None:
+        """Write every audit record queued so far (a server does, as it stops)."""
+        self._audit.flush()
+
     def close(self) -> None:
+        self._audit.close()  # what is still queued is written first
         self._catalog.close()
         self.db.close()
+
+
+def _version(version: Any, known: Any = None) -> str:
+    return f"v{version}"
 
 
 __all__ = [

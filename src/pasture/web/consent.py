@@ -10,6 +10,13 @@ provider (`pasture.platform.oauth`). `/authorize` sends the person here:
     POST /oauth/consent             approve (read only, or read and write; which spaces)
                                     or deny: to the client's redirect, with a code or not
 
+The authorization server's metadata says it takes Client ID Metadata
+Documents (`client_id_metadata_document_supported`): a client may name itself
+by the `https://` address of its document instead of registering
+(`pasture.platform.client_documents`). `/authorize` fetches such a document
+first, and a document that cannot be used is a page saying why, not the SDK's
+bare "not found".
+
 An issuer must be `https://`, or loopback for trying it out: a server whose
 public URL is neither serves no OAuth (and says so in its log).
 """
@@ -23,9 +30,12 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pasture.caller import Caller
+from pasture.platform.client_documents import DocumentRefused, is_document_id
 from pasture.platform.service import Service
+from pasture.threads import in_thread
 from pasture.web import pages
 
 if TYPE_CHECKING:
@@ -63,6 +73,7 @@ def oauth_routes(service: Service, web: _Web) -> list[BaseRoute]:
     except ValueError as e:
         log.warning("OAuth for /mcp is off: %s is not an issuer (%s)", base, e)
         return []
+    routes = [_documents_too(route, service, base) for route in routes]
     routes += create_protected_resource_routes(
         resource_url=AnyHttpUrl(f"{base}/mcp"),
         authorization_servers=[AnyHttpUrl(base)],
@@ -75,6 +86,46 @@ def oauth_routes(service: Service, web: _Web) -> list[BaseRoute]:
         Route("/oauth/consent", consent.answer, methods=["POST"], max_body_size=64 * 1024),
     ]
     return routes
+
+
+def _documents_too(route: BaseRoute, service: Service, base: str) -> BaseRoute:
+    """The SDK's route, or its stand-in where pasture adds Client ID Metadata Documents: the
+    metadata says they are taken, and `/authorize` fetches one before the SDK looks."""
+    from mcp.server.auth.handlers.metadata import MetadataHandler
+    from mcp.server.auth.routes import cors_middleware
+
+    if not isinstance(route, Route):
+        return route
+    if route.path == "/.well-known/oauth-authorization-server":
+        metadata = service.oauth_metadata(base)
+        handler = cors_middleware(MetadataHandler(metadata).handle, ["GET", "OPTIONS"])
+        return Route(route.path, endpoint=handler, methods=["GET", "OPTIONS"])
+    if route.path == "/authorize":
+        return Route(route.path, endpoint=_Fetching(route.app, service), methods=["GET", "POST"])
+    return route
+
+
+class _Fetching:
+    """The SDK's `/authorize`, after fetching the document a `client_id` address names (an
+    ASGI app: a class, so Starlette hands it the request as it came)."""
+
+    def __init__(self, authorize: ASGIApp, service: Service) -> None:
+        self.authorize = authorize
+        self.service = service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from pasture.web.app import own_page
+
+        client_id = Request(scope).query_params.get("client_id", "")
+        if is_document_id(client_id):
+            oauth = self.service.oauth
+            try:
+                await in_thread(lambda: oauth.client_document(client_id))
+            except DocumentRefused as e:
+                page = pages.message_page("This client cannot sign in", e.sentence)
+                await own_page(page, status=400)(scope, receive, send)
+                return
+        await self.authorize(scope, receive, send)
 
 
 class Consent:
