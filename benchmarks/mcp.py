@@ -28,16 +28,44 @@ Measured with the SDK's own client, sequentially and with 8 concurrent clients,
 alternating the servers over several rounds; the medians and their ratio
 are printed, then each round's own ratio and, where /proc tells it, each
 server's CPU time a call (less moved by other work on a shared machine than
-the rates). Then `commands` against a pasture with 200 apps deployed.
+the rates).
+
+Then what the sign-in and the audit cost: `command log_run` called with an OAuth
+access token on a server with the audit on, against the same called with a
+static token (`pasture token new`) on a server with the audit off
+(`PASTURE_AUDIT=off`): two `pasture serve`, side by side, each with its own
+PASTURE_HOME and the run club deployed. The access token is got the way an
+agent gets one, over HTTP: dynamic client registration (`POST /register`),
+`GET /authorize` with PKCE (S256, scope `read write`, the resource `…/mcp`),
+the consent page signed in to as a browser is with `pasture signin`'s one-time
+link, approved (read and write, every space), and the code exchanged at
+`POST /token`. The two are measured in the same rounds, sequentially and with
+8 clients, the order alternating; printed: the medians, their ratio (goal
+≥ 0.95×), each round's, and each server's CPU a call (the audit's writer thread
+is in it: the CPU is read a moment after the calls, once their records are
+written). Then each server's audit is read back (`pasture audit runs --json`,
+the servers stopped): the audit-on one must hold a record of every call made
+to it, the other none.
+
+Every `pasture serve` here counts calls against its rate limits
+(`pasture.platform.limits`) as any server does, at limits no run reaches
+(unless $PASTURE_RATE or $PASTURE_RATE_ADDRESS says otherwise).
+
+Last, `commands` against a pasture with 200 apps deployed.
 
     .venv/bin/python benchmarks/mcp.py [--calls 400] [--rounds 3] [--mode auto|legacy]
     .venv/bin/python benchmarks/mcp.py --quick   # 160 calls, 1 round, 50 apps: a look
+    .venv/bin/python benchmarks/mcp.py --only oauth   # OAuth + audit against static, alone
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
+import json
 import os
+import secrets
 import shutil
 import socket
 import sqlite3
@@ -51,13 +79,16 @@ import uuid
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 # Run as a script, this file's folder comes first on sys.path and its name would hide the SDK's.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 import anyio  # noqa: E402
+import httpx  # noqa: E402
 import httpx2  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
@@ -69,6 +100,10 @@ RUN = {"who": "Ada", "miles": "5", "at": "2026-09-01"}
 # An agent's values reach a code command as they are sent (only typed text is converted).
 CODE_RUN = {"who": "Ada", "miles": 5, "at": "2026-09-01"}
 CONCURRENT = 8
+# Limits every pasture here counts calls against, and no run reaches (see the docstring).
+UNREACHED = "1000000000/minute"
+GOAL_OAUTH = 0.95  # OAuth with the audit on, against a static token with the audit off
+CALLBACK = "http://127.0.0.1:9/cb"  # nothing listens: the code is read off the redirect
 
 # The code command's app: the run club's vocabulary and this worker.py, nothing else.
 CODE_APP = "clubcode"
@@ -268,6 +303,124 @@ def in_process_commands(home: Path, calls: int, rounds: int) -> float:
     return statistics.median(rates)
 
 
+# -- an OAuth access token, got as an agent gets one -------------------------------
+class ConsentForm(HTMLParser):
+    """The consent page's form: its inputs (name, type, value), as a browser reads them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.action: str | None = None
+        self.inputs: list[tuple[str, str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag == "form" and self.action is None:
+            self.action = a.get("action", "")
+        elif tag in ("input", "button") and a.get("name"):
+            kind = a.get("type") or ("submit" if tag == "button" else "text")
+            self.inputs.append((a["name"], kind, a.get("value", "")))
+
+
+def oauth_access_token(base: str, env: dict[str, str]) -> str:
+    """Register a client, authorize it with PKCE, sign in and approve the consent page
+    (read and write, every space) as a browser would, and exchange the code: the access
+    token, from the server at `base` whose PASTURE_HOME `env` names."""
+    with httpx.Client(base_url=base, timeout=30) as web:
+        answer = web.post(
+            "/register",
+            json={
+                "client_name": "pasture bench",
+                "redirect_uris": [CALLBACK],
+                "grant_types": ["authorization_code", "refresh_token"],
+                "response_types": ["code"],
+                "token_endpoint_auth_method": "none",
+            },
+        )
+        assert answer.status_code == 201, answer.text
+        registered = answer.json()
+        client_id = registered["client_id"]
+        verifier = secrets.token_urlsafe(48)
+        digest = hashlib.sha256(verifier.encode()).digest()
+        challenge = base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+        state = secrets.token_urlsafe(16)
+        answer = web.get(
+            "/authorize",
+            params={
+                "response_type": "code",
+                "client_id": client_id,
+                "redirect_uri": CALLBACK,
+                "code_challenge": challenge,
+                "code_challenge_method": "S256",
+                "state": state,
+                "scope": "read write",
+                "resource": f"{base}/mcp",
+            },
+        )
+        assert answer.status_code == 302, answer.text
+        consent = answer.headers["location"]
+        assert "/oauth/consent?request=" in consent, consent
+
+        # Signed in as a browser is with the owner's one-time link: it sets the session cookie.
+        made = subprocess.run(
+            [sys.executable, "-m", "pasture", "signin", "--json", "--public-url", base],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        answer = web.get(json.loads(made.stdout)["link"])
+        assert answer.status_code == 303 and web.cookies, answer.text
+
+        answer = web.get(consent)
+        assert answer.status_code == 200, answer.text
+        form = ConsentForm()
+        form.feed(answer.text)
+        fields: dict[str, list[str]] = {}
+        for name, kind, value in form.inputs:
+            if kind == "radio" and value != "write":  # read and write
+                continue
+            if kind == "submit" and value != "approve":
+                continue
+            fields.setdefault(name, []).append(value)  # every space's box, the request
+        assert fields.get("scope") == ["write"] and fields.get("spaces"), form.inputs
+        answer = web.post(form.action or "/oauth/consent", data=fields, headers={"Origin": base})
+        assert answer.status_code == 303, answer.text
+        back = answer.headers["location"]
+        assert back.startswith(CALLBACK), back
+        query = parse_qs(urlsplit(back).query)
+        assert query.get("state") == [state] and "code" in query, back
+
+        token = {
+            "grant_type": "authorization_code",
+            "code": query["code"][0],
+            "code_verifier": verifier,
+            "client_id": client_id,
+            "redirect_uri": CALLBACK,
+            "resource": f"{base}/mcp",
+        }
+        if registered.get("client_secret"):
+            token["client_secret"] = registered["client_secret"]
+        answer = web.post("/token", data=token)
+        assert answer.status_code == 200, answer.text
+        got = answer.json()
+        assert got["token_type"].lower() == "bearer" and "write" in got["scope"].split(), got
+        access: str = got["access_token"]
+        return access
+
+
+def audited(home: Path, env: dict[str, str]) -> list[dict[str, Any]]:
+    """The `command log_run` calls a pasture's audit holds, read with `pasture audit`."""
+    shown = subprocess.run(
+        [sys.executable, "-m", "pasture", "audit", "runs", "--json", "--limit", "10000"],
+        env={**env, "PASTURE_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    records: list[dict[str, Any]] = json.loads(shown.stdout)["records"]
+    return [r for r in records if r["action"] == "command" and r["command"] == "log_run"]
+
+
 # -- measuring -----------------------------------------------------------------
 def cpu_seconds(pid: int) -> float:
     """CPU time a process has used (user + system), or -1 where /proc cannot say."""
@@ -327,11 +480,20 @@ class Measured:
 
 
 async def rate(
-    url: str, token: str | None, mode: str, call: Call, calls: int, clients: int, pid: int
+    url: str,
+    token: str | None,
+    mode: str,
+    call: Call,
+    calls: int,
+    clients: int,
+    pid: int,
+    settle: float = 0.0,
 ) -> Measured:
     """`calls` in all, shared by `clients` connected clients at once, to the server `pid`.
 
-    Only the calls after the warm-up are timed, and their CPU counted.
+    Only the calls after the warm-up are timed, and their CPU counted: from `settle`
+    seconds after the warm-up to `settle` seconds after the last call (what a server does
+    after answering, such as writing the calls' audit records, is counted with them).
     """
     each = calls // clients
     async with AsyncExitStack() as stack:
@@ -347,15 +509,125 @@ async def rate(
             for c in connected:  # (so a code command's worker processes are started)
                 group.start_soon(run, c, 1)
 
+        await anyio.sleep(settle)
         used, under = cpu_seconds(pid), cpu_of_descendants(pid)
         began = time.perf_counter()
         async with anyio.create_task_group() as group:
             for c in connected:
                 group.start_soon(run, c, each)
         took = time.perf_counter() - began
+        await anyio.sleep(settle)
         done = each * clients
         cpu = (cpu_seconds(pid) - used) / done if used >= 0 else -1.0
         return Measured(done / took, cpu, cpu_used_since(under, pid) / done)
+
+
+def oauth_against_static(
+    options: argparse.Namespace,
+    env: dict[str, str],
+    homes: list[Path],
+    processes: list[subprocess.Popen[bytes]],
+) -> None:
+    """`command log_run` with an OAuth access token and the audit on, against a static
+    token and the audit off: two servers side by side, measured in the same rounds."""
+    servers: dict[str, tuple[str, str, int]] = {}  # which -> (url, token, pid)
+    server_env: dict[str, dict[str, str]] = {}
+    for which in ("static", "oauth"):
+        home, token = pasture_home(1)
+        homes.append(home)
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+        their = {k: v for k, v in env.items() if k != "PASTURE_AUDIT"}  # on, as by default
+        their["PASTURE_HOME"] = str(home)
+        if which == "static":
+            their["PASTURE_AUDIT"] = "off"
+        serve = [sys.executable, "-m", "pasture", "serve", "--port", str(port)]
+        processes.append(start(serve, their, port))
+        if which == "oauth":
+            token = oauth_access_token(base, their)
+        servers[which] = (f"{base}/mcp", token, processes[-1].pid)
+        server_env[which] = their
+
+    made = {which: 0 for which in servers}  # calls answered, the warm-ups too
+
+    def log_run_at(which: str) -> Call:
+        async def log_run(c: Client) -> Any:
+            result = await c.call_tool("command", {"name": "log_run", "args": RUN, "app": "runs"})
+            assert not result.is_error, result
+            made[which] += 1
+            return result
+
+        return log_run
+
+    settle = 0.5  # past the audit writer's linger (0.2 s) and its write
+    print()
+    print(
+        "command log_run with an OAuth access token, the audit on, against a static token, "
+        "the audit off"
+    )
+    print(
+        f"(two pasture servers side by side), {options.calls} calls a run, median of "
+        f"{options.rounds} rounds, the order alternating:"
+    )
+    names = {"static": "static token, audit off", "oauth": "OAuth token, audit on"}
+    for clients in (1, CONCURRENT):
+        label = "sequential" if clients == 1 else f"{clients} concurrent clients"
+        rates: dict[str, list[float]] = {which: [] for which in servers}
+        cpus: dict[str, list[float]] = {which: [] for which in servers}
+        for n in range(options.rounds):
+            order = list(servers) if n % 2 == 0 else list(reversed(servers))
+            for which in order:
+                url, token, pid = servers[which]
+                m = anyio.run(
+                    rate,
+                    url,
+                    token,
+                    options.mode,
+                    log_run_at(which),
+                    options.calls,
+                    clients,
+                    pid,
+                    settle,
+                )
+                rates[which].append(m.rate)
+                cpus[which].append(m.cpu)
+        a = statistics.median(rates["static"])
+        b = statistics.median(rates["oauth"])
+        paired = " ".join(
+            f"{x / y:.2f}" for x, y in zip(rates["oauth"], rates["static"], strict=True)
+        )
+        print(f"  {label:<22} {names['static']:<24} {a:8.1f}/s")
+        line = (
+            f"  {'':<22} {names['oauth']:<24} {b:8.1f}/s   ratio {b / a:.2f}x "
+            f"(goal ≥ {GOAL_OAUTH:.2f}x)"
+        )
+        print(f"{line}   (each round: {paired})")
+        if cpus["static"][0] >= 0:
+            c = statistics.median(cpus["static"]) * 1000
+            d = statistics.median(cpus["oauth"]) * 1000
+            print(
+                f"  {'':<22}   server CPU a call: static, audit off {c:.2f} ms; "
+                f"OAuth, audit on {d:.2f} ms (ratio {c / d:.2f}x)"
+            )
+
+    # Stopped, each server writes what its audit still holds; then it is read back.
+    for which in servers:
+        process = next(p for p in processes if p.pid == servers[which][2])
+        process.terminate()
+        process.wait(timeout=20)
+        processes.remove(process)
+    kept = {which: audited(Path(server_env[which]["PASTURE_HOME"]), env) for which in servers}
+    oauth = kept["oauth"]
+    ways = sorted({f"door {r['door']}, via {r['via']}" for r in oauth})
+    ok = sum(1 for r in oauth if r["outcome"] == "ok")
+    shown = " (pasture audit shows 10,000 at most)" if made["oauth"] > 10_000 else ""
+    print(
+        f"  audit, read back: the audit-on server recorded {len(oauth)} command log_run calls "
+        f"of the {made['oauth']} it answered{shown}, {ok} ok ({'; '.join(ways) or 'none'});"
+    )
+    static = len(kept["static"])
+    print(f"  {'':<18}the audit-off server {static} of the {made['static']} it answered")
+    assert len(oauth) == min(made["oauth"], 10_000), "the audit missed calls"
 
 
 def main() -> None:
@@ -365,6 +637,9 @@ def main() -> None:
     parser.add_argument("--mode", default="auto", choices=["auto", "legacy"])
     parser.add_argument("--apps", type=int, help="apps deployed for `commands` (200; 50)")
     parser.add_argument("--quick", action="store_true", help="fewer calls, rounds and apps")
+    parser.add_argument(
+        "--only", choices=["oauth"], help="only this figure (oauth: OAuth + audit vs static)"
+    )
     parser.add_argument("--bare", nargs=3, metavar=("PORT", "DB", "FORM"), help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.bare:
@@ -375,9 +650,14 @@ def main() -> None:
             setattr(options, name, quick if options.quick else usual)
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env.setdefault("PASTURE_RATE", UNREACHED)
+    env.setdefault("PASTURE_RATE_ADDRESS", UNREACHED)
     homes: list[Path] = []
     processes: list[subprocess.Popen[bytes]] = []
     try:
+        if options.only == "oauth":
+            oauth_against_static(options, env, homes, processes)
+            return
         home, token = pasture_home(1, code=True)
         homes.append(home)
         pasture_port = free_port()
@@ -471,6 +751,9 @@ def main() -> None:
             process.wait(timeout=20)
         processes.clear()
 
+        oauth_against_static(options, env, homes, processes)
+
+        print()
         many, token = pasture_home(options.apps)
         homes.append(many)
         port = free_port()

@@ -63,6 +63,7 @@ def demo(args: argparse.Namespace) -> int:
             }
         }
     }
+    oauth = {"mcpServers": {"pasture": {"type": "http", "url": f"{url}/mcp"}}}
     apart = (
         f"each app on an origin of its own, as {service.origins.url('SPACE', 'APP')}"
         if service.origins.apps_domain
@@ -78,6 +79,8 @@ sign in in a browser (once, within ten minutes): {url}/signin?link={link}
 point an agent at it, with an MCP client's config:
   over stdio:  {json.dumps(stdio)}
   over HTTP:   {json.dumps(http)}
+  or, for a client that signs in with OAuth (it opens this server's consent page):
+               {json.dumps(oauth)}
 
 stop with Ctrl-C""",
         flush=True,
