@@ -9,22 +9,18 @@ records off the calls' path and, at the latest, as it stops.
 from __future__ import annotations
 
 import hashlib
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
-import httpx
 import httpx2
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.auth.provider import AuthorizationParams
 from mcp.shared.auth import OAuthClientInformationFull
-from mcp_talk import Club, in_memory, ok, refused
+from mcp_talk import Club, in_memory, ok, refused, running_server
 from pydantic import AnyUrl
-from test_transports import _env, _free_port
 
 from mcp import Client
 from pasture.caller import Caller
@@ -124,24 +120,8 @@ async def oauth_access_token(service: Service, caller: Caller, name: str) -> tup
 def test_an_oauth_clients_calls_over_http_name_the_client(tmp_path: Path, club: Club) -> None:
     service = club.service
     token, grant = anyio.run(oauth_access_token, service, club.ada, "Test agent")
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "pasture", "serve", "--port", str(port)],
-        env=_env(service.home),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{url}/", timeout=1)
-                break
-            except httpx.TransportError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(server.stderr.read() if server.stderr else b"") from None
-                time.sleep(0.1)
+    # The server writes what it has not written yet as it stops, at the block's end.
+    with running_server(service.home) as url:
 
         async def call() -> Any:
             http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
@@ -151,9 +131,6 @@ def test_an_oauth_clients_calls_over_http_name_the_client(tmp_path: Path, club: 
                 )
 
         ok(anyio.run(call))
-    finally:
-        server.terminate()  # what it has not written yet, it writes as it stops
-        server.wait(timeout=20)
     record = records(service, club.ada)[-1]
     assert {k: record[k] for k in ("name", "door", "via", "command", "outcome")} == {
         "name": "ada",

@@ -7,11 +7,8 @@
 
 from __future__ import annotations
 
-import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,28 +21,21 @@ import mcp_types as types
 import pytest
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_talk import MODES, TOOL_NAMES, Club, ok, refused, set_up_club
+from mcp_talk import (
+    MODES,
+    TOOL_NAMES,
+    Club,
+    ok,
+    refused,
+    running_server,
+    serve_env,
+    set_up_club,
+)
 
 from mcp import Client, StdioServerParameters
 from pasture.platform.service import Service
 
 RUN = {"who": "Ada", "miles": "5", "at": "2026-09-01"}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def _env(home: Path, **extra: str) -> dict[str, str]:
-    return {
-        "PASTURE_HOME": str(home),
-        "PATH": os.environ.get("PATH", ""),
-        "PYTHONPATH": os.pathsep.join(sys.path),
-        **extra,
-    }
 
 
 # -- stdio ---------------------------------------------------------------------
@@ -68,7 +58,7 @@ def home(tmp_path: Path) -> Iterator[Home]:
 
 def _stdio(home: Home, *args: str) -> StdioServerParameters:
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "pasture", "mcp", *args], env=_env(home.path)
+        command=sys.executable, args=["-m", "pasture", "mcp", *args], env=serve_env(home.path)
     )
 
 
@@ -115,7 +105,7 @@ def test_pasture_mcp_over_stdio_acts_as_the_owner_or_a_tokens_person(home: Home,
 def test_pasture_mcp_with_a_bad_token_says_why_and_exits(home: Home) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pasture", "mcp", "--token", "not-a-token"],
-        env=_env(home.path),
+        env=serve_env(home.path),
         input="",
         capture_output=True,
         text=True,
@@ -135,28 +125,8 @@ class Served:
 
 @pytest.fixture
 def served(home: Home) -> Iterator[Served]:
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pasture", "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=_env(home.path),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{url}/", timeout=1)
-                break
-            except httpx.TransportError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(process.stderr.read() if process.stderr else b"") from None
-                time.sleep(0.1)
+    with running_server(home.path) as url:
         yield Served(url, home)
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
 
 
 def _http(served: Served, token: str | None, mode: str) -> Client:
