@@ -22,11 +22,42 @@ from pasture.errors import (
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from pasture.commands.handlers import (
+        action,
+        boolean,
+        id,
+        json_value,
+        mutation,
+        number,
+        query,
+        string,
+        user_id,
+    )
     from pasture.commands.registry import Registry
 
 
 # Loaded on first use, so `pasture --help` does not import JSON Schema checking.
-__getattr__ = lazy_names(globals(), {"Registry": "pasture.commands.registry"})
+_HANDLERS = "pasture.commands.handlers"
+__getattr__ = lazy_names(
+    globals(),
+    {
+        "Registry": "pasture.commands.registry",
+        **{
+            name: _HANDLERS
+            for name in (
+                "action",
+                "boolean",
+                "id",
+                "json_value",
+                "mutation",
+                "number",
+                "query",
+                "string",
+                "user_id",
+            )
+        },
+    },
+)
 
 
 __all__ = [
@@ -45,4 +76,13 @@ __all__ = [
     "Unauthorized",
     "UsageError",
     "__version__",
+    "action",
+    "boolean",
+    "id",
+    "json_value",
+    "mutation",
+    "number",
+    "query",
+    "string",
+    "user_id",
 ]

@@ -172,6 +172,44 @@ class Listing:
             raise UsageError(f"{cmd.agent_name}'s args are an object of argument names to values")
         return cmd.run(args, self.context(caller, reached.at, cmd, via_web, typed_text))
 
+    def call_handler(
+        self,
+        caller: Caller,
+        app: str,
+        name: str,
+        args: Any,
+        *,
+        via_web: bool = False,
+        noted: Call | None = None,
+    ) -> Result:
+        """Run one of an app's handlers as its page calls it, as the caller: a query with a
+        store that refuses writes, a mutation or action as one who may write there."""
+        from pasture.platform.workers import Version, handlers_of
+
+        reached = self.gate.reach(caller, app, via_web=via_web)
+        if noted is not None:
+            noted.app, noted.command = reached.at, name
+        loaded = self.catalog.load(reached.space, reached.slug)
+        kinds = handlers_of(loaded.code)
+        kind = kinds.get(name) if isinstance(name, str) else None
+        if kind is None:
+            have = ", ".join(sorted(kinds)) or "none"
+            raise NotFound(
+                f"no handler {echo(str(name))} in {reached.at} — its handlers are {have}"
+            )
+        if not isinstance(args, Mapping):
+            raise UsageError(f"{name}'s args are an object of names to values")
+        if kind != "query":
+            self.gate.check_write(caller, reached, loaded)
+        if caller.address is not None:  # an anonymous write was counted once, as the call
+            caller = replace(caller, address=None)
+        read_only = name if kind == "query" else None
+        store = CheckedStore(self.graph, caller, reached.at, via_web=via_web, read_only=read_only)
+        root = self.catalog.version_dir(reached.space, reached.slug, loaded.version)
+        version = Version(reached.space, reached.slug, loaded.version, root)
+        ctx = Context(caller, store, reached.at)
+        return self.catalog.workers.run_handler(version, name, args, ctx)
+
     def context(
         self, caller: Caller, at: str, cmd: Command, via_web: bool, typed_text: bool = False
     ) -> Context:

@@ -451,6 +451,15 @@ class Service:
                 caller, name, args, app, via_web=via_web, typed_text=typed_text, noted=noted
             )
 
+    def call_handler(
+        self, caller: Caller, app: str, name: str, args: Any, *, via_web: bool = False
+    ) -> Result:
+        """Run one of an app's handlers (`worker.py`'s `@query`, `@mutation`, `@action`) as its
+        pages call them, as the caller: its input is the handler's to check, not its tool's
+        args. Data: `{result}` (or what the handler answered as `{text, data}`)."""
+        with self._audit.call(caller, "handler", app, name, args, args_shape) as noted:
+            return self._listing.call_handler(caller, app, name, args, via_web=via_web, noted=noted)
+
     def status(self, caller: Caller) -> Result:
         """Every reachable app's state, one line each."""
         return self._listing.status(caller)

@@ -10,7 +10,9 @@ server's log. In order:
    set on this process before any of the app's code runs.
 2. `worker.py` is imported from `root` (modules beside it can be imported
    too) and its `setup(app)` is called with a registry; every registration
-   problem is noted. It answers `{"ready": {"commands": [...]}}` or
+   problem is noted. Its handlers (`@query`, `@mutation`, `@action`,
+   `pasture.commands.handlers`) are checked, and each one tagged as a tool is
+   registered as a command of its name. It answers `{"ready": {"commands": [...]}}` or
    `{"problems": [...]}`; at a deploy's check (`mode: "check"`) that is all.
 3. Then one call at a time: `{"call": id, "command", "args", "caller",
    "read_only"}` runs the command with a `ctx` whose store asks the server for
@@ -19,6 +21,8 @@ server's log. In order:
    and answers `{"result": {text, data}}`, `{"refused": {sentence, kind}}`,
    `{"failed": "SystemExit"}`, `{"limit": "memory"}` or `{"unjson": "set"}`.
    A reply may carry `"commands"` when the registry changed during the call.
+   `{"call": id, "handler", "args", "caller", "read_only"}` runs a handler as
+   the app's page calls it, its input not checked against its tool's args.
 4. `{"suggest": …}` asks a command's Tab-completion hook; the channel closing
    ends the process.
 """
@@ -38,8 +42,9 @@ from types import MappingProxyType
 from typing import Any
 
 from pasture.caller import Caller
+from pasture.commands import handlers as _handlers
 from pasture.commands.appstore import AppStore
-from pasture.commands.model import Command, Context
+from pasture.commands.model import Command, Context, Result
 from pasture.commands.registry import BadCommand, Registry, _CodeRun
 from pasture.errors import Refused
 from pasture.platform.wire import Channel, Closed, refusal_message, refusal_of
@@ -119,9 +124,14 @@ def raised(e: BaseException, path: str) -> str:
     return f"{line}{text}"
 
 
-def manifest(commands: list[Command]) -> list[dict[str, Any]]:
-    """What the server needs to list and check commands without their code."""
-    return [
+def manifest(
+    commands: list[Command], handlers: Mapping[str, _handlers.Handler] | None = None
+) -> list[dict[str, Any]]:
+    """What the server needs to list and check commands without their code, and to let the
+    app's pages call its handlers: a tool's entry says its kind (`handler`), and a handler
+    that is no tool is an entry of its own (`page`), which no listing shows."""
+    handlers = handlers or {}
+    listed = [
         {
             "name": c.name,
             "description": c.description,
@@ -134,9 +144,17 @@ def manifest(commands: list[Command]) -> list[dict[str, Any]]:
             "examples": list(c.examples),
             "see_also": list(c.see_also),
             "suggest": c.suggest is not None,
+            **({"handler": handlers[c.name].kind} if c.name in handlers else {}),
         }
         for c in commands
     ]
+    tools = {c.name for c in commands}
+    listed += [
+        {"name": h.name, "handler": h.kind, "page": True}
+        for h in handlers.values()
+        if h.name not in tools
+    ]
+    return listed
 
 
 # -- the store, back through the server --------------------------------------------------------
@@ -194,6 +212,7 @@ class Host:
         self.at = str(hello.get("at", ""))
         self.secrets = MappingProxyType(dict(hello.get("secrets") or {}))
         self.registry = WorkerRegistry(self.at)
+        self.handlers: dict[str, _handlers.Handler] = {}
         self.changes = 0
         self.reported = 0
 
@@ -210,8 +229,34 @@ class Host:
         except BaseException as e:
             return [raised(e, str(path))]
         problems = set_up(vars(module), self.registry, str(path))
+        problems += self.take_handlers()
         self.registry.on_change(self._changed)
         return problems
+
+    def take_handlers(self) -> list[str]:
+        """The handlers worker.py made: checked, and each tool registered as a command."""
+        found = _handlers.declared()
+        problems = _handlers.check(found)
+        for handler in found:
+            self.handlers.setdefault(handler.name, handler)
+        if problems:
+            return problems
+        for handler in self.handlers.values():
+            if handler.tool is None:
+                continue
+            tool = handler.tool
+            self.registry.register(
+                handler.name,
+                description=str(tool["description"]).strip(),
+                run=_ToolRun(handler),
+                input=_handlers.input_schema(handler.args),
+                annotations=_handlers.annotations_of(handler),
+                title=tool.get("title"),
+            )
+        return []
+
+    def manifest(self) -> list[dict[str, Any]]:
+        return manifest(self.registry.commands(), self.handlers)
 
     def _changed(self) -> None:
         self.changes += 1
@@ -233,7 +278,7 @@ class Host:
         sys.stderr.flush()
         if self.changes != self.reported:
             self.reported = self.changes
-            answer["commands"] = manifest(self.registry.commands())
+            answer["commands"] = self.manifest()
         try:
             self.channel.send(answer)
         except (TypeError, ValueError) as e:
@@ -241,9 +286,18 @@ class Host:
             self.channel.send({"unjson": what[:60] if "Object of type" in str(e) else "value"})
 
     def call(self, message: dict[str, Any]) -> dict[str, Any]:
+        if "handler" in message:
+            handler = self.handlers.get(str(message["handler"]))
+            if handler is None:
+                return {"refused": {"sentence": f"no handler {message['handler']} in {self.at}"}}
+            return self.run(message, handler.name, _PageRun(handler))
         command = self.registry.get(str(message.get("command", "")))
         if command is None:
             return {"refused": {"sentence": f"no command {message.get('command')} in {self.at}"}}
+        return self.run(message, command.name, command.run)
+
+    def run(self, message: dict[str, Any], name: str, run: Any) -> dict[str, Any]:
+        """One call of a command or a handler, with a ctx whose store asks the server."""
         caller = message.get("caller") or {}
         store = RemoteStore(
             self.channel, str(message["call"]), read_only=message.get("read_only") or None
@@ -254,14 +308,13 @@ class Host:
         args = message.get("args") or {}
         try:
             # The server checked and converted the arguments before it sent them.
-            run = command.run
             result = run.run_checked(args, ctx) if isinstance(run, _CodeRun) else run(args, ctx)
         except Refused as refused:
             return {"refused": refusal_message(refused)}
         except MemoryError:
             return {"limit": "memory"}
         except BaseException as e:  # SystemExit, KeyboardInterrupt, …: the call fails, not this
-            logger.error("%s failed in its own code", command.name, exc_info=e)
+            logger.error("%s failed in its own code", name, exc_info=e)
             return {"failed": type(e).__name__}
         finally:
             store.ended = True
@@ -277,6 +330,26 @@ class Host:
             logger.error("%s's suggest failed", command.name, exc_info=e)
             return {"values": []}
         return {"values": list(values or [])}
+
+
+class _ToolRun:
+    """A tool's `run(args, ctx)`: the handler, its `id()` arguments checked first."""
+
+    def __init__(self, handler: _handlers.Handler) -> None:
+        self.handler = handler
+
+    def __call__(self, args: dict[str, Any], ctx: Context) -> Result:
+        return _handlers.run(self.handler, args, ctx, as_tool=True)
+
+
+class _PageRun:
+    """A handler as the app's page calls it: its input is the page's to check."""
+
+    def __init__(self, handler: _handlers.Handler) -> None:
+        self.handler = handler
+
+    def __call__(self, args: dict[str, Any], ctx: Context) -> Result:
+        return _handlers.run(self.handler, args, ctx, as_tool=False)
 
 
 def _limit_memory(megabytes: int) -> None:
@@ -321,7 +394,7 @@ def main(argv: list[str]) -> int:
     if problems:
         channel.send({"problems": problems})
         return 0
-    channel.send({"ready": {"commands": manifest(host.registry.commands())}})
+    channel.send({"ready": {"commands": host.manifest()}})
     if hello.get("mode") == "check":
         return 0
     try:

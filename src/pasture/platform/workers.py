@@ -244,12 +244,28 @@ class Workers:
     # -- calls ---------------------------------------------------------------------------------
     def run(self, version: Version, name: str, args: Mapping[str, Any], ctx: Context) -> Result:
         """Run one command of an app version's worker as `ctx` says; the answer, or Refused."""
+        return self._call(version, name, {"command": name}, args, ctx)
+
+    def run_handler(
+        self, version: Version, name: str, args: Mapping[str, Any], ctx: Context
+    ) -> Result:
+        """Run one handler as the app's page calls it (its input unchecked); as `run`."""
+        return self._call(version, name, {"handler": name}, args, ctx)
+
+    def _call(
+        self,
+        version: Version,
+        name: str,
+        what: dict[str, str],
+        args: Mapping[str, Any],
+        ctx: Context,
+    ) -> Result:
         settings = self.settings(version.space, version.slug)
         if not settings.trusted:
             raise Forbidden(f"{name} runs code, and {untrusted(version.space)}")
         message = {
             "call": _secrets.token_hex(8),
-            "command": name,
+            **what,
             "args": dict(args),
             "caller": {"eid": ctx.caller.eid, "name": ctx.caller.name},
             "read_only": getattr(ctx.store, "read_only", None),
@@ -427,6 +443,8 @@ def commands_of(
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
             registry.problems.append("a command without a name")
             continue
+        if entry.get("page"):  # a handler only the app's pages call: no command
+            continue
         name = entry["name"]
         registry.register(
             name,
@@ -443,6 +461,19 @@ def commands_of(
             suggest=_WorkerSuggest(workers, version, name) if entry.get("suggest") else None,
         )
     return registry.commands(), registry.problems
+
+
+def handlers_of(manifest: Any) -> dict[str, str]:
+    """The handlers a manifest names, tools or not, with their kinds: query, mutation, action."""
+    if not isinstance(manifest, list):
+        return {}
+    return {
+        str(entry["name"]): str(entry["handler"])
+        for entry in manifest
+        if isinstance(entry, dict)
+        and isinstance(entry.get("name"), str)
+        and entry.get("handler") in ("query", "mutation", "action")
+    }
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,8 @@ Routes (the app's address is `{base_url}/{space}/{app}/`):
     GET  /{space}/{app}/api/query?F     F is the filter, passed on exactly as written;
                                         or ?filter=<F percent-encoded> (what client.js sends)
     POST /{space}/{app}/api/command     body: {"name": …, "args": {…}}
+    POST /{space}/{app}/api/call        body: {"name": …, "args": {…}}: one of worker.py's
+                                        handlers, as the app's pages call it (client.js call)
     GET  /{space}/{app}/api/me          {"eid": …, "name": …}, or {"eid": null}
     GET  /{space}/{app}/api/client.js   the ES module pages import (text/javascript)
     GET  /{space}/{app}/api/tools       the app's commands as the caller sees them: the same
@@ -151,6 +153,7 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
         Route("/{space}/{app}/api/apply", web.apply, methods=["POST"]),
         Route("/{space}/{app}/api/query", web.query, methods=["GET"]),
         Route("/{space}/{app}/api/command", web.command, methods=["POST"]),
+        Route("/{space}/{app}/api/call", web.call_handler, methods=["POST"]),
         Route("/{space}/{app}/api/me", web.me, methods=["GET"]),
         Route("/{space}/{app}/api/client.js", web.client_js, methods=["GET", "HEAD"]),
         Route("/{space}/{app}/api/tools", web.tools, methods=["GET"]),
@@ -731,7 +734,7 @@ class _Web:
     # -- an app's API ----------------------------------------------------------
     async def no_api(self, request: Request, space: str, slug: str, path: str) -> Response:
         """An address under ./api/ that is not one of its calls, or not with this method."""
-        method = {"api/apply": "POST", "api/command": "POST"}.get(path)
+        method = {"api/apply": "POST", "api/command": "POST", "api/call": "POST"}.get(path)
 
         async def work(caller: Caller) -> Response:
             await self.call(self.service.web_app, caller, space, slug)
@@ -776,6 +779,25 @@ class _Web:
                 raise Refused('args is an object of the command\'s arguments, like {"who": "Ada"}')
             result = await self.call_command(
                 self.service.run_command, caller, body["name"], args, app=at, via_web=True
+            )
+            return _result(result)
+
+        return await self.api(request, work)
+
+    async def call_handler(self, request: Request) -> Response:
+        at = _at(request)
+
+        async def work(caller: Caller) -> Response:
+            body = await _json_body(request, '{"name": "add_todo", "args": {…}}')
+            if not isinstance(body, dict) or not isinstance(body.get("name"), str):
+                raise Refused('send the handler as {"name": "add_todo", "args": {…}}')
+            args = body.get("args", {})
+            if args is None:
+                args = {}
+            if not isinstance(args, dict):
+                raise Refused('args is an object of the handler\'s arguments, like {"text": "…"}')
+            result = await self.call_command(
+                self.service.call_handler, caller, at, body["name"], args, via_web=True
             )
             return _result(result)
 

@@ -1,6 +1,6 @@
 """`./api/client.js`: the ES module an app's pages import to reach their own API.
 
-    import { apply, query, command, me } from "./api/client.js";
+    import { apply, query, command, call, me } from "./api/client.js";
 
 Each function fetches the app's own `./api/` (found from the module's own
 address, so it works whatever `<base>` the page has), as whoever has the page
@@ -15,12 +15,13 @@ CLIENT_JS = """\
 //   apply(bundles)       -> {entities, aliases}
 //   query(filter)        -> {rows}
 //   command(name, args)  -> the command's data
+//   call(name, args)     -> what one of the app's handlers (worker.py) returned
 //   me()                 -> {eid, name}, or {eid: null} when signed out
 // A refusal throws an Error whose message is the server's sentence.
 
 const api = new URL("./", import.meta.url);
 
-async function call(path, init) {
+async function request(path, init) {
   const response = await fetch(new URL(path, api), {
     credentials: "same-origin",
     headers: init.body
@@ -46,21 +47,28 @@ async function call(path, init) {
 }
 
 export async function apply(bundles) {
-  return (await call("apply", { method: "POST", body: JSON.stringify(bundles) })).data;
+  return (await request("apply", { method: "POST", body: JSON.stringify(bundles) })).data;
 }
 
 export async function query(filter) {
   // As ?filter=…, encoded whole: a URL would otherwise change `<`, `>` and `"`.
   const encoded = encodeURIComponent(String(filter ?? ""));
-  return (await call("query?filter=" + encoded, { method: "GET" })).data;
+  return (await request("query?filter=" + encoded, { method: "GET" })).data;
 }
 
 export async function command(name, args = {}) {
-  return (await call("command", { method: "POST", body: JSON.stringify({ name, args }) })).data;
+  return (await request("command", { method: "POST", body: JSON.stringify({ name, args }) })).data;
+}
+
+export async function call(name, args = {}) {
+  // A handler's own answer: what it returned ({result}), or the data of its {text, data}.
+  const body = JSON.stringify({ name, args });
+  const data = (await request("call", { method: "POST", body })).data;
+  return data && Object.keys(data).length === 1 && "result" in data ? data.result : data;
 }
 
 export async function me() {
-  return await call("me", { method: "GET" });
+  return await request("me", { method: "GET" });
 }
 """
 

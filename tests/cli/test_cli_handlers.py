@@ -1,0 +1,40 @@
+"""examples/todos at the command line: its tools are commands a person types, with text
+converted to their types (`--done=yes`), as the person at the terminal."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_cli import Pasture
+
+from pasture.platform.service import Service
+
+TODOS = Path(__file__).resolve().parents[2] / "examples" / "todos"
+
+
+@pytest.fixture
+def pasture(tmp_path: Path) -> Pasture:
+    return Pasture(tmp_path / "home")
+
+
+def test_a_person_lists_and_marks_their_todos(
+    pasture: Pasture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deployed = pasture("deploy", str(TODOS))
+    assert deployed.returncode == 0, deployed.stderr
+    assert deployed.stdout.splitlines()[1] == "commands: todos, set_todo_done"
+    monkeypatch.setenv("PASTURE_USER", "ada")
+    service = Service(tmp_path / "home")  # the page adds a todo (add_todo is no command)
+    todo = service.call_handler(service.local_owner(), "todos", "add_todo", {"text": "call mum"})
+    service.close()
+    eid = todo.data["result"]["id"]
+
+    marked = pasture("command", "set_todo_done", f"--todo_id={eid}", "--done=yes")
+    assert marked.returncode == 0, marked.stderr
+    listed = pasture("command", "todos", "--json")
+    assert json.loads(listed.stdout)["result"] == [{"id": eid, "text": "call mum", "done": True}]
+    hidden = pasture("command", "add_todo", "--text=more")
+    assert hidden.returncode != 0 and hidden.stderr.startswith("no command add_todo")
+    assert "Traceback" not in hidden.stderr
