@@ -1,6 +1,7 @@
 """Todos, written as handlers: each person's own list, for them and for their agents.
 
-`todos` (a query) and `set_todo_done` (a mutation) are tagged as tools: an agent
+`todos` (a query), `set_todo_done` and `clear_done` (mutations; the last is
+consequential: hard to undo) are tagged as tools: an agent
 calls them over MCP (`command`), in the page through WebMCP, and a person at the
 command line. `add_todo` is not: only the app's own page calls it, with
 `call("add_todo", {text})` from `./api/client.js`. Whoever calls is
@@ -55,6 +56,25 @@ def set_todo_done(ctx, args):
         raise Refused("Todo not found.")
     ctx.store.apply({"entity": found[0]["entity"], "todo": {"done": done}})
     return {"id": todo_id, "done": done}
+
+
+@mutation(
+    tool={
+        "description": "Delete the current user's todos that are done; says how many went.",
+        "title": "Clear done todos",
+        "consequential": True,
+    }
+)
+def clear_done(ctx):
+    me = ctx.auth.require_identity()
+    done = ctx.store.query(f".todo.owner={me.user_id}&.todo.done=true&.todo!")
+    with ctx.store.batch():  # all of them or none
+        for row in done:
+            ctx.store.apply({"entity": row["entity"], "tombstone": {}})
+    return {
+        "text": f"cleared {len(done)} done todo{'' if len(done) == 1 else 's'}",
+        "data": {"cleared": len(done)},
+    }
 
 
 @mutation

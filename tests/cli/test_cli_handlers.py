@@ -24,7 +24,7 @@ def test_a_person_lists_and_marks_their_todos(
 ) -> None:
     deployed = pasture("deploy", str(TODOS))
     assert deployed.returncode == 0, deployed.stderr
-    assert deployed.stdout.splitlines()[1] == "commands: todos, set_todo_done"
+    assert deployed.stdout.splitlines()[1] == "commands: todos, set_todo_done, clear_done"
     monkeypatch.setenv("PASTURE_USER", "ada")
     service = Service(tmp_path / "home")  # the page adds a todo (add_todo is no command)
     todo = service.call_handler(service.local_owner(), "todos", "add_todo", {"text": "call mum"})

@@ -40,7 +40,7 @@ def test_an_agent_lists_and_marks_its_persons_todos(club: Club) -> None:
 
         listing, listed, done, hidden, wrong = in_memory(service, owner, mode, talk)
         text, data = ok(listing)
-        assert [c["name"] for c in data["commands"]] == ["todos", "set_todo_done"]
+        assert [c["name"] for c in data["commands"]] == ["todos", "set_todo_done", "clear_done"]
         assert "add_todo" not in text
         _, data = ok(listed)
         assert [t["text"] for t in data["result"]] == ["file taxes"]

@@ -48,8 +48,9 @@ def test_tagged_handlers_are_commands_and_the_rest_only_the_pages(
 ) -> None:
     listing = todos.list_commands(ada, "todos").data["commands"]
     by_name = {c["name"]: c for c in listing}
-    assert set(by_name) == {"todos", "set_todo_done"}
+    assert set(by_name) == {"todos", "set_todo_done", "clear_done"}
     assert by_name["todos"]["readOnly"] is True and by_name["set_todo_done"]["readOnly"] is False
+    assert by_name["clear_done"]["consequential"] is True
     assert by_name["set_todo_done"]["input"] == {
         "type": "object",
         "properties": {
@@ -208,6 +209,11 @@ VALUES = st.one_of(
 )
 
 
+def _given(arg: Arg, value: object) -> bool:
+    """Whether a value counts as given: null never, and "" only for text (the guide's rule)."""
+    return value is not None and (value != "" or arg.type in ("string", "id"))
+
+
 def _fits(arg: Arg, value: object) -> bool:
     if value is None:
         return False
@@ -223,8 +229,10 @@ def _fits(arg: Arg, value: object) -> bool:
 def test_args_check_unknown_missing_and_wrong_types(args: dict[str, Arg], given: dict) -> None:
     schema = InputSchema(input_schema(args), reserved=())
     unknown = [k for k in given if k not in args]
-    missing = [k for k, a in args.items() if not a.optional_ and given.get(k) is None]
-    wrong = [k for k, v in given.items() if k in args and v is not None and not _fits(args[k], v)]
+    missing = [k for k, a in args.items() if not a.optional_ and not _given(a, given.get(k))]
+    wrong = [
+        k for k, v in given.items() if k in args and _given(args[k], v) and not _fits(args[k], v)
+    ]
     try:
         schema.check(given)
     except Refused as e:

@@ -21,6 +21,20 @@ ROOT = Path(__file__).resolve().parents[2]
 TODOS = ROOT / "examples" / "todos"
 
 
+# Before any script of a page: note what each registerTool call is given, then pass it on.
+OFFERED = """
+window.__offered = [];
+const context = document.modelContext;
+if (context && typeof context.registerTool === "function") {
+  const register = context.registerTool.bind(context);
+  context.registerTool = (tool) => {
+    window.__offered.push({ name: tool.name, annotations: tool.annotations ?? null });
+    return register(tool);
+  };
+}
+"""
+
+
 def _deployed(served: Served) -> str:
     service = served.service
     ada = service.local_owner()
@@ -59,7 +73,7 @@ def test_the_api_calls_handlers_and_commands_are_only_the_tools(served: Served) 
     )
     missing = _post(served, "call", token, {"name": "nope", "args": {}})
     assert missing.json()["error"] == (
-        "no handler nope in ada/todos — its handlers are add_todo, set_todo_done, todos"
+        "no handler nope in ada/todos — its handlers are add_todo, clear_done, set_todo_done, todos"
     )
 
 
@@ -73,6 +87,7 @@ def test_the_page_adds_and_an_agent_in_the_tab_marks_done(served_apart: Served) 
         page.set_default_timeout(30_000)
         page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
         page.on("console", lambda m: _console(m, problems))
+        page.add_init_script(OFFERED)
         page.goto(f"{served.url}/signin?token={token}")
         page.wait_for_url(f"{served.url}/")
         page.goto(f"{served.url}/signin/app?app=ada/todos&next=/")
@@ -88,12 +103,21 @@ def test_the_page_adds_and_an_agent_in_the_tab_marks_done(served_apart: Served) 
         tools: list[dict[str, Any]] = []
         for _ in range(100):
             tools = sorted(page.webmcp.tools(), key=lambda t: t["name"])
-            if len(tools) >= 2:
+            if len(tools) >= 3:
                 break
             page.wait_for_timeout(100)
-        assert [t["name"] for t in tools] == ["set_todo_done", "todos"]
-        assert tools[1].get("annotations") == {"readOnly": True}
-        assert tools[0]["inputSchema"]["required"] == ["todo_id", "done"]
+        assert [t["name"] for t in tools] == ["clear_done", "set_todo_done", "todos"]
+        assert tools[2].get("annotations") == {"readOnly": True}
+        # Chromium keeps only the WebMCP hints it knows (readOnly); what the page offered
+        # for the consequential tool is MCP's destructiveHint, seen as registerTool got it.
+        assert tools[0].get("annotations") is None and tools[1].get("annotations") is None
+        offered = page.evaluate("window.__offered")
+        assert {o["name"]: o["annotations"] for o in offered} == {
+            "todos": {"readOnlyHint": True},
+            "set_todo_done": None,
+            "clear_done": {"destructiveHint": True},
+        }
+        assert tools[1]["inputSchema"]["required"] == ["todo_id", "done"]
 
         listed = page.webmcp.call_tool("todos", {})
         [todo] = listed["structuredContent"]["result"]

@@ -11,7 +11,8 @@ command with `document.modelContext.registerTool`:
 
     {name: "log_run", description: "Log a run for the club leaderboard",
      inputSchema: {type: "object", properties: {…}, required: […]},
-     annotations: {readOnlyHint: true}   // only on a command that only reads
+     annotations: {readOnlyHint: true}   // only on a command that only reads;
+                                         // {destructiveHint: true} on a consequential one
      execute}
 
 `execute(input)` posts `{name, args: input}` to `./api/command` with the page's
@@ -112,7 +113,9 @@ if (context && typeof context.registerTool === "function" && !opaque && !documen
         inputSchema: command.input ?? { type: "object", properties: {} },
         execute: (input) => run(command.name, input),
       };
+      // What the command says of itself, as MCP's hints: it only reads, or is hard to undo.
       if (command.readOnly) tool.annotations = { readOnlyHint: true };
+      else if (command.consequential) tool.annotations = { destructiveHint: true };
       try {
         await context.registerTool(tool);
       } catch (error) {
