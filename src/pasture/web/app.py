@@ -769,16 +769,9 @@ class _Web:
         at = _at(request)
 
         async def work(caller: Caller) -> Response:
-            body = await _json_body(request, '{"name": "log_run", "args": {…}}')
-            if not isinstance(body, dict) or not isinstance(body.get("name"), str):
-                raise Refused('send the command as {"name": "log_run", "args": {…}}')
-            args = body.get("args", {})
-            if args is None:
-                args = {}
-            if not isinstance(args, dict):
-                raise Refused('args is an object of the command\'s arguments, like {"who": "Ada"}')
+            name, args = await _name_and_args(request, "command", "log_run", '{"who": "Ada"}')
             result = await self.call_command(
-                self.service.run_command, caller, body["name"], args, app=at, via_web=True
+                self.service.run_command, caller, name, args, app=at, via_web=True
             )
             return _result(result)
 
@@ -788,16 +781,9 @@ class _Web:
         at = _at(request)
 
         async def work(caller: Caller) -> Response:
-            body = await _json_body(request, '{"name": "add_todo", "args": {…}}')
-            if not isinstance(body, dict) or not isinstance(body.get("name"), str):
-                raise Refused('send the handler as {"name": "add_todo", "args": {…}}')
-            args = body.get("args", {})
-            if args is None:
-                args = {}
-            if not isinstance(args, dict):
-                raise Refused('args is an object of the handler\'s arguments, like {"text": "…"}')
+            name, args = await _name_and_args(request, "handler", "add_todo", '{"text": "…"}')
             result = await self.call_command(
-                self.service.call_handler, caller, at, body["name"], args, via_web=True
+                self.service.call_handler, caller, at, name, args, via_web=True
             )
             return _result(result)
 
@@ -866,6 +852,22 @@ def filter_of(query: str) -> str:
     if query.startswith("filter=") and "&" not in query:
         return unquote(query[len("filter=") :])
     return query
+
+
+async def _name_and_args(
+    request: Request, what: str, example: str, args_example: str
+) -> tuple[str, dict[str, Any]]:
+    """A body `{"name": …, "args": {…}}` (a command's or a handler's); refused otherwise."""
+    shape = f'{{"name": "{example}", "args": {{…}}}}'
+    body = await _json_body(request, shape)
+    if not isinstance(body, dict) or not isinstance(body.get("name"), str):
+        raise Refused(f"send the {what} as {shape}")
+    args = body.get("args", {})
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise Refused(f"args is an object of the {what}'s arguments, like {args_example}")
+    return body["name"], args
 
 
 def _at(request: Request) -> str:
