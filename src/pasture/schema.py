@@ -305,7 +305,8 @@ class InputSchema:
         self._plain: dict[str, str] | None = {}
         for name, prop in self.properties.items():
             kind = prop.get("type")
-            if set(prop) - NOTES - {"type"} or kind not in _PLAIN:
+            # `"type": ["string", "null"]` (a list) is for JSON Schema to check, not by hand.
+            if set(prop) - NOTES - {"type"} or not isinstance(kind, str) or kind not in _PLAIN:
                 self._plain = None
                 break
             self._plain[name] = str(kind)
