@@ -51,6 +51,7 @@ from pasture.platform import identity as _id
 from pasture.platform.client_documents import ClientDocuments, DocumentRefused, is_document_id
 from pasture.platform.db import PlatformDB
 from pasture.platform.model import OAUTH_ACCESS_PREFIX, now
+from pasture.platform.remembered import Remembered
 from pasture.platform.tokens import ID, scope_words, spaces_of
 
 log = logging.getLogger("pasture.oauth")
@@ -90,7 +91,7 @@ class OAuth:
     def __init__(self, db: PlatformDB, base_url: str) -> None:
         self.db = db
         self.base_url = base_url
-        self._known: tuple[tuple[int, int], dict[str, tuple[Caller, int]]] = ((-1, -1), {})
+        self._known: Remembered[tuple[Caller, int]] = Remembered(db)  # with when it expires
         host = urlsplit(base_url).hostname or ""
         self.documents = ClientDocuments(loopback=_is_loopback(host))
 
@@ -435,11 +436,7 @@ class OAuth:
         Kept in memory until the platform database changes (here or in another process:
         a revoked grant is seen at once) or the token expires, so a call reads nothing."""
         digest = _id.secret_hash(token)
-        stamp = self.db.stamp()  # before the read: a change during it moves it again
-        kept, known = self._known
-        if kept != stamp:
-            known = {}
-            self._known = (stamp, known)
+        known = self._known.current()
         hit = known.get(digest)
         if hit is not None and hit[1] >= time.time():
             return hit[0]
@@ -457,9 +454,7 @@ class OAuth:
             spaces=spaces_of(row["spaces"]),
             via=f"client {name} ({str(row['grant_id'])[:ID]})",
         )
-        if len(known) >= 4096:
-            known.clear()
-        known[digest] = (caller, int(row["expires"]))
+        self._known.keep(known, digest, (caller, int(row["expires"])))
         return caller
 
     def grants(self, user: Caller) -> list[dict[str, Any]]:

@@ -13,18 +13,16 @@ no token that lasts. Sessions and links are kept only as their sha256.
 from __future__ import annotations
 
 import os
-import threading
-import time
 from datetime import UTC, datetime, timedelta
 
 from pasture.caller import Caller
-from pasture.errors import Unauthorized, Unavailable
+from pasture.errors import Unauthorized
 from pasture.platform import identity as _id
 from pasture.platform.db import PlatformDB
 from pasture.platform.model import now
+from pasture.platform.remembered import Touches
 
 LINK_LIFE = timedelta(minutes=10)
-_TOUCH = 60.0  # seconds between two notes of a session's last use
 
 
 def _hours(name: str, default: float) -> timedelta:
@@ -50,8 +48,7 @@ class Sessions:
         self.db = db
         self.idle = _hours("PASTURE_SESSION_IDLE_HOURS", 7 * 24)
         self.longest = _hours("PASTURE_SESSION_MAX_HOURS", 30 * 24)
-        self._lock = threading.Lock()
-        self._touched: dict[str, float] = {}
+        self._seen = Touches(db, "UPDATE sessions SET last_seen = ? WHERE hash = ?")
 
     def new(self, caller: Caller) -> str:
         """A new session id for a signed-in caller (the cookie's value)."""
@@ -77,29 +74,14 @@ class Sessions:
         if row is None:
             return None
         moment = datetime.now(UTC)
-        created = datetime.fromisoformat(str(row["created"]).replace("Z", "+00:00"))
-        seen = datetime.fromisoformat(
-            str(row["last_seen"] or row["created"]).replace("Z", "+00:00")
-        )
+        created = _moment(row["created"])
+        seen = _moment(row["last_seen"] or row["created"])
         if moment - created > self.longest or moment - seen > self.idle:
             with self.db.transaction() as conn:
                 conn.execute("DELETE FROM sessions WHERE hash = ?", (digest,))
             return None
-        self._touch(digest)
+        self._seen.touch(digest)
         return Caller(row["eid"], row["name"], via="session")
-
-    def _touch(self, digest: str) -> None:
-        moment = time.monotonic()
-        with self._lock:
-            if moment - self._touched.get(digest, -_TOUCH) < _TOUCH:
-                return
-            self._touched[digest] = moment
-        try:  # a note, never a reason to refuse the request
-            with self.db.transaction() as conn:
-                conn.execute("UPDATE sessions SET last_seen = ? WHERE hash = ?", (now(), digest))
-        except Unavailable:
-            with self._lock:
-                self._touched.pop(digest, None)
 
     def end(self, session: str) -> None:
         with self.db.transaction() as conn:

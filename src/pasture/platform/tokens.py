@@ -16,23 +16,20 @@ the server's owner may act for anyone (`--user NAME`).
 from __future__ import annotations
 
 import json
-import threading
-import time
 from typing import Any
 
 from pasture.caller import Caller
 from pasture.commands.model import Result
-from pasture.errors import NotFound, Unauthorized, Unavailable, UsageError
+from pasture.errors import NotFound, Unauthorized, UsageError
 from pasture.platform import identity as _id
 from pasture.platform.db import PlatformDB
 from pasture.platform.model import now, plural
+from pasture.platform.remembered import Remembered, Touches
 
 _BY_HASH = (
     "SELECT users.eid, users.name, tokens.writes, tokens.spaces FROM tokens "
     "JOIN users ON users.eid = tokens.user WHERE tokens.hash = ?"
 )
-_REMEMBERED = 4096
-_TOUCH = 60.0  # seconds between two notes of a token's last use
 ID = 12  # hex digits of a token's hash that name it
 
 
@@ -60,18 +57,13 @@ class Tokens:
 
     def __init__(self, db: PlatformDB) -> None:
         self.db = db
-        self._lock = threading.Lock()
-        self._known: tuple[tuple[int, int], dict[str, Caller]] = ((-1, -1), {})
-        self._touched: dict[str, float] = {}
+        self._known: Remembered[Caller] = Remembered(db)
+        self._used = Touches(db, "UPDATE tokens SET last_used = ? WHERE hash = ?")
 
     def caller_for(self, token: str) -> Caller | None:
         """The caller a token names, with its scope; None when no token of ours has that hash."""
         digest = _id.secret_hash(token)
-        stamp = self.db.stamp()  # before the read: a change during it moves it again
-        kept, known = self._known
-        if kept != stamp:
-            known = {}
-            self._known = (stamp, known)
+        known = self._known.current()
         found = known.get(digest)
         if found is None:
             row = self.db.one(_BY_HASH, digest)
@@ -84,25 +76,9 @@ class Tokens:
                 spaces=spaces_of(row["spaces"]),
                 via=f"token {digest[:ID]}",
             )
-            if len(known) >= _REMEMBERED:
-                known.clear()
-            known[digest] = found
-        self._touch(digest)
+            self._known.keep(known, digest, found)
+        self._used.touch(digest)
         return found
-
-    def _touch(self, digest: str) -> None:
-        """Note when a token was last used: at most once a minute, so a call costs no write."""
-        moment = time.monotonic()
-        with self._lock:
-            if moment - self._touched.get(digest, -_TOUCH) < _TOUCH:
-                return
-            self._touched[digest] = moment
-        try:  # a note, never a reason to refuse the call (a full disk, a busy file)
-            with self.db.transaction() as conn:
-                conn.execute("UPDATE tokens SET last_used = ? WHERE hash = ?", (now(), digest))
-        except Unavailable:
-            with self._lock:
-                self._touched.pop(digest, None)
 
     def new(
         self,
