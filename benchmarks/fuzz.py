@@ -69,103 +69,31 @@ from pasture.platform.service import Service  # noqa: E402
 from pasture.web import create_app  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "fuzz"))  # the fuzz suite's pieces and its wild app
+from fuzz_pieces import (  # noqa: E402
+    ARGUMENTS,
+    COLUMNS,
+    COMMANDS,
+    COMPONENTS,
+    FILE_PATHS,
+    HOSTILE_NUMBERS,
+    HOSTILE_WORDS,
+    OPERATORS,
+    SEGMENTS,
+    WILD_ANSWERS,
+    YAML_BOMBS,
+)
+from fuzz_site import WILD_WORKER  # noqa: E402
+
 BASE = "http://testserver"
-
-WILD_WORKER = """
-import math
-
-
-def answer(args, ctx):
-    kind = args["kind"]
-    value = {
-        "set": {1, 2},
-        "nan": math.nan,
-        "infinity": math.inf,
-        "bytes": b"\\xff",
-        "huge_int": 10**5000,
-        "big_int": 2**70,
-    }.get(kind, kind)
-    if kind == "surrogate":
-        return {"text": "half \\ud800", "data": {}}
-    if kind == "object":
-        return object()
-    if kind == "text_number":
-        return {"text": 5, "data": {}}
-    return {"text": "answered", "data": {"v": value}}
-
-
-def setup(app):
-    app.register(
-        "answer",
-        description="Answer with what KIND names, JSON or not",
-        input={"type": "object", "properties": {"kind": {"type": "string"}}, "required": ["kind"]},
-        positional=["kind"],
-        annotations={},
-        run=answer,
-    )
-"""
-WILD_KINDS = [
-    "set",
-    "nan",
-    "infinity",
-    "bytes",
-    "huge_int",
-    "big_int",
-    "surrogate",
-    "object",
-    "text_number",
-    "ok",
-]
 
 # -- what is sent: the grammar's pieces, salted ---------------------------------------------------
 
-BIG = 2**70
-NUMBERS: list[Any] = [
-    BIG,
-    -BIG,
-    2**63,
-    2**63 - 1,
-    -(2**63) - 1,
-    10**30,
-    1e308,
-    5e-324,
-    0,
-    float("inf"),
-    float("-inf"),
-    float("nan"),
-]
+# The fuzz suite's own pieces (tests/fuzz/fuzz_pieces.py), and words that are well formed,
+# so that some inputs go through.
+NUMBERS = HOSTILE_NUMBERS
 WORDS = [
-    "\ud800",
-    "a\udfffb",
-    "\x00",
-    "nul\x00in",
-    "\x01\x7f",
-    "%ED%A0%80",
-    "%00",
-    "%FF%FE",
-    "%",
-    "1180591620717411303424",
-    "1e999",
-    "NaN",
-    "Infinity",
-    "9999-12-31T23:59:59-23:59",
-    "2026-02-30",
-    "999999-days-ago",
-    "today",
-    '"',
-    '\\"',
-    "&",
-    ",",
-    "..",
-    "...",
-    "$",
-    "$run",
-    "../../etc/passwd",
-    "é",
-    "😀",
-    "\u202e",
-    "",
-    " ",
+    *HOSTILE_WORDS,
     "Ada",
     "run",
     "2026-09-01",
@@ -174,70 +102,8 @@ WORDS = [
     "5",
     "V60-02",
 ]
-COMPONENTS = ["jog", "doc", "alias", "comment", "created", "updated", "person", "line", "nope"]
-COLUMNS = ["who", "miles", "at", "title", "body", "name", "target", "by", "sku", "qty", "x"]
-OPERATORS = ["=", "!=", "~=", "<", "<=", ">", ">=", "=>", "==", "!", "~", "<>"]
-COMMANDS = [
-    "log_run",
-    "leaderboard",
-    "since",
-    "add_jog",
-    "find_jog",
-    "cart add",
-    "cart_add",
-    "cart remove",
-    "cart status",
-    "answer",
-]
-ARGUMENTS = ["who", "miles", "at", "since", "sku", "qty", "kind", "x"]
-SEGMENTS = [
-    "index.html",
-    "style.css",
-    "leaderboard.html",
-    "sub",
-    "..",
-    "%2e%2e",
-    "%2E%2E%2F",
-    ".",
-    "%00",
-    "a%00b",
-    "%ED%A0%80",
-    "%FF",
-    "%5c..%5c",
-    "%2F",
-    "api",
-    "tools.json",
-    "vocab.json",
-    "worker.py",
-    "a" * 300,
-    "",
-]
-PATHS = [
-    "index.html",
-    "style.css",
-    "sub/page.html",
-    "../escape.html",
-    "/etc/passwd",
-    "//host/share",
-    "C:/win.ini",
-    "a\\b.html",
-    "a//b.html",
-    "nul\x00.html",
-    "\ud800.html",
-    "a" * 300 + ".html",
-    "/".join(["d"] * 300) + "/x.html",
-    "",
-    "..",
-    "tools.json/x",
-]
-YAML = [
-    "a: &a [*a]",
-    "a: " + "[" * 2_000 + "]" * 2_000,
-    "x: .nan",
-    "x: " + "9" * 5_000,
-    "x: !!python/object:os.system ls",
-    "log_run: {description: d, input: {miles: number}, query: .jog.miles>$miles}",
-]
+PATHS = FILE_PATHS
+YAML = YAML_BOMBS
 
 
 class Gen:
@@ -376,7 +242,7 @@ class Gen:
     def command(self) -> tuple[str, str, dict[str, Any]]:
         app = self.pick(["runs", "runs", "runs", "cart", "wild"])
         if app == "wild":
-            return app, "answer", {"kind": self.pick(WILD_KINDS)}
+            return app, "answer", {"kind": self.pick(WILD_ANSWERS)}
         name = self.pick(COMMANDS) if self.r.random() < 0.8 else self.text()
         return app, name, self.args()
 
@@ -456,7 +322,7 @@ class Gen:
                 return name, {
                     "name": "answer",
                     "app": "wild",
-                    "args": {"kind": self.pick(WILD_KINDS)},
+                    "args": {"kind": self.pick(WILD_ANSWERS)},
                 }
             return name, {"name": self.pick(COMMANDS), "args": self.args(mcp_deep)}
         if name == "graph_query":

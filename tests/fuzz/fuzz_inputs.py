@@ -15,72 +15,29 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from fuzz_pieces import (
+    ARGUMENTS,
+    BIG,
+    COLUMNS,
+    COMMANDS,
+    COMPONENTS,
+    FILE_PATHS,
+    HOSTILE_NUMBERS,
+    HOSTILE_WORDS,
+    OPERATORS,
+    SEGMENTS,
+    WILD_ANSWERS,
+    YAML_BOMBS,
+)
 from hypothesis import strategies as st
-
-BIG = 2**70  # 1180591620717411303424: past every 64-bit integer
 
 # -- values ------------------------------------------------------------------------------------
 
-hostile_numbers = st.sampled_from(
-    [
-        BIG,
-        -BIG,
-        2**63,
-        2**63 - 1,
-        -(2**63),
-        -(2**63) - 1,
-        10**30,
-        1e308,
-        -1e308,
-        5e-324,
-        0,
-        -0.0,
-        float("inf"),
-        float("-inf"),
-        float("nan"),
-    ]
-) | st.integers(min_value=-(2**80), max_value=2**80)
-
-hostile_words = st.sampled_from(
-    [
-        "\ud800",
-        "a\udfffb",
-        "\x00",
-        "nul\x00inside",
-        "\x01\x1f\x7f",
-        "%ED%A0%80",
-        "%00",
-        "%FF%FE",
-        "%",
-        "%2",
-        "1180591620717411303424",
-        "-1180591620717411303424",
-        "99999999999999999999999999999.5",
-        "1e999",
-        "NaN",
-        "Infinity",
-        "9999-12-31T23:59:59-23:59",
-        "0001-01-01T00:00:00+05:00",
-        "2026-02-30",
-        "999999-days-ago",
-        "today",
-        '"',
-        '\\"',
-        "&",
-        ",",
-        "..",
-        "...",
-        "$",
-        "$run",
-        "$\ud800",
-        "../../etc/passwd",
-        "é",
-        "😀",
-        "\u202e",
-        "",
-        " ",
-    ]
+hostile_numbers = st.sampled_from(HOSTILE_NUMBERS) | st.integers(
+    min_value=-(2**80), max_value=2**80
 )
+
+hostile_words = st.sampled_from(HOSTILE_WORDS)
 
 long_texts = st.sampled_from([1_001, 5_000, 60_000]).map(lambda n: "a" * n)
 
@@ -119,9 +76,6 @@ def _values(keys: st.SearchStrategy[str], depths: list[int]) -> st.SearchStrateg
 
 # -- filters ------------------------------------------------------------------------------------
 
-COMPONENTS = ["jog", "doc", "alias", "comment", "created", "updated", "person", "line", "nope"]
-COLUMNS = ["who", "miles", "at", "title", "body", "name", "target", "by", "sku", "qty", "x"]
-OPERATORS = ["=", "!=", "~=", "<", "<=", ">", ">=", "=>", "==", "!", "~", "<>"]
 
 column_paths = st.tuples(st.sampled_from(COMPONENTS), st.sampled_from(COLUMNS)).map(
     lambda p: f".{p[0]}.{p[1]}"
@@ -176,51 +130,11 @@ def query_string(text: str) -> str:
     return "filter=" + quote(text, safe="", errors="surrogatepass")
 
 
-# -- command calls ------------------------------------------------------------------------------
-
-ARGUMENTS = ["who", "miles", "at", "since", "sku", "qty", "kind", "x"]
-
-# What the `wild` app's worker answers with (see fuzz_site.WILD_WORKER).
-WILD_ANSWERS = [
-    "set",
-    "nan",
-    "infinity",
-    "surrogate",
-    "deep",
-    "bytes",
-    "object",
-    "text_number",
-    "huge_int",
-    "loop",
-    "big_int",
-    "ok",
-]
-
 # -- page paths ---------------------------------------------------------------------------------
 
-segments = st.sampled_from(
-    [
-        "index.html",
-        "style.css",
-        "sub",
-        "..",
-        "%2e%2e",
-        "%2E%2E%2F",
-        ".",
-        "%00",
-        "a%00b",
-        "%ED%A0%80",
-        "%FF",
-        "%5c..%5c",
-        "%2F",
-        "api",
-        "tools.json",
-        "vocab.json",
-        "worker.py",
-        "a" * 300,
-        "",
-    ]
-) | hostile_text.map(lambda t: quote(t[:2000], safe="", errors="surrogatepass"))
+segments = st.sampled_from(SEGMENTS) | hostile_text.map(
+    lambda t: quote(t[:2000], safe="", errors="surrogatepass")
+)
 # (cut to 2,000 characters: an address much longer is refused by the test's own client,
 # before it reaches the server)
 
@@ -229,20 +143,8 @@ page_paths = st.lists(segments, min_size=1, max_size=6).map("/".join) | st.sampl
 ).map(lambda n: "/".join(["a"] * n))
 
 
-# -- what a door is sent: bundles, command arguments, app files ----------------------------------
+# -- what a door is sent: command calls, bundles, app files -------------------------------------
 
-COMMANDS = [
-    "log_run",
-    "leaderboard",
-    "since",
-    "add_jog",
-    "find_jog",
-    "cart add",
-    "cart_add",
-    "cart remove",
-    "cart status",
-    "answer",
-]
 command_names = st.sampled_from(COMMANDS) | hostile_text
 
 TYPES = ["text", "number", "bool", "time", "url", "integer", "nope"]
@@ -252,52 +154,9 @@ templates_text = (
 )
 
 deep_json_text = st.sampled_from([65, 1_000, 5_000]).map(lambda n: "[" * n + "]" * n)
-yaml_bombs = st.sampled_from(
-    [
-        "a: &a [*a]",
-        "a: " + "[" * 2_000 + "]" * 2_000,
-        "a: &a [x, x, x, x, x, x, x, x, x]\n"
-        "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
-        "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
-        "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
-        "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
-        "f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\n",
-        "x: .nan",
-        "x: .inf",
-        "x: " + "9" * 5_000,
-        "x: !!python/object:os.system ls",
-        "\ud800: 1",
-        "log_run: {description: d, input: {miles: number}, query: .jog.miles>$miles}",
-    ]
-)
+yaml_bombs = st.sampled_from(YAML_BOMBS)
 
-file_paths = (
-    st.sampled_from(
-        [
-            "index.html",
-            "style.css",
-            "sub/page.html",
-            "../escape.html",
-            "/etc/passwd",
-            "//host/share",
-            "C:/win.ini",
-            "a\\b.html",
-            "a//b.html",
-            "a/./b.html",
-            "nul\x00.html",
-            "ctl\x01.html",
-            "\ud800.html",
-            "a" * 300 + ".html",
-            "/".join(["d"] * 300) + "/x.html",
-            "",
-            ".",
-            "..",
-            "tools.json/x",
-            "index.html/x",
-        ]
-    )
-    | hostile_text
-)
+file_paths = st.sampled_from(FILE_PATHS) | hostile_text
 
 
 def json_text(value: Any) -> str:
