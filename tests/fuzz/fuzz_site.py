@@ -24,7 +24,7 @@ from pasture.platform.service import Service
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 BASE = "http://testserver"
-APPS = ("runs", "cart", "wild")
+APPS = ("runs", "cart", "wild", "todos")
 
 WILD_WORKER = """
 import math
@@ -135,6 +135,7 @@ def open_site(home: Path) -> Iterator[Site]:
     service.deploy(ada, EXAMPLES / "cart", space="ada", app="cart", access="public")
     wild = {"index.html": "<title>Wild</title>", "worker.py": WILD_WORKER}
     service.deploy(ada, wild, space="ada", app="wild", access="public")
+    service.deploy(ada, EXAMPLES / "todos", space="ada", app="todos", access="open")
     site = Site(service, home, ada, service.new_token(ada))
     handler = _Errors(site.errors)
     logger = logging.getLogger("pasture")

@@ -101,6 +101,32 @@ def test_any_command_call_answers_or_is_refused_writing_nothing(
     _answer(site, caplog, response, before)
 
 
+@settings(FUZZ, max_examples=200)
+@given(
+    name=st.sampled_from(["todos", "add_todo", "set_todo_done", "clear_done"]) | command_names,
+    args=WEB.command_args | WEB.values,
+    app=st.sampled_from(["todos", "wild", "runs"]) | apps,
+    signed_in=st.booleans(),
+)
+def test_any_handler_call_answers_or_is_refused_writing_nothing(
+    site: Site,
+    web: TestClient,
+    caplog: pytest.LogCaptureFixture,
+    name: str,
+    args: object,
+    app: str,
+    signed_in: bool,
+) -> None:
+    before = fresh(site, caplog)
+    body = json.dumps({"name": name, "args": args}).encode()
+    request = web.build_request(
+        "POST", f"/ada/{app}/api/call", content=body, headers={"Content-Type": "application/json"}
+    )
+    if not signed_in:  # a stranger on an open app: ctx.auth is nobody
+        del request.headers["Authorization"]
+    _answer(site, caplog, web.send(request), before)
+
+
 @settings(FUZZ, max_examples=150)
 @given(
     path=page_paths,

@@ -225,6 +225,10 @@ class Catalog:
             self._loaded[key] = loaded
             return loaded
 
+    def version_of(self, space: str, slug: str, version: int) -> Version:
+        """One version of an app, as its worker processes are found by."""
+        return Version(space, slug, version, self.version_dir(space, slug, version))
+
     def read_version(
         self, space: str, slug: str, version: int, title: str, access: Access
     ) -> Loaded:
@@ -241,7 +245,7 @@ class Catalog:
         if WORKER in files:
             manifest = self._manifest(space, slug, version, files)
             code, problems = commands_of(
-                manifest, Version(space, slug, version, root), self.workers
+                manifest, self.version_of(space, slug, version), self.workers
             )
             if problems:
                 logger.error("%s/%s v%s: worker.py: %s", space, slug, version, "; ".join(problems))

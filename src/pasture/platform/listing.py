@@ -18,6 +18,7 @@ from pasture.platform.access import Gate
 from pasture.platform.catalog import Catalog
 from pasture.platform.graph import CheckedStore, Graph
 from pasture.platform.model import SIGN_IN, AppInfo, Loaded, Reached, and_, plural
+from pasture.platform.workers import handlers_of
 
 if TYPE_CHECKING:
     from pasture.platform.audit import Call
@@ -184,8 +185,6 @@ class Listing:
     ) -> Result:
         """Run one of an app's handlers as its page calls it, as the caller: a query with a
         store that refuses writes, a mutation or action as one who may write there."""
-        from pasture.platform.workers import Version, handlers_of
-
         reached = self.gate.reach(caller, app, via_web=via_web)
         if noted is not None:
             noted.app, noted.command = reached.at, name
@@ -201,22 +200,29 @@ class Listing:
             raise UsageError(f"{name}'s args are an object of names to values")
         if kind != "query":
             self.gate.check_write(caller, reached, loaded)
-        if caller.address is not None:  # an anonymous write was counted once, as the call
-            caller = replace(caller, address=None)
         read_only = name if kind == "query" else None
-        store = CheckedStore(self.graph, caller, reached.at, via_web=via_web, read_only=read_only)
-        root = self.catalog.version_dir(reached.space, reached.slug, loaded.version)
-        version = Version(reached.space, reached.slug, loaded.version, root)
-        ctx = Context(caller, store, reached.at)
+        ctx = self._context(caller, reached.at, read_only, via_web)
+        version = self.catalog.version_of(reached.space, reached.slug, loaded.version)
         return self.catalog.workers.run_handler(version, name, args, ctx)
 
     def context(
         self, caller: Caller, at: str, cmd: Command, via_web: bool, typed_text: bool = False
     ) -> Context:
         """What a command runs with: its app's store as the caller, checked on every call."""
+        return self._context(caller, at, cmd.name if cmd.read_only else None, via_web, typed_text)
+
+    def _context(
+        self,
+        caller: Caller,
+        at: str,
+        read_only: str | None,
+        via_web: bool,
+        typed_text: bool = False,
+    ) -> Context:
+        """A command's or handler's: `read_only` names what only reads (its store refuses
+        writes)."""
         if caller.address is not None:  # an anonymous write was counted once, as the call
             caller = replace(caller, address=None)
-        read_only = cmd.name if cmd.read_only else None
         store = CheckedStore(self.graph, caller, at, via_web=via_web, read_only=read_only)
         return Context(caller, store, at, typed_text=typed_text)
 

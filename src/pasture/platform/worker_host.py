@@ -248,7 +248,7 @@ class Host:
             self.registry.register(
                 handler.name,
                 description=str(tool["description"]).strip(),
-                run=_ToolRun(handler),
+                run=_HandlerRun(handler, as_tool=True),
                 input=_handlers.input_schema(handler.args),
                 annotations=_handlers.annotations_of(handler),
                 title=tool.get("title"),
@@ -290,7 +290,7 @@ class Host:
             handler = self.handlers.get(str(message["handler"]))
             if handler is None:
                 return {"refused": {"sentence": f"no handler {message['handler']} in {self.at}"}}
-            return self.run(message, handler.name, _PageRun(handler))
+            return self.run(message, handler.name, _HandlerRun(handler, as_tool=False))
         command = self.registry.get(str(message.get("command", "")))
         if command is None:
             return {"refused": {"sentence": f"no command {message.get('command')} in {self.at}"}}
@@ -332,24 +332,16 @@ class Host:
         return {"values": list(values or [])}
 
 
-class _ToolRun:
-    """A tool's `run(args, ctx)`: the handler, its `id()` arguments checked first."""
+class _HandlerRun:
+    """A handler as `run(args, ctx)`: as a tool (its `id()` arguments checked first), or as
+    the app's page calls it (its input the page's to check)."""
 
-    def __init__(self, handler: _handlers.Handler) -> None:
+    def __init__(self, handler: _handlers.Handler, *, as_tool: bool) -> None:
         self.handler = handler
+        self.as_tool = as_tool
 
     def __call__(self, args: dict[str, Any], ctx: Context) -> Result:
-        return _handlers.run(self.handler, args, ctx, as_tool=True)
-
-
-class _PageRun:
-    """A handler as the app's page calls it: its input is the page's to check."""
-
-    def __init__(self, handler: _handlers.Handler) -> None:
-        self.handler = handler
-
-    def __call__(self, args: dict[str, Any], ctx: Context) -> Result:
-        return _handlers.run(self.handler, args, ctx, as_tool=False)
+        return _handlers.run(self.handler, args, ctx, as_tool=self.as_tool)
 
 
 def _limit_memory(megabytes: int) -> None:
