@@ -1,12 +1,17 @@
 """The five declared types: conversion from what a model sent, and its refusals."""
 
 import math
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 
-from pasture.values import BadValue, convert, normalize_time, type_of_property
+from pasture.values import BadValue, convert, json_schema, normalize_time, type_of_property
+
+# What a client that checks formats does with a listed argument's schema.
+FORMATS = Draft202012Validator.FORMAT_CHECKER
 
 
 def test_text_a_number_sent_as_a_string_becomes_a_number() -> None:
@@ -45,6 +50,35 @@ def test_times_are_kept_in_utc_and_dates_stay_dates() -> None:
     assert normalize_time("2026-09-01") == "2026-09-01"
     assert normalize_time("2026-09-01T12:00:00+02:00") == "2026-09-01T10:00:00Z"
     assert convert("at", "time", "2026-09-01T10:00:00Z") == "2026-09-01T10:00:00Z"
+
+
+def test_a_client_that_checks_formats_accepts_the_documented_times() -> None:
+    checker = Draft202012Validator(json_schema("time"), format_checker=FORMATS)
+    for written in ("2026-09-01", "2026-09-01T10:00:00Z", "2026-09-01T12:00:00+02:00"):
+        assert checker.is_valid(written), written
+    for wrong in ("yesterday", "2026-13-01", "09/01/2026"):
+        assert not checker.is_valid(wrong), wrong
+    assert type_of_property(json_schema("time")) == "time"
+
+
+@given(
+    st.one_of(
+        st.dates().map(date.isoformat),
+        st.datetimes(
+            min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.just(UTC)
+        ).map(lambda d: d.isoformat().replace("+00:00", "Z")),
+        st.builds(
+            lambda d, minutes: d.replace(tzinfo=timezone(timedelta(minutes=minutes))).isoformat(),
+            st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)),
+            st.integers(-23 * 60, 23 * 60),
+        ),
+    )
+)
+def test_every_time_the_schema_accepts_the_command_takes(written: str) -> None:
+    # The listed schema and the conversion agree: what a checking client lets through is
+    # a time the command converts, never a refusal the client could not have foreseen.
+    assert Draft202012Validator(json_schema("time"), format_checker=FORMATS).is_valid(written)
+    convert("at", "time", written)
 
 
 def test_vocabulary_properties_map_onto_the_five_types() -> None:

@@ -82,7 +82,12 @@ def json_schema(kind: ValueType) -> dict[str, Any]:
     if kind == "bool":
         return {"type": "boolean"}
     if kind == "time":
-        return {"type": "string", "format": "date-time", "description": f"a time: {TIME_FORMAT}"}
+        # A date alone is a time too: a client that checks formats must accept 2026-09-01.
+        return {
+            "type": "string",
+            "anyOf": [{"format": "date"}, {"format": "date-time"}],
+            "description": f"a time: {TIME_FORMAT}",
+        }
     if kind == "url":
         return {"type": "string", "format": "uri", "description": f"a web address: {URL_FORMAT}"}
     return {"type": "string"}
@@ -95,7 +100,7 @@ def type_of_property(prop: object) -> ValueType | None:
     kind = prop.get("type")
     if kind == "string":
         fmt = prop.get("format")
-        if fmt == "date-time":
+        if fmt == "date-time" or _date_or_date_time(prop):
             return "time"
         if fmt == "uri":
             return "url"
@@ -105,6 +110,15 @@ def type_of_property(prop: object) -> ValueType | None:
     if kind == "boolean":
         return "bool"
     return None
+
+
+def _date_or_date_time(prop: dict[Any, Any]) -> bool:
+    """Whether a property says `anyOf` a date or a date-time, as `json_schema("time")` does."""
+    either = prop.get("anyOf")
+    if not isinstance(either, list) or not either:
+        return False
+    formats = {f.get("format") for f in either if isinstance(f, dict)}
+    return len(formats) == len(either) and formats <= {"date", "date-time"}
 
 
 def normalize_time(text: str) -> str:

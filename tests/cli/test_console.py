@@ -511,7 +511,7 @@ def test_a_person_is_asked_before_a_consequential_command(pane: Pane, home: Path
     pane.send("cart_add V60-02 2", "Enter")  # the console read its commands before the deploy
     pane.wait_for("2 in the cart")
     pane.send("cart clear", "Enter")
-    pane.wait_for("about to run: cart clear (ada/cart)")
+    pane.wait_for("about to run: Empty the cart: cart clear (ada/cart)")
     pane.wait_for("run it? [y/N]")
     pane.send("n", "Enter")
     pane.wait_for("cancelled — nothing was run")

@@ -57,7 +57,7 @@ def test_the_run_club_ships_whole() -> None:
                 "miles": {"type": "number"},
                 "at": {
                     "type": "string",
-                    "format": "date-time",
+                    "anyOf": [{"format": "date"}, {"format": "date-time"}],
                     "description": "a time: 2026-09-01 or 2026-09-01T10:00:00Z",
                 },
             },

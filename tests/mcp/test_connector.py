@@ -88,7 +88,11 @@ def test_commands_lists_the_run_club_grouped_by_app(club: Club, mode: str) -> No
     assert log_run["input"]["properties"]["miles"]["type"] == "number"
     assert "view" not in log_run
     assert by_name["leaderboard"]["readOnly"] is True
-    assert by_name["leaderboard"]["view"] == "leaderboard.html"
+    assert by_name["leaderboard"]["view"] == "ui://ada/runs/leaderboard.html"
+    assert (
+        "leaderboard() — Every run logged so far, with who logged it — Run club, an app at "
+        "127.0.0.1:8000/ada/runs/ — view ui://ada/runs/leaderboard.html" in listing
+    )
 
 
 @pytest.mark.parametrize("mode", MODES)

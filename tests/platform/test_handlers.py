@@ -51,6 +51,12 @@ def test_tagged_handlers_are_commands_and_the_rest_only_the_pages(
     assert set(by_name) == {"todos", "set_todo_done", "clear_done"}
     assert by_name["todos"]["readOnly"] is True and by_name["set_todo_done"]["readOnly"] is False
     assert by_name["clear_done"]["consequential"] is True
+    # The listing's title is the app's; a command's own short name is its commandTitle,
+    # and the text shows it before the command's sentence.
+    assert by_name["set_todo_done"]["commandTitle"] == "Mark a todo done"
+    assert {c["title"] for c in listing} == {"Todos"}
+    text = todos.list_commands(ada, "todos").text
+    assert "set_todo_done(todo_id, done) — Mark a todo done: " in text
     assert by_name["set_todo_done"]["input"] == {
         "type": "object",
         "properties": {

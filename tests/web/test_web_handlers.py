@@ -28,7 +28,9 @@ const context = document.modelContext;
 if (context && typeof context.registerTool === "function") {
   const register = context.registerTool.bind(context);
   context.registerTool = (tool) => {
-    window.__offered.push({ name: tool.name, annotations: tool.annotations ?? null });
+    window.__offered.push({
+      name: tool.name, title: tool.title ?? null, annotations: tool.annotations ?? null,
+    });
     return register(tool);
   };
 }
@@ -116,6 +118,12 @@ def test_the_page_adds_and_an_agent_in_the_tab_marks_done(served_apart: Served) 
             "todos": {"readOnlyHint": True},
             "set_todo_done": None,
             "clear_done": {"destructiveHint": True},
+        }
+        # Each with its own short name for people, as the tool's title.
+        assert {o["name"]: o["title"] for o in offered} == {
+            "todos": "Your todos",
+            "set_todo_done": "Mark a todo done",
+            "clear_done": "Clear done todos",
         }
         assert tools[1]["inputSchema"]["required"] == ["todo_id", "done"]
 

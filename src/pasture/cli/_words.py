@@ -95,9 +95,11 @@ CANCELLED = "cancelled — nothing was run"
 
 
 def about_to_run(command: Command, at: str, values: dict[str, str]) -> str:
-    """`cart clear --sku=V60-02 (ada/cart)`: the command and its arguments, as typed."""
+    """`Empty the cart: cart clear --sku=V60-02 (ada/cart)`: the command's title where it
+    has one, then the command and its arguments as typed."""
     parts = [command.name, *(f"--{k}={shlex.quote(v)}" for k, v in values.items())]
-    return f"{' '.join(parts)} ({at})"
+    titled = f"{command.title}: " if command.title else ""
+    return f"{titled}{' '.join(parts)} ({at})"
 
 
 def run_words(

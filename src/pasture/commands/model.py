@@ -91,10 +91,24 @@ class Command:
         """The name agents see: words joined by `_` (`cart add` → `cart_add`)."""
         return self.name.replace(" ", "_")
 
+    def view_uri(self, at: str) -> str | None:
+        """The page the answer is drawn in, as the MCP resource it is: `ui://space/app/file`."""
+        return f"ui://{at}/{self.view}" if self.view else None
+
+    def line(self, at: str, app_title: str, address: str) -> str:
+        """The command's line in the `commands` text: its signature, its own title and
+        sentence, the app it belongs to, and the view it is drawn in."""
+        said = f"{self.title}: {self.description}" if self.title else self.description
+        view = self.view_uri(at)
+        drawn = f" — view {view}" if view else ""
+        return f"{self.signature()} — {said} — {app_title}, an app at {address}{drawn}"
+
     def listing(self, at: str, app_title: str) -> dict[str, Any]:
         """The entry `commands` carries: `{at, name, title, description, readOnly, input, view?}`.
 
-        `title` is the app's title, because a slug is not what the person called it.
+        `title` is the app's title, because a slug is not what the person called it; a
+        command's own short name for people, where it has one, is `commandTitle`. `view`
+        is the page's MCP resource, `ui://space/app/file`.
         """
         entry: dict[str, Any] = {
             "at": at,
@@ -104,9 +118,12 @@ class Command:
             "readOnly": self.read_only,
             "input": self.input,
         }
-        if self.view:
-            entry["view"] = self.view
+        view = self.view_uri(at)
+        if view:
+            entry["view"] = view
         # Only what a command says beyond the declared ones, so their entries stay as they were.
+        if self.title:
+            entry["commandTitle"] = self.title
         if self.consequential:
             entry["consequential"] = True
         if self.output is not None:

@@ -49,10 +49,7 @@ class Listing:
             return kept
         at, title = f"{space}/{slug}", loaded.title
         address = self.catalog.url(space, slug).split("://", 1)[-1]
-        lines = "".join(
-            f"\n{cmd.signature()} — {cmd.description} — {title}, an app at {address}"
-            for cmd in loaded.commands
-        )
+        lines = "".join(f"\n{cmd.line(at, title, address)}" for cmd in loaded.commands)
         listed = _Listed(
             loaded,
             title,

@@ -13,7 +13,7 @@ from typing import Any
 
 from pasture.caller import Caller
 from pasture.platform.service import AppInfo
-from pasture.values import TIME_FORMAT
+from pasture.values import TIME_FORMAT, type_of_property
 
 _STYLE = """
 :root { color-scheme: light dark; --line: #d6d3cc; --muted: #6b675f; --accent: #3d6b35; }
@@ -376,10 +376,15 @@ def _command_form(api: str, entry: Mapping[str, Any]) -> str:
         required = {str(r) for r in schema.get("required", []) if isinstance(r, str)}
     kind = "reads" if entry.get("readOnly") else "writes"
     fields = "".join(_field(arg, prop, arg in required) for arg, prop in props.items())
+    titled = entry.get("commandTitle")
+    said = escape(str(entry.get("description", "")))
+    if isinstance(titled, str) and titled:
+        said = f"<strong>{escape(titled)}</strong>: {said}"
+    hard = '<span class="tag">hard to undo</span>' if entry.get("consequential") else ""
     return (
         f'<details class="command" data-command="{escape(name)}">'
-        f"<summary><code>{escape(name)}</code> — {escape(str(entry.get('description', '')))}"
-        f'<span class="tag">{kind}</span></summary>'
+        f"<summary><code>{escape(name)}</code> — {said}"
+        f'<span class="tag">{kind}</span>{hard}</summary>'
         f'<form class="run" data-api="{escape(api)}" data-command="{escape(name)}">'
         f"{fields}"
         f'<button type="submit">Run {escape(name)}</button>'
@@ -405,7 +410,7 @@ def _field(arg: str, prop: Any, required: bool) -> str:
     if kind in ("number", "integer"):
         step = "1" if kind == "integer" else "any"
         return f'<label>{label}{hint}<input type="number" step="{step}" {attrs}{need}></label>'
-    if fmt == "date-time":
+    if type_of_property(dict(prop)) == "time":
         if not hint:
             hint = f' <span class="hint">a time: {escape(TIME_FORMAT)}</span>'
         return (

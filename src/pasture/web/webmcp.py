@@ -10,6 +10,7 @@ Otherwise it fetches `./api/tools` once per page load and registers each
 command with `document.modelContext.registerTool`:
 
     {name: "log_run", description: "Log a run for the club leaderboard",
+     title: "Log a run",                 // where the command has a title of its own
      inputSchema: {type: "object", properties: {…}, required: […]},
      annotations: {readOnlyHint: true}   // only on a command that only reads;
                                          // {destructiveHint: true} on a consequential one
@@ -113,6 +114,8 @@ if (context && typeof context.registerTool === "function" && !opaque && !documen
         inputSchema: command.input ?? { type: "object", properties: {} },
         execute: (input) => run(command.name, input),
       };
+      // A short name for people, where the command has one, as MCP tools carry it.
+      if (command.commandTitle) tool.title = command.commandTitle;
       // What the command says of itself, as MCP's hints: it only reads, or is hard to undo.
       if (command.readOnly) tool.annotations = { readOnlyHint: true };
       else if (command.consequential) tool.annotations = { destructiveHint: true };
