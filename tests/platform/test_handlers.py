@@ -4,6 +4,7 @@ refusals, every problem in one message; and the agent's input checked against th
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import textwrap
@@ -199,6 +200,51 @@ def test_a_deploy_names_every_problem_of_its_handlers(
         "grabby: it has no args, so it is def grabby(ctx)",
     ):
         assert part in said, said
+    with pytest.raises(NotFound):
+        service.list_commands(ada, "broken")  # nothing was installed
+
+
+BROKEN_TOOLS = {
+    "tally": {"description": "How many", "input": {}, "query": ".todo.count!", "colour": "red"},
+    "stamp": {"description": "Stamp one", "input": {}, "apply": {"todo": {"text": "$nobody"}}},
+}
+
+
+def test_a_broken_vocab_still_names_every_tools_json_and_worker_py_problem(
+    service: Service, ada: Caller, tmp_path: Path
+) -> None:
+    folder = todos_app(tmp_path, BROKEN)
+    vocab = json.loads((folder / "vocab.json").read_text())
+    vocab["$defs"]["todo"]["properties"]["due"] = {"type": "object"}
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    (folder / "tools.json").write_text(json.dumps(BROKEN_TOOLS))
+    with pytest.raises(DeployRefused) as refused:
+        service.deploy(ada, folder, app="broken")
+    said = str(refused.value)
+    for part in (
+        "vocab.json: todo.due has type object",
+        "tools.json: ",
+        "tally: ",
+        "colour",
+        "stamp: ",
+        "$nobody",
+        "worker.py: ",
+        "things: two handlers are named things (a query and a mutation)",
+        "grabby: it has no args, so it is def grabby(ctx)",
+    ):
+        assert part in said, said
+    # What vocab.json did read is what tools.json is checked against: its good columns
+    # are no problem of tools.json's.
+    assert "todo has no column text" not in said, said
+
+    # vocab.json that is not JSON at all: tools.json's own reading is still checked.
+    (folder / "vocab.json").write_text("{")
+    (folder / "tools.json").write_text('{"a": 1, "a": 2}')
+    with pytest.raises(DeployRefused) as refused:
+        service.deploy(ada, folder, app="broken")
+    said = str(refused.value)
+    assert "vocab.json: not JSON" in said and "tools.json: " in said, said
+    assert "things: two handlers are named things" in said, said
     with pytest.raises(NotFound):
         service.list_commands(ada, "broken")  # nothing was installed
 

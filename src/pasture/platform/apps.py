@@ -62,6 +62,7 @@ class Apps:
         `noted`: the audit's record of this call, told which app it is."""
         require_writes(caller)
         from pasture.commands import load_commands
+        from pasture.commands.loader import read_tools
         from pasture.store.vocab import Vocabulary
 
         if app and "/" in app and space is None:
@@ -114,14 +115,20 @@ class Apps:
                 else:
                     problems.append("vocab.json: an object with $defs, one entry per component")
         if not any(p.startswith("vocab.json") for p in problems):
-            try:
-                vocabulary = Vocabulary.from_json(vocab_doc, previous=previous)
-            except DeployRefused as e:
-                problems.append(str(e))
+            vocabulary, wrong = Vocabulary.read(vocab_doc, previous=previous)
+            if wrong:
+                problems.append(str(DeployRefused(wrong, prefix="vocab.json")))
         commands: list[Command] = []
         if vocabulary is not None:
+            # Checked against what vocab.json did read, so one message names tools.json's
+            # problems beside vocab.json's.
             try:
                 commands = load_commands(raw, vocabulary, at)
+            except DeployRefused as e:
+                problems.append(str(e))
+        else:
+            try:  # vocab.json is not JSON: tools.json's own reading is all there is to check
+                read_tools(raw)
             except DeployRefused as e:
                 problems.append(str(e))
         manifest: list[dict[str, Any]] | None = None

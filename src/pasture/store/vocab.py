@@ -128,14 +128,29 @@ class Vocabulary:
         `previous` is the vocabulary installed now: a column whose type changes
         incompatibly on redeploy is refused.
         """
+        vocabulary, problems = cls.read(doc, previous)
+        if problems:
+            raise DeployRefused(problems, prefix="vocab.json")
+        return vocabulary
+
+    @classmethod
+    def read(
+        cls, doc: Mapping[str, Any] | None, previous: Vocabulary | None = None
+    ) -> tuple[Vocabulary, list[str]]:
+        """vocab.json's document as far as it reads, and every problem found in it.
+
+        With problems, the vocabulary is what did read — each component with the
+        columns that are right — so a deploy can still check tools.json against it
+        and name that file's problems in the same message.
+        """
         problems: list[str] = []
         if doc is None:
             doc = {}
         if not isinstance(doc, Mapping):
-            raise DeployRefused(
-                ['the file is a JSON object: {"$defs": {"<component>": {"properties": …}}}'],
-                prefix="vocab.json",
+            problems.append(
+                'the file is a JSON object: {"$defs": {"<component>": {"properties": …}}}'
             )
+            return cls(), problems
         tools = doc.get("tools", True)
         if not isinstance(tools, bool):
             problems.append('"tools" is true or false')
@@ -158,9 +173,7 @@ class Vocabulary:
                     old = before.columns.get(column.name)
                     if old is not None and not _compatible(old, column):
                         problems.append(changed_type(component.name, old, column))
-        if problems:
-            raise DeployRefused(problems, prefix="vocab.json")
-        return cls({**declared, **PLATFORM}, tools=tools)
+        return cls({**declared, **PLATFORM}, tools=tools), problems
 
     def declared(self) -> list[Component]:
         """This app's own components, in the order vocab.json lists them."""
@@ -197,6 +210,8 @@ def changed_type(component: str, old: Column, new: Column) -> str:
 
 
 def _component(name: str, body: object, problems: list[str]) -> Component | None:
+    """The component a vocab.json entry declares, with the columns that are right; None
+    when there is none to speak of (a bad name, or not an object). Problems go in `problems`."""
     ok = True
     if not NAME.match(name):
         problems.append(
@@ -233,12 +248,10 @@ def _component(name: str, body: object, problems: list[str]) -> Component | None
                 f"{name}: {col!r} is not a column name — use a-z, 0-9 and _, starting with "
                 "a letter, up to 40 characters"
             )
-            ok = False
             continue
         column = column_of(col, prop)
         if column is None:
             problems.append(f"{name}.{col} has type {_type_name(prop)} — {TYPES_SENTENCE}")
-            ok = False
             continue
         columns[col] = column
     return Component(name, columns, kind=kind) if ok else None
