@@ -38,3 +38,24 @@ def test_a_person_lists_and_marks_their_todos(
     hidden = pasture("command", "add_todo", "--text=more")
     assert hidden.returncode != 0 and hidden.stderr.startswith("no command add_todo")
     assert "Traceback" not in hidden.stderr
+
+
+CART = Path(__file__).resolve().parents[2] / "examples" / "cart"
+
+
+def test_a_command_of_several_words_runs_unquoted(pasture: Pasture) -> None:
+    deployed = pasture("deploy", str(CART))
+    assert deployed.returncode == 0, deployed.stderr
+    added = pasture("command", "cart", "add", "V60-02", "2")
+    assert added.returncode == 0, added.stderr
+    assert added.stdout.strip() == "Added 2 × V60-02; 2 in the cart."
+    # Quoted, joined by _, or with named arguments: the same command.
+    for words in (["cart add", "V60-02"], ["cart_add", "V60-02"], ["cart", "add", "--sku=V60-02"]):
+        again = pasture("command", *words)
+        assert again.returncode == 0, again.stderr
+    status = pasture("command", "cart", "status", "--json")
+    assert json.loads(status.stdout) == {"count": 5, "lines": [{"sku": "V60-02", "qty": 5}]}
+    # Words that name no command are the first word's, refused with what there is.
+    unknown = pasture("command", "cart", "empty", "now")
+    assert unknown.returncode != 0 and unknown.stderr.startswith("no command cart ")
+    assert "cart_add" in unknown.stderr and "Traceback" not in unknown.stderr

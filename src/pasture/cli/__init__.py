@@ -126,15 +126,22 @@ def do_inspect(args: argparse.Namespace) -> int:
 
 
 def do_command(args: argparse.Namespace) -> int:
-    from pasture.cli._words import run_words, split_words
+    from pasture.cli._words import command_name, run_words, split_words
 
-    words = split_words(args.words)
+    service = open_service(args)
+    owner = service.local_owner()
+    name, rest = args.name, list(args.words)
+    if rest and not rest[0].startswith("-"):
+        # `cart add V60-02 2`, unquoted, is cart_add as the console reads it.
+        app = split_words(rest).app or args.app
+        listed = service.list_commands(owner, app).data.get("commands", [])
+        name, rest = command_name([name, *rest], {e["name"] for e in listed})
+    words = split_words(rest)
     args.json = args.json or words.json
     words.app = words.app or args.app
     words.yes = words.yes or args.yes
-    service = open_service(args)
     confirm = ask if sys.stdin.isatty() else None  # piped: no one to ask, so --yes or nothing
-    return show(args, run_words(service, service.local_owner(), args.name, words, confirm))
+    return show(args, run_words(service, owner, name, words, confirm))
 
 
 def ask(what: str) -> bool:

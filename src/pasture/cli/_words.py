@@ -15,7 +15,7 @@ With no one to ask (stdin piped) and no `--yes`, nothing runs.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -50,6 +50,20 @@ class Words:
         for name, word in zip(free, self.positional, strict=False):
             values[name] = word
         return values
+
+
+def command_name(words: Sequence[str], names: Collection[str]) -> tuple[str, list[str]]:
+    """The command a line names, and the words after it.
+
+    A code command's name may be several words (`cart add`, listed as `cart_add`): the
+    longest run of leading words that is one of `names` wins, so `cart add V60-02 2`
+    runs cart_add; otherwise the first word is the name.
+    """
+    for n in range(len(words), 1, -1):
+        lead = words[:n]
+        if not any(w.startswith("-") for w in lead) and "_".join(lead) in names:
+            return " ".join(lead), list(words[n:])
+    return words[0], list(words[1:])
 
 
 def split_words(words: Sequence[str]) -> Words:

@@ -31,6 +31,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pasture.caller import Caller
+from pasture.cli import _words
 from pasture.cli._render import apps_table, key_values, rows_table
 from pasture.cli._words import Confirm, Words, run_words, split_words
 from pasture.commands.model import Command, Result
@@ -73,16 +74,8 @@ def known_commands(service: Service, caller: Caller) -> list[Known]:
 
 
 def command_name(words: Sequence[str], known: Iterable[Known]) -> tuple[str, list[str]]:
-    """The command a line names and the words after it.
-
-    A code command's name may be several words (`cart add`): the longest run of
-    leading words that is a known name wins; otherwise the first word is the name.
-    """
-    names = {tuple(k.command.name.split()) for k in known}
-    for n in range(len(words), 1, -1):
-        if tuple(words[:n]) in names:
-            return " ".join(words[:n]), list(words[n:])
-    return words[0], list(words[1:])
+    """The command a line names and the words after it (`cart add V60-02` is cart add)."""
+    return _words.command_name(words, {k.command.agent_name for k in known})
 
 
 # -- completion --------------------------------------------------------------
