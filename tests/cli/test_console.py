@@ -27,6 +27,7 @@ from pasture.platform.service import Service
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 RUNS = EXAMPLES / "runs"
 CART = EXAMPLES / "cart"
+TODOS = EXAMPLES / "todos"
 
 
 def pasture(home: Path, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -113,6 +114,54 @@ def test_help_lists_the_commands_by_app_and_one_command_s_arguments(home: Path) 
     assert lines[-1] == "apps — every app in your spaces (a word of the console)"
     assert done.stderr.startswith("no command nothing_here — your apps offer ada/runs:")
     assert done.returncode == 1
+
+
+def _section(lines: list[str], heading: str) -> list[str]:
+    """The indented lines under one heading of a man page."""
+    start = lines.index(heading) + 1
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("  ")), len(lines))
+    return [line.strip() for line in lines[start:end]]
+
+
+def test_man_shows_a_command_s_whole_page(home: Path) -> None:
+    assert pasture(home, "deploy", str(CART)).returncode == 0
+    assert pasture(home, "deploy", str(TODOS)).returncode == 0
+    done = pasture(home, "console", input="man cart add\n")
+    lines = done.stdout.splitlines()
+    assert lines[:2] == [
+        "cart add — Add to the cart",
+        "  Add a product to the cart, or more of one already in it",
+    ]
+    assert _section(lines, "ABOUT")[:3] == [
+        "provider: cart",
+        "app: Cart (ada/cart)",
+        "it changes things",
+    ]
+    assert _section(lines, "ARGUMENTS") == [
+        "sku — text, required",
+        "The product code, e.g. V60-02",
+        "at most 40 characters; matching ^[A-Za-z0-9][A-Za-z0-9-]*$",
+        "qty — whole number, optional, default 1",
+        "at least 1; at most 99",
+    ]
+    assert _section(lines, "USAGE") == ["cart add SKU QTY", "cart add --sku=… --qty=…"]
+    assert _section(lines, "EXAMPLES") == ["cart add V60-02 --qty=2"]
+    assert _section(lines, "SEE ALSO") == ["cart remove, cart status"]
+
+    # A handler's page: its kind, and it is hard to undo; an example made from its arguments.
+    done = pasture(home, "console", input="man clear_done\nman set_todo_done\n")
+    lines = done.stdout.splitlines()
+    assert "  provider: a mutation in ada/todos's worker.py" in lines
+    assert any(line.startswith("  it is hard to undo: you are asked") for line in lines)
+    assert "  set_todo_done TODO_ID true" in lines
+
+    # help points to man; man without a name, or a name nobody has, is a sentence.
+    done = pasture(home, "console", input="help cart add\nman\nman nothing_here\n")
+    assert "man cart add shows its whole page" in done.stdout.splitlines()
+    assert "man takes a command's name: man log_run — help lists them" in done.stderr
+    assert "no command nothing_here" in done.stderr and "Traceback" not in done.stderr
+    listed = json.loads(pasture(home, "console", input="man cart add --json\n").stdout)
+    assert listed["name"] == "cart_add" and listed["commandTitle"] == "Add to the cart"
 
 
 def test_builtins_commands_apps_and_json(home: Path) -> None:

@@ -51,11 +51,12 @@ def test_a_worker_s_commands_are_deployed_and_listed_beside_the_declared_ones(
     )
     listing = service.list_commands(ada, "cart")
     assert listing.text.splitlines()[1] == (
-        "cart_add(sku, qty?) — Add a product to the cart, or more of one already in it — "
-        "Cart, an app at 127.0.0.1:8000/ada/cart/"
+        "cart_add(sku, qty?) — Add to the cart: Add a product to the cart, or more of one "
+        "already in it — Cart, an app at 127.0.0.1:8000/ada/cart/"
     )
     add = listing.data["commands"][0]
     assert (add["name"], add["title"], add["readOnly"]) == ("cart_add", "Cart", False)
+    assert add["commandTitle"] == "Add to the cart"
     assert add["input"]["required"] == ["sku"] and add["examples"] == ["cart add V60-02 --qty=2"]
     assert listing.data["commands"][3]["readOnly"] is True
 

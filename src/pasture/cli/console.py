@@ -16,6 +16,7 @@ code is then the last refusal's (0 when every line was served).
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -37,12 +38,14 @@ from pasture.cli._words import Confirm, Words, run_words, split_words
 from pasture.commands.model import Command, Result
 from pasture.errors import Refused, UsageError
 from pasture.platform.service import Service
+from pasture.schema import EXAMPLE_OF_FORMAT
 from pasture.values import type_of_property
 
 HISTORY = "console_history"
 
 BUILTINS: dict[str, str] = {
     "help": "your commands by app; help NAME for one command's arguments",
+    "man": "man NAME: a command's whole page — every argument, its limits, an example",
     "commands": "your apps' commands with their arguments",
     "status": "one line per app: version, title, size, access",
     "apps": "every app in your spaces",
@@ -172,8 +175,8 @@ class CommandCompleter(Completer):
         if not done:
             yield from self._names(known, value, back, builtins=True)
             return
-        # `help NAME` completes NAME as a line's first words are completed, and no more.
-        named = done[1:] if done[0] == "help" else done
+        # `help NAME` and `man NAME` complete NAME as a line's first words are, and no more.
+        named = done[1:] if done[0] in ("help", "man") else done
         if not named:
             yield from self._names(known, value, back, builtins=False)
             return
@@ -324,6 +327,130 @@ def _arguments_table(command: Command) -> Table:
     return table
 
 
+def man_page(command: Command, at: str, app_title: str) -> list[str]:
+    """The lines of `man NAME`: headings in capitals, the rest indented under them."""
+    title = f"{command.name} — {command.title}" if command.title else command.name
+    provider = (
+        f"a {command.handler} in {at}'s worker.py"
+        if command.handler
+        else command.provider or f"{at}, declared"
+    )
+    what = (
+        "it only reads"
+        if command.read_only
+        else "it is hard to undo: you are asked before it runs (--yes runs it without asking)"
+        if command.consequential
+        else "it changes things"
+    )
+    lines = [title, f"  {command.description}", ""]
+    lines += ["ABOUT", f"  provider: {provider}", f"  app: {app_title} ({at})", f"  {what}"]
+    lines += ["  agents call it " + command.agent_name, ""]
+    props = command.input.get("properties", {})
+    lines.append("ARGUMENTS")
+    if not props:
+        lines.append("  none")
+    for arg, schema in props.items():
+        schema = schema if isinstance(schema, dict) else {}
+        need = "required" if arg in command.required else "optional"
+        if schema.get("default") is not None:
+            need = f"optional, default {_text(schema['default'])}"
+        lines.append(f"  {arg} — {type_words(schema)}, {need}")
+        if schema.get("description"):
+            lines.append(f"      {schema['description']}")
+        limits = limits_of(schema)
+        if limits:
+            lines.append(f"      {'; '.join(limits)}")
+    order = list(command.positional) or command.arguments
+    lines += ["", "USAGE"]
+    if props:
+        lines.append(f"  {command.name} {' '.join(a.upper() for a in order)}")
+        lines.append(f"  {command.name} {' '.join(f'--{a}=…' for a in command.arguments)}")
+    else:
+        lines.append(f"  {command.name}")
+    lines += ["", "EXAMPLES"]
+    lines += [f"  {e}" for e in command.examples] or [f"  {example_line(command)}"]
+    if command.output is not None:
+        out = command.output.get("properties", {})
+        lines += ["", "ANSWERS WITH"]
+        lines += [f"  {k} — {type_words(v if isinstance(v, dict) else {})}" for k, v in out.items()]
+        if not out:
+            lines.append(f"  {type_words(command.output)}")
+    if command.see_also:
+        lines += ["", "SEE ALSO", "  " + ", ".join(command.see_also)]
+    return lines
+
+
+def limits_of(schema: dict[str, Any]) -> list[str]:
+    """What an argument's schema holds a value to, in words: `at least 1`, `at most 40
+    characters`, `matching ^[a-z]+$`."""
+    said: list[str] = []
+    words = {
+        "minimum": "at least {}",
+        "maximum": "at most {}",
+        "exclusiveMinimum": "more than {}",
+        "exclusiveMaximum": "less than {}",
+        "multipleOf": "a multiple of {}",
+        "minLength": "at least {} characters",
+        "maxLength": "at most {} characters",
+        "minItems": "at least {} items",
+        "maxItems": "at most {} items",
+        "pattern": "matching {}",
+    }
+    for key, sentence in words.items():
+        if key in schema:
+            said.append(sentence.format(_text(schema[key])))
+    if schema.get("uniqueItems") is True:
+        said.append("no item twice")
+    if "const" in schema:
+        said.append(f"always {_text(schema['const'])}")
+    fmt = schema.get("format")
+    if isinstance(fmt, str) and fmt in EXAMPLE_OF_FORMAT and type_of_property(schema) != "time":
+        said.append(EXAMPLE_OF_FORMAT[fmt])
+    return said
+
+
+_EG = re.compile(r"\be\.g\.,?\s+([^\s,;)]+)")
+
+
+def example_line(command: Command) -> str:
+    """A line that runs the command, made from its arguments when it gives no example:
+    a value each required argument could take, or its name in capitals where no value
+    can be made up (an id, a pattern)."""
+    props = command.input.get("properties", {})
+    order = list(command.positional) or command.arguments
+    words = [command.name]
+    for arg in order:
+        if arg not in command.required:
+            continue
+        schema = props.get(arg)
+        words.append(_quote(_sample(arg, schema if isinstance(schema, dict) else {})))
+    return " ".join(words)
+
+
+def _sample(arg: str, schema: dict[str, Any]) -> str:
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        return _text(enum[0])
+    if "default" in schema:
+        return _text(schema["default"])
+    kind = type_of_property(schema)
+    if schema.get("type") == "boolean":
+        return "true"
+    if schema.get("type") in ("integer", "number"):
+        low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
+        return _text(max(int(low) + (1 if "exclusiveMinimum" in schema else 0), 1))
+    if kind == "time":
+        return date.today().isoformat()
+    if kind == "url":
+        return "https://example.org/"
+    found = _EG.search(str(schema.get("description") or ""))
+    if found:
+        return found.group(1)
+    if kind == "text" and "pattern" not in schema:
+        return arg.replace("_", " ")
+    return arg.upper()
+
+
 def _text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -429,6 +556,11 @@ class Session:
         if head == "help" and words.positional:
             self.help_command(" ".join(words.positional), words.app, json_=words.json)
             return
+        if head == "man":
+            if not words.positional:
+                raise UsageError("man takes a command's name: man log_run — help lists them")
+            self.man_command(" ".join(words.positional), words.app, json_=words.json)
+            return
         if words.positional or words.named:
             extra = " ".join([*words.positional, *(f"--{k}" for k in words.named)])
             takes = "--app and --json" if head in ("help", "commands") else "--json"
@@ -441,8 +573,9 @@ class Session:
             if head == "help" and not (words.json or self.json_always):
                 self.out.print(
                     Text(
-                        "\nhelp NAME shows a command's arguments; also: commands, status, "
-                        "apps, clear, exit. Tab completes names, --arguments and values.",
+                        "\nhelp NAME shows a command's arguments, man NAME its whole page; also: "
+                        "commands, status, apps, clear, exit. Tab completes names, --arguments "
+                        "and values.",
                         style="dim",
                     ),
                     soft_wrap=True,
@@ -521,6 +654,18 @@ class Session:
             self.out.print(Text("for example: " + "   ".join(command.examples)), soft_wrap=True)
         if command.see_also:
             self.out.print(Text("see also: " + ", ".join(command.see_also)), soft_wrap=True)
+        self.out.print(Text(f"man {command.name} shows its whole page", "dim"), soft_wrap=True)
+
+    def man_command(self, name: str, app: str | None, *, json_: bool) -> None:
+        """A command's whole page: what it is, who provides it, whether it only reads or
+        is hard to undo, every argument with its type, limits and default, how to type it,
+        examples, what it answers with, and the commands to see beside it."""
+        info, command = self.service.resolve_command(self.caller, name, app)
+        if json_ or self.json_always:
+            self._json(command.listing(info.at, info.title))
+            return
+        for line in man_page(command, info.at, info.title):
+            self.out.print(Text(line, style="bold" if line.isupper() else ""), soft_wrap=True)
 
     def show(self, result: Result, *, json_: bool = False) -> None:
         """As `pasture command` prints it: the text, rows as a table; `--json` the data as it is."""

@@ -70,6 +70,7 @@ class Command:
     examples: tuple[str, ...] = ()
     see_also: tuple[str, ...] = ()
     suggest: Suggest | None = None  # values for Tab completion
+    handler: str | None = None  # a worker.py handler tagged as a tool: query, mutation, action
 
     @property
     def arguments(self) -> list[str]:

@@ -33,7 +33,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -460,7 +460,12 @@ def commands_of(
             see_also=entry.get("see_also") or (),
             suggest=_WorkerSuggest(workers, version, name) if entry.get("suggest") else None,
         )
-    return registry.commands(), registry.problems
+    kinds = {e["name"]: e["handler"] for e in manifest if isinstance(e, dict) and e.get("handler")}
+    commands = [
+        replace(c, handler=str(kinds[c.name])) if c.name in kinds else c
+        for c in registry.commands()
+    ]
+    return commands, registry.problems
 
 
 def handlers_of(manifest: Any) -> dict[str, str]:
