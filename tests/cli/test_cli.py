@@ -67,7 +67,7 @@ def test_deploy_list_and_run_a_command(pasture: Pasture) -> None:
     assert status.stdout == "ada/runs v1 — Run club — 2 entities, 3 commands, public\n"
     files = pasture("app", "files", "ada/runs", "tools.json")
     assert json.loads(files.stdout) == json.loads((RUNS / "tools.json").read_text())
-    inspected = json.loads(pasture("inspect").stdout)
+    inspected = json.loads(pasture("inspect", "--json").stdout)
     assert [c["name"] for c in inspected["commands"]] == ["log_run", "leaderboard", "since"]
 
 

@@ -148,6 +148,27 @@ def test_any_page_address_is_a_page_or_a_sentence(
     _answer(site, caplog, response, before)
 
 
+@settings(FUZZ, max_examples=150)
+@given(
+    where=st.sampled_from(["/api/tools", "/tools"]),
+    app=st.none() | st.sampled_from(["todos", "ada/runs", "bo/x", "/", "a/b/c"]) | apps,
+    signed_in=st.booleans(),
+)
+def test_any_tools_listing_is_a_list_or_a_sentence(
+    site: Site,
+    web: TestClient,
+    caplog: pytest.LogCaptureFixture,
+    where: str,
+    app: str | None,
+    signed_in: bool,
+) -> None:
+    before = fresh(site, caplog)
+    request = web.build_request("GET", where, params={"app": app} if app is not None else {})
+    if not signed_in:
+        del request.headers["Authorization"]
+    _answer(site, caplog, web.send(request), before)
+
+
 # -- the classes, each once by name ------------------------------------------------------------
 
 

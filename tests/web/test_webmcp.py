@@ -97,7 +97,7 @@ def test_tools_lists_the_apps_commands_as_the_listing_does(site: Site) -> None:
 def test_tools_is_what_pasture_inspect_prints(site: Site) -> None:
     env = {**os.environ, "PASTURE_HOME": str(site.home), "PASTURE_USER": "ada"}
     inspected = subprocess.run(
-        [sys.executable, "-m", "pasture", "inspect", "--app", "ada/runs"],
+        [sys.executable, "-m", "pasture", "inspect", "ada/runs", "--json"],
         capture_output=True,
         text=True,
         env=env,
@@ -415,6 +415,6 @@ def test_without_webmcp_the_page_offers_nothing_and_logs_nothing(served_apart: S
 
 def test_the_dashboard_links_each_apps_tools(site: Site) -> None:
     page = site.signed_in("ada").get("/").text
-    link = '<a href="/ada/runs/api/tools">its tools for browser agents (JSON)</a>'
+    link = '<a href="/tools?app=ada/runs">its tools</a>'
     assert link in page
     assert site.signed_in("ada").get("/ada/runs/api/tools").json()["commands"]

@@ -117,11 +117,25 @@ def do_commands(args: argparse.Namespace) -> int:
 
 
 def do_inspect(args: argparse.Namespace) -> int:
+    """The tools an agent is offered: of this machine's apps, or with --url of a running
+    server's (its `/api/tools`, as the token's person). A table, or `--json` as served."""
     import json
 
-    service = open_service(args)
-    listing = service.list_commands(service.local_owner(), args.app)
-    print(json.dumps(listing.data, indent=2, ensure_ascii=False))
+    app = args.app_name or args.app
+    if args.url:
+        from pasture.cli._inspect import tools_at
+
+        token = args.token or os.environ.get("PASTURE_TOKEN") or None
+        commands = tools_at(args.url, app, token)
+    else:
+        service = open_service(args)
+        commands = service.list_commands(service.local_owner(), app).data["commands"]
+    if args.json:
+        print(json.dumps({"commands": commands}, indent=2, ensure_ascii=False))
+        return 0
+    from pasture.cli._render import tools_table
+
+    tools_table(commands)
     return 0
 
 
@@ -469,8 +483,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("words", nargs=argparse.REMAINDER, metavar="ARGS")
 
-    p = verb(verbs, "inspect", do_inspect, "the commands of your apps as JSON")
-    p.add_argument("--app", help="only this app (slug or space/slug)")
+    p = verb(
+        verbs,
+        "inspect",
+        do_inspect,
+        "the tools agents are offered: your apps', or a running server's with --url",
+        usage="pasture inspect [APP] [--url URL [--token T]] [--json]",
+    )
+    p.add_argument("app_name", metavar="APP", nargs="?", help="only this app (slug or space/slug)")
+    p.add_argument("--app", help=argparse.SUPPRESS)  # the older spelling of APP
+    p.add_argument(
+        "--url",
+        help="a running server (http://host:8000) or an app's address on it (…/space/app/)",
+    )
+    p.add_argument("--token", help="who is asking at --url (default: $PASTURE_TOKEN)")
 
     verb(verbs, "status", do_status, "one line per app: version, title, size, access")
 

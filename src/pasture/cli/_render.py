@@ -26,6 +26,10 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def rows_table(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
     """Query rows as a table: the eid, then each component's columns."""
     columns: list[tuple[str, str | None]] = []
@@ -120,3 +124,43 @@ def audit_table(
         cells += [what, r.get("args") or "", str(r["outcome"]), f"{float(r['ms']):.1f}"]
         table.add_row(*cells)
     (console or Console()).print(table)
+
+
+def tools_table(commands: Sequence[dict[str, Any]], console: Console | None = None) -> None:
+    """The tools agents are offered (a `commands` listing's entries), app by app: each
+    tool's signature (`?` on an optional argument), whether it reads, writes or is hard to
+    undo, its title (else what it does), and the view it is drawn in."""
+    out = console or Console()
+    if not commands:
+        out.print("no tools — deploy an app with commands (pasture deploy DIR)")
+        return
+    by_app: dict[str, list[dict[str, Any]]] = {}
+    for entry in commands:
+        by_app.setdefault(_cell(entry.get("at")), []).append(entry)
+    for i, (at, listed) in enumerate(by_app.items()):
+        out.print(("\n" if i else "") + f"## {at} — {_cell(listed[0].get('title'))}")
+        table = Table(show_edge=False, header_style="bold", box=None)
+        table.add_column("tool", no_wrap=True)
+        table.add_column("kind", no_wrap=True)
+        table.add_column("title, or what it does")
+        viewed = any(e.get("view") for e in listed)
+        if viewed:
+            table.add_column("view", no_wrap=True)
+        for entry in listed:
+            schema = _object(entry.get("input"))
+            listed_required = schema.get("required")
+            required = listed_required if isinstance(listed_required, list) else []
+            args = ", ".join(
+                a if a in required else f"{a}?" for a in _object(schema.get("properties"))
+            )
+            kind = (
+                "reads"
+                if entry.get("readOnly")
+                else "hard to undo"
+                if entry.get("consequential")
+                else "writes"
+            )
+            said = _cell(entry.get("commandTitle") or entry.get("description"))
+            cells = [f"{_cell(entry.get('name'))}({args})", kind, said]
+            table.add_row(*cells, *([_cell(entry.get("view"))] if viewed else []))
+        out.print(table)

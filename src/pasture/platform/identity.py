@@ -28,7 +28,7 @@ USER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,39}$")
 RESERVED = frozenset(
     {
         "api", "mcp", "signin", "signout", "static", "docs", "docs.md", "me", "tokens",
-        "audit", "oauth", "authorize", "token", "register", "revoke",
+        "audit", "oauth", "authorize", "token", "register", "revoke", "tools",
     }
 )  # fmt: skip
 

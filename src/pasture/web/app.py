@@ -9,6 +9,9 @@ Routes (the app's address is `{base_url}/{space}/{app}/`):
     POST /signin                        name + password → session cookie → redirect to /
     POST /signout                       forgets the cookie → redirect to /
     GET  /docs.md                       the guide (docs/guide.md), when it is there
+    GET  /tools?app=A                   the dashboard's Tools tab: the list /api/tools gives
+    GET  /api/tools?app=A               every command of the caller's apps (or of app A), the
+                                        {"commands": […]} of MCP's `commands`, `pasture inspect`
     *    /mcp                           the MCP connector (streamable HTTP), when installed
     GET  /{space}/{app}                 redirect to /{space}/{app}/
     GET  /{space}/{app}/{path}          a file of the app; a folder serves its index.html;
@@ -89,6 +92,7 @@ from pasture import jsontext
 from pasture.caller import NOBODY, Caller
 from pasture.commands.model import Result
 from pasture.errors import Forbidden, NotFound, Refused, TooMany, Unauthorized, Unavailable
+from pasture.platform.model import SIGN_IN
 from pasture.platform.origins import PASS_MARK
 from pasture.platform.rewrite import with_base
 from pasture.platform.service import Service
@@ -144,6 +148,8 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
         Route("/signin/app", web.signin_app, methods=["GET", "HEAD"]),
         Route("/tokens", web.tokens, methods=["GET", "HEAD"]),
         Route("/audit", web.audit, methods=["GET", "HEAD"]),
+        Route("/tools", web.tools_tab, methods=["GET", "HEAD"]),
+        Route("/api/tools", web.every_tool, methods=["GET"]),
         Route("/tokens", web.make_token, methods=["POST"], max_body_size=64 * 1024),
         Route("/tokens/revoke", web.revoke_token, methods=["POST"], max_body_size=64 * 1024),
         *oauth_routes(service, web),
@@ -819,6 +825,35 @@ class _Web:
             )
 
         return await self.api(request, work)
+
+    async def every_tool(self, request: Request) -> Response:
+        """`/api/tools[?app=A]`: the caller's commands across their apps, as MCP's `commands`
+        lists them (`pasture inspect --url` reads it)."""
+        app = request.query_params.get("app") or None
+
+        async def work(caller: Caller) -> Response:
+            if not caller.signed_in and app is None:
+                raise Unauthorized(f"no apps to list — {SIGN_IN}")
+            listing = await self.call(self.service.list_commands, caller, app)
+            return JSONResponse(
+                {"commands": listing.data.get("commands", [])},
+                headers={"Cache-Control": "no-cache"},
+            )
+
+        return await self.api(request, work)
+
+    async def tools_tab(self, request: Request) -> Response:
+        """The dashboard's Tools tab: what `/api/tools` gives, as a page."""
+        app = request.query_params.get("app") or None
+
+        async def work(caller: Caller) -> Response:
+            if not caller.signed_in:
+                return RedirectResponse("/signin", status_code=303)
+            listing = await self.call(self.service.list_commands, caller, app)
+            entries = listing.data.get("commands", [])
+            return _own_page(pages.tools_page(caller, app, entries, listing.text))
+
+        return await self.html(request, work)
 
     async def tools(self, request: Request) -> Response:
         at = _at(request)

@@ -269,6 +269,70 @@ def audit_page(
     return _page(f"{title} · pasture", body)
 
 
+def tools_page(
+    caller: Caller, app: str | None, entries: Sequence[Mapping[str, Any]], said: str
+) -> str:
+    """The Tools tab: every command of the person's apps (or of one), as `/api/tools`,
+    MCP's `commands` and `pasture inspect` list them, one table per app. `said` is the
+    listing's sentence, shown when there is nothing to list."""
+    by_app: dict[str, list[Mapping[str, Any]]] = {}
+    for entry in entries:
+        by_app.setdefault(str(entry.get("at", "")), []).append(entry)
+    heads = ["tool", "title", "what it does", "kind", "arguments", "view"]
+    parts = []
+    for at, listed in by_app.items():
+        rows = "".join(_tool_row(e) for e in listed)
+        app_title = escape(str(listed[0].get("title") or at))
+        parts.append(
+            f'<section class="app" data-app="{escape(at)}"><h3>{app_title} '
+            f'<span class="meta">{escape(at)}</span></h3>'
+            "<table><thead><tr>"
+            + "".join(f"<th>{h}</th>" for h in heads)
+            + f"</tr></thead><tbody>{rows}</tbody></table></section>"
+        )
+    title = f"Tools of {app}" if app else "Tools"
+    json_at = "/api/tools" + (f"?app={escape(app)}" if app else "")
+    body = (
+        '<header><h1><a href="/">pasture</a></h1>'
+        f'<span class="meta">signed in as {escape(caller.name or "")}</span></header>'
+        f"<h2>{escape(title)}</h2>"
+        '<p class="hint">What every agent you connect is offered, through MCP\'s '
+        "<code>commands</code>, WebMCP in your apps' pages and the console; "
+        f'<a href="{json_at}">the same list as JSON</a>.</p>'
+        + ("".join(parts) or f"<p>{escape(said)}</p>")
+    )
+    return _page(f"{title} · pasture", body)
+
+
+def _tool_row(entry: Mapping[str, Any]) -> str:
+    schema = entry.get("input")
+    props: Mapping[str, Any] = {}
+    required: list[Any] = []
+    if isinstance(schema, Mapping):
+        found = schema.get("properties")
+        props = found if isinstance(found, Mapping) else {}
+        wanted = schema.get("required")
+        required = wanted if isinstance(wanted, list) else []
+    args = ", ".join(a if a in required else f"{a}?" for a in props) or "none"
+    kind = (
+        "reads"
+        if entry.get("readOnly")
+        else "hard to undo"
+        if entry.get("consequential")
+        else "writes"
+    )
+    cells = [
+        f"<code>{escape(str(entry.get('name', '')))}</code>",
+        escape(str(entry.get("commandTitle") or "")),
+        escape(str(entry.get("description") or "")),
+        kind,
+        f"<code>{escape(args)}</code>",
+        f"<code>{escape(str(entry['view']))}</code>" if entry.get("view") else "",
+    ]
+    name = escape(str(entry.get("name", "")))
+    return f'<tr data-tool="{name}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+
+
 def message_page(title: str, sentence: str, sign_in: str | None = None) -> str:
     """A short page with a sentence; `sign_in` is where a signed-out visitor signs in."""
     link = f'<p><a href="{escape(sign_in)}">Sign in</a></p>' if sign_in else ""
@@ -307,6 +371,7 @@ def dashboard(
         "<header><h1>pasture</h1>"
         '<form method="post" action="/signout">'
         f'<span class="meta">signed in as {escape(caller.name or "")}</span> '
+        '<a href="/tools">Tools</a> '
         '<a href="/tokens">Tokens</a> '
         '<button class="quiet" type="submit">Sign out</button></form></header>'
     )
@@ -351,7 +416,7 @@ def _app(
         )
         + "</h3>",
         f'<div class="meta">{escape(app.at)} · '
-        f'<a href="{escape(path)}api/tools">its tools for browser agents (JSON)</a>'
+        f'<a href="/tools?app={escape(app.at)}">its tools</a>'
         + (f' · <a href="/audit?app={escape(app.at)}">its audit</a>' if audit else "")
         + "</div>",
     ]
@@ -422,4 +487,4 @@ def _field(arg: str, prop: Any, required: bool) -> str:
     return f'<label>{label}{hint}<input type="text" {attrs}{need}></label>'
 
 
-__all__ = ["dashboard", "message_page", "signed_out_dashboard", "signin_page"]
+__all__ = ["dashboard", "message_page", "signed_out_dashboard", "signin_page", "tools_page"]
