@@ -10,7 +10,6 @@ the SDK serves are answered: the initialize handshake and the newest.
 from __future__ import annotations
 
 import anyio
-from mcp.server import NotificationOptions
 from mcp.server.stdio import stdio_server
 
 from pasture.caller import Caller
@@ -23,8 +22,8 @@ from pasture.platform.service import Service
 def run_stdio(service: Service, caller: Caller) -> None:
     """Serve MCP on stdin/stdout as `caller` until the client closes the pipe."""
     server = build_server(service, lambda: caller)
-    # Over a pipe the connection lives on, so a deploy can be announced on it.
-    options = server.create_initialization_options(NotificationOptions(resources_changed=True))
+    # Over a pipe the connection lives on: a deploy and a release are announced on it.
+    options = server.create_initialization_options()
 
     async def serve() -> None:
         async with stdio_server() as (read_stream, write_stream):

@@ -14,10 +14,16 @@ from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 import mcp_types as types
-from mcp.server import Server
+from mcp.server import NotificationOptions, Server
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from mcp.server.context import ServerRequestContext
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourcesListChanged
+from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    ResourcesListChanged,
+    ToolsListChanged,
+)
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -26,7 +32,7 @@ from pasture import jsontext
 from pasture.caller import Caller
 from pasture.commands.model import Result
 from pasture.errors import NotFound, Refused, UsageError
-from pasture.mcp._tools import INPUT_SCHEMAS, TOOL_NAMES, TOOLS
+from pasture.mcp._tools import CHANGED, INPUT_SCHEMAS, RELEASE, TOOL_NAMES, TOOLS
 from pasture.platform.service import Access, AppInfo, Service, with_base
 from pasture.threads import in_command_thread, in_thread
 
@@ -192,13 +198,47 @@ def _view_resource(uri: str, info: AppInfo) -> types.Resource:
 
 
 # -- the server --------------------------------------------------------------
+class _Server(Server[Any]):
+    """The SDK's server, saying what it announces on every connection it serves.
+
+    Each transport says it once (`notifications`): the streamable HTTP manager asks for
+    the initialization options with none of its own, and would otherwise promise none."""
+
+    notifications = NotificationOptions()
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or self.notifications, experimental_capabilities, extensions
+        )
+
+
+# On a connection that lives on (stdio, in memory): a deploy's new views and a release's
+# new tools are both announced on it.
+ANNOUNCED = NotificationOptions(resources_changed=True, tools_changed=True)
+
+
 def build_server(
-    service: Service, caller_of: CallerOf, refused_of: RefusedOf | None = None
+    service: Service,
+    caller_of: CallerOf,
+    refused_of: RefusedOf | None = None,
+    *,
+    notifications: NotificationOptions = ANNOUNCED,
 ) -> MCPServer:
     """The SDK server for one Service; `caller_of()` names who is asking, per request, and
     `refused_of()`, when it says so, refuses this request's tool call before it runs (a
-    caller past their limit over HTTP: `pasture.mcp.http`)."""
+    caller past their limit over HTTP: `pasture.mcp.http`). `notifications`: what the
+    handshake promises to announce — only what the transport can carry.
+
+    A client that listed the tools of another release (`pasture.platform.tool_lists`) is
+    told on its next call: `notifications/tools/list_changed` (on the call's own channel,
+    or the listen streams of the newest protocol) and a line on the reply."""
     bus = InMemorySubscriptionBus()
+    tool_lists = service.tool_lists
 
     async def call(name: str, run: Callable[[], Any]) -> Any:
         # The Service is synchronous (a database under it): keep the event loop free. A
@@ -250,6 +290,9 @@ def build_server(
     async def on_list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        caller = caller_of()
+        if caller.signed_in:
+            await in_thread(lambda: tool_lists.listed(caller, RELEASE))
         return types.ListToolsResult(tools=list(TOOLS))
 
     async def on_call_tool(
@@ -260,10 +303,33 @@ def build_server(
             return _refusal(refused.sentence)
         caller = caller_of().at_door("mcp")  # for the audit
         arguments = params.arguments or {}
-        result: Wire = await call(params.name, lambda: tool_call(params.name, arguments, caller))
+        told = False
+
+        def run() -> Wire:
+            nonlocal told
+            if tool_lists.due(caller, RELEASE):  # told now, so told once
+                told = True
+                tool_lists.listed(caller, RELEASE)
+            return tool_call(params.name, arguments, caller)
+
+        result: Wire = await call(params.name, run)
         if params.name == "app_deploy" and not result.get("isError"):
             await _announce_new_views(ctx)
+        if told:
+            await _announce_new_tools(ctx)
+            result = {**result, "content": [*result["content"], {"type": "text", "text": CHANGED}]}
         return result
+
+    async def _announce_new_tools(ctx: ServerRequestContext[Any]) -> None:
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            await bus.publish(ToolsListChanged())
+            return
+        try:  # on the call's own channel: its reply's stream over HTTP, the pipe on stdio
+            await ctx.session.send_notification(
+                types.ToolListChangedNotification(), related_request_id=ctx.request_id
+            )
+        except Exception:
+            logger.debug("tools/list_changed had no channel to go out on")
 
     async def _announce_new_views(ctx: ServerRequestContext[Any]) -> None:
         # The newest protocol carries change notices on subscriptions/listen streams
@@ -317,7 +383,7 @@ def build_server(
             ]
         )
 
-    server: MCPServer = Server(
+    server = _Server(
         "pasture",
         version=pasture.__version__,
         title="pasture",
@@ -331,6 +397,7 @@ def build_server(
     # Registered as a plain request handler, which may answer with the wire dict.
     server.add_request_handler("tools/call", types.CallToolRequestParams, on_call_tool)
     server.extensions[EXTENSION_ID] = {}
+    server.notifications = notifications
     return server
 
 

@@ -8,6 +8,8 @@ its own.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 import mcp_types as types
@@ -225,3 +227,18 @@ TOOLS: tuple[types.Tool, ...] = (
 TOOL_NAMES: tuple[str, ...] = tuple(tool.name for tool in TOOLS)
 
 INPUT_SCHEMAS: dict[str, dict[str, Any]] = {tool.name: tool.input_schema for tool in TOOLS}
+
+
+def release_of(tools: tuple[types.Tool, ...]) -> str:
+    """A short name for one release of the tool list: it changes when any tool does."""
+    listed = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
+    return hashlib.sha256(json.dumps(listed, sort_keys=True).encode()).hexdigest()[:16]
+
+
+RELEASE = release_of(TOOLS)
+"""This release of the tool list; a client that listed another is told to list again."""
+
+CHANGED = (
+    "pasture's tools changed with a new release since you listed them — list them again "
+    "(tools/list) before your next call"
+)

@@ -21,17 +21,20 @@ from __future__ import annotations
 
 import contextvars
 import json
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
+from mcp.server import NotificationOptions
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.inbound import MCP_METHOD_HEADER
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pasture.caller import NOBODY, Caller
 from pasture.errors import Refused, TooMany
 from pasture.mcp._server import build_server
+from pasture.mcp._tools import RELEASE
 from pasture.platform.service import Service
 from pasture.web.consent import resource_metadata_url
 from pasture.web.hosts import Hosts
@@ -139,14 +142,34 @@ def mcp_http(
     service: Service, *, public_url: str, bind_host: str
 ) -> tuple[ASGIApp, Callable[[], AbstractAsyncContextManager[None]]]:
     """The ASGI app to mount at `/mcp`, and the lifespan its host must enter."""
-    server = build_server(service, _caller.get, _refused.get)
-    metadata = resource_metadata_url(public_url)
-    manager = StreamableHTTPSessionManager(
-        app=server,
-        json_response=True,
-        stateless=True,
-        security_settings=security_settings(public_url, bind_host),
+    # A reply in JSON carries nothing but itself; a reply as an event stream carries the
+    # notices the call gave rise to. Replies are JSON (the cheaper), but for a listen
+    # stream of the newest protocol, and for a client due to hear that the tools changed
+    # with a release (when it takes event streams, as clients must): so the handshake may
+    # promise the tools' notice, and not the resources' (a deploy's reply is JSON).
+    server = build_server(
+        service, _caller.get, _refused.get, notifications=NotificationOptions(tools_changed=True)
     )
+    metadata = resource_metadata_url(public_url)
+    settings = security_settings(public_url, bind_host)
+    manager = StreamableHTTPSessionManager(
+        app=server, json_response=True, stateless=True, security_settings=settings
+    )
+    streaming = StreamableHTTPSessionManager(
+        app=server, json_response=False, stateless=True, security_settings=settings
+    )
+
+    @asynccontextmanager
+    async def lifespan() -> AsyncIterator[None]:
+        async with manager.run(), streaming.run():
+            yield
+
+    def streamed(scope: Scope, caller: Caller) -> bool:
+        headers = dict(scope.get("headers", []))
+        if headers.get(MCP_METHOD_HEADER.encode()) == b"subscriptions/listen":
+            return True
+        takes_streams = b"text/event-stream" in headers.get(b"accept", b"")
+        return takes_streams and service.tool_lists.due(caller, RELEASE)
 
     async def too_many(refused: TooMany, scope: Scope, receive: Receive, send: Send) -> None:
         """A tool call past the limit is a refused tool call; anything else, a 429."""
@@ -204,11 +227,12 @@ def mcp_http(
         # The SDK carries this context to the handler that serves the request.
         reset = _caller.set(caller)
         try:
-            await manager.handle_request(scope, receive, send)
+            chosen = streaming if streamed(scope, caller) else manager
+            await chosen.handle_request(scope, receive, send)
         finally:
             _caller.reset(reset)
 
-    return app, manager.run
+    return app, lifespan
 
 
 __all__ = ["mcp_http", "security_settings"]

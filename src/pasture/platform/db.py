@@ -228,6 +228,11 @@ CREATE TABLE IF NOT EXISTS audit (
 CREATE INDEX IF NOT EXISTS audit_at ON audit (at);
 CREATE INDEX IF NOT EXISTS audit_app ON audit (app, at);
 CREATE INDEX IF NOT EXISTS audit_user ON audit (user, at);
+CREATE TABLE IF NOT EXISTS tool_lists (
+  client TEXT PRIMARY KEY,
+  release TEXT NOT NULL,
+  listed TEXT NOT NULL
+);
 """
 # Columns added since the first release: a database made before them gains them on opening.
 # (`trusted`: the server's owner lets the space run code; `code`: the manifest of a

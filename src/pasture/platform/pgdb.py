@@ -153,6 +153,10 @@ TABLES = [
     f"CREATE INDEX IF NOT EXISTS audit_at ON {SCHEMA}.audit (at)",
     f"CREATE INDEX IF NOT EXISTS audit_app ON {SCHEMA}.audit (app, at)",
     f'CREATE INDEX IF NOT EXISTS audit_user ON {SCHEMA}.audit ("user", at)',
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.tool_lists (
+      client TEXT PRIMARY KEY,
+      release TEXT NOT NULL,
+      listed TEXT NOT NULL)""",
     *(
         f"ALTER TABLE {SCHEMA}.{table} ADD COLUMN IF NOT EXISTS {column} {kind}"
         for table, column, kind in ADDED_COLUMNS

@@ -63,6 +63,7 @@ from pasture.platform.sandbox import Limits
 from pasture.platform.secrets import Secrets
 from pasture.platform.spaces import Spaces
 from pasture.platform.tokens import Tokens
+from pasture.platform.tool_lists import ToolLists
 
 if TYPE_CHECKING:
     from mcp.shared.auth import OAuthMetadata
@@ -126,6 +127,8 @@ class Service:
         self._pages = Pages(self._catalog, self._gate)
         self._secrets = Secrets(self.db, self._gate)
         self._audit = Audit(self.db, days=audit_days, on=audit)
+        # Which release of the MCP connector's tools each client listed (`pasture.mcp`).
+        self.tool_lists = ToolLists(self.db)
 
     # -- who is asking ------------------------------------------------------
     def local_owner(self) -> Caller:
