@@ -572,6 +572,41 @@ def test_a_person_is_asked_before_a_consequential_command(pane: Pane, home: Path
     pane.wait_for("Emptied the cart: 1 product taken out.")
 
 
+@needs_tmux
+def test_a_person_keeps_their_todos_at_a_terminal(
+    pane: Pane, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert pasture(home, "deploy", str(TODOS)).returncode == 0
+    monkeypatch.setenv("PASTURE_USER", "ada")
+    service = Service(home)  # the page adds a todo: add_todo is the page's, no command
+    added = service.call_handler(service.local_owner(), "todos", "add_todo", {"text": "water"})
+    service.close()
+    eid = added.data["result"]["id"]
+
+    pane.wait_for("ada>")
+    pane.send("Enter")  # the console read its commands before the deploy: a new prompt reads
+    pane.send("tod", "Tab")
+    pane.wait_for("ada> todos")
+    pane.send("Enter")
+    pane.wait_for('"text": "water"')
+    # A boolean's values complete; the handler runs as the person at the terminal.
+    pane.send(f"set_todo_done {eid} tr", "Tab")
+    pane.wait_for(f"ada> set_todo_done {eid} true")
+    pane.send("Enter")
+    pane.wait_for('"done": true}')
+    # The consequential tool asks first, by its title.
+    pane.send("clear_done", "Enter")
+    pane.wait_for("about to run: Clear done todos: clear_done (ada/todos)")
+    pane.send("y", "Enter")
+    pane.wait_for("cleared 1 done todo")
+    pane.send("man set_todo_done", "Enter")
+    pane.wait_for("provider: a mutation in ada/todos's worker.py")
+    pane.send("add_todo --text=more", "Enter")
+    pane.wait_for("no command add_todo")
+    pane.send("C-d")
+    pane.wait_for("the console left with 0")
+
+
 def test_help_lists_code_commands_under_their_provider(home: Path) -> None:
     assert pasture(home, "deploy", str(CART)).returncode == 0
     lines = pasture(home, "console", input="help\n").stdout.splitlines()
