@@ -125,6 +125,11 @@ def test_every_door_shows_the_same_tools(served: Served, token: str) -> None:
     dashboard = httpx.get(f"{served.url}/", headers=bearer).text
     assert '<a href="/tools">Tools</a>' in dashboard
     assert '<a href="/tools?app=ada/todos">its tools</a>' in dashboard
+    # The dashboard's forms name each command by its own title, and flag the one that is
+    # hard to undo.
+    assert "<strong>Mark a todo done</strong>: Mark one of" in dashboard
+    clear = dashboard[dashboard.index('data-command="clear_done"') :]
+    assert '<span class="tag">hard to undo</span>' in clear[: clear.index("</summary>")]
 
     # For people, the same list as a table, app by app.
     shown = pasture(served, "inspect", "todos").stdout
