@@ -7,7 +7,7 @@ restart is the new release); and the handshake promises only what each transport
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import AsyncIterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,14 @@ def as_if_listed_earlier(home: Path, client: str) -> None:
     with sqlite3.connect(home / "platform.db") as db:
         db.execute("UPDATE tool_lists SET release = ? WHERE client = ?", (EARLIER, client))
         assert db.execute("SELECT changes()").fetchone()[0] == 1
+
+
+async def first_event(subscription: AsyncIterable[object]) -> object:
+    """The first notice a listen stream carries (a deadline only so a silent one fails)."""
+    with anyio.fail_after(10):
+        async for event in subscription:
+            return event
+    raise AssertionError("the listen stream ended with no notice")
 
 
 def lines(result: types.CallToolResult) -> list[str]:
@@ -93,10 +101,7 @@ def _listening(service: Service, caller: Any) -> tuple[list[str], list[str], lis
             client.listen(tools_list_changed=True) as subscription,
         ):
             first = lines(await client.call_tool("status", {}))
-            with anyio.fail_after(10):
-                async for event in subscription:
-                    events.append(event)
-                    break
+            events.append(await first_event(subscription))
             second = lines(await client.call_tool("status", {}))
         return first, second, events
 
@@ -179,10 +184,7 @@ def test_over_http_a_restart_with_a_new_release_tells_the_client(home: Path, mod
             mcp.listen(tools_list_changed=True) as subscription,
         ):
             first = lines(await mcp.call_tool("status", {}))
-            with anyio.fail_after(10):
-                async for event in subscription:
-                    events.append(event)
-                    break
+            events.append(await first_event(subscription))
             return first, lines(await mcp.call_tool("status", {})), events
 
     with running_server(home) as url:  # the new release
@@ -209,10 +211,7 @@ def test_over_http_a_listen_stream_hears_a_deploy(home: Path) -> None:
         ):
             files = {"index.html": "<!doctype html><title>Notes</title>"}
             ok(await mcp.call_tool("app_deploy", {"files": files, "app": "notes"}))
-            with anyio.fail_after(10):
-                async for event in subscription:
-                    events.append(event)
-                    break
+            events.append(await first_event(subscription))
         return events
 
     with running_server(home) as url:

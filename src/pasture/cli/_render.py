@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from pasture.platform.listing import arguments_of, kind_of
 from pasture.platform.service import AppInfo
 
 
@@ -24,10 +25,6 @@ def _cell(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
-
-
-def _object(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def rows_table(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
@@ -147,19 +144,8 @@ def tools_table(commands: Sequence[dict[str, Any]], console: Console | None = No
         if viewed:
             table.add_column("view", no_wrap=True)
         for entry in listed:
-            schema = _object(entry.get("input"))
-            listed_required = schema.get("required")
-            required = listed_required if isinstance(listed_required, list) else []
-            args = ", ".join(
-                a if a in required else f"{a}?" for a in _object(schema.get("properties"))
-            )
-            kind = (
-                "reads"
-                if entry.get("readOnly")
-                else "hard to undo"
-                if entry.get("consequential")
-                else "writes"
-            )
+            args = ", ".join(arguments_of(entry))
+            kind = kind_of(entry)
             said = _cell(entry.get("commandTitle") or entry.get("description"))
             cells = [f"{_cell(entry.get('name'))}({args})", kind, said]
             table.add_row(*cells, *([_cell(entry.get("view"))] if viewed else []))

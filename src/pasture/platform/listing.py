@@ -24,6 +24,24 @@ if TYPE_CHECKING:
     from pasture.platform.audit import Call
 
 
+def arguments_of(entry: Mapping[str, Any]) -> list[str]:
+    """A listed command's arguments as its signature shows them: `sku`, `qty?`."""
+    schema = entry.get("input")
+    if not isinstance(schema, Mapping):
+        return []
+    props = schema.get("properties")
+    wanted = schema.get("required")
+    required = wanted if isinstance(wanted, list) else []
+    return [a if a in required else f"{a}?" for a in (props if isinstance(props, Mapping) else {})]
+
+
+def kind_of(entry: Mapping[str, Any]) -> str:
+    """What a listed command does, in a word people read: reads, writes, hard to undo."""
+    if entry.get("readOnly"):
+        return "reads"
+    return "hard to undo" if entry.get("consequential") else "writes"
+
+
 @dataclass(frozen=True)
 class _Listed:
     """One app's part of the listing, made once per loaded version and title."""

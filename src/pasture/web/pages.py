@@ -12,6 +12,7 @@ from html import escape
 from typing import Any
 
 from pasture.caller import Caller
+from pasture.platform.listing import arguments_of, kind_of
 from pasture.platform.service import AppInfo
 from pasture.values import TIME_FORMAT, type_of_property
 
@@ -305,22 +306,8 @@ def tools_page(
 
 
 def _tool_row(entry: Mapping[str, Any]) -> str:
-    schema = entry.get("input")
-    props: Mapping[str, Any] = {}
-    required: list[Any] = []
-    if isinstance(schema, Mapping):
-        found = schema.get("properties")
-        props = found if isinstance(found, Mapping) else {}
-        wanted = schema.get("required")
-        required = wanted if isinstance(wanted, list) else []
-    args = ", ".join(a if a in required else f"{a}?" for a in props) or "none"
-    kind = (
-        "reads"
-        if entry.get("readOnly")
-        else "hard to undo"
-        if entry.get("consequential")
-        else "writes"
-    )
+    args = ", ".join(arguments_of(entry)) or "none"
+    kind = kind_of(entry)
     cells = [
         f"<code>{escape(str(entry.get('name', '')))}</code>",
         escape(str(entry.get("commandTitle") or "")),
