@@ -6,8 +6,8 @@ values, schema, caller, …), `store`, `commands`, `platform`, and the doors (`c
 `__init__` and `__main__`), which may name anything. The rule: nothing imports a
 layer above its own, and no door imports `store` or `commands` — a door calls the
 platform and renders what the ground describes. (A door may start another:
-`pasture serve` is the command line starting the web door.) Imports made only for type checking count too:
-they are a dependency all the same.
+`pasture serve` is the command line starting the web door.) Imports made only for
+type checking count too: they are a dependency all the same.
 
     python scripts/layers.py           the map, then each import that breaks the rule
     python scripts/layers.py --check   only the breaks; exit 1 when there is one
