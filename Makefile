@@ -25,8 +25,8 @@ system-deps:
 test: $(VENV)/.installed system-deps lint typecheck pytest
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks scripts
+	$(VENV)/bin/ruff format --check src tests benchmarks scripts
 
 typecheck: $(VENV)/.installed
 	$(VENV)/bin/mypy
