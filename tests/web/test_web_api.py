@@ -13,7 +13,8 @@ from pasture.caller import Caller
 from pasture.commands.model import Result
 from pasture.platform.service import Service
 from pasture.web import create_app
-from pasture.web.app import SERVER_FAULT, filter_of
+from pasture.web.app import SERVER_FAULT
+from pasture.web.query_string import filter_of
 
 VIEWER = "you can read this app but not change it — its owner can make you an editor"
 BAD_TOKEN = "that token is not one this server gave out — make one with pasture token new"

@@ -18,8 +18,10 @@ Routes (the app's address is `{base_url}/{space}/{app}/`):
                                         HTML gets `<base href="{app address}">` after <head>
                                         and the WebMCP module after it (pasture.platform.rewrite)
     POST /{space}/{app}/api/apply       body: bundles (an object or a list)
-    GET  /{space}/{app}/api/query?F     F is the filter, passed on exactly as written;
-                                        or ?filter=<F percent-encoded> (what client.js sends)
+    GET  /{space}/{app}/api/query?F     F is the filter as written, each &-separated part
+                                        percent-decoded as any client encodes it
+                                        (pasture.web.query_string); or ?filter=<F
+                                        percent-encoded> (what client.js sends)
     POST /{space}/{app}/api/command     body: {"name": …, "args": {…}}
     POST /{space}/{app}/api/call        body: {"name": …, "args": {…}}: one of worker.py's
                                         handlers, as the app's pages call it (client.js call)
@@ -78,7 +80,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
-from urllib.parse import parse_qs, unquote, urlencode, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
@@ -101,6 +103,7 @@ from pasture.web import apps_origins, pages, webmcp
 from pasture.web.client import CLIENT_JS
 from pasture.web.consent import oauth_routes
 from pasture.web.hosts import Hosts
+from pasture.web.query_string import filter_of
 
 log = logging.getLogger("pasture.web")
 
@@ -764,7 +767,7 @@ class _Web:
 
     async def query(self, request: Request) -> Response:
         at = _at(request)
-        text = filter_of(request.url.query)
+        text = filter_of(request.scope.get("query_string", b""))
 
         async def work(caller: Caller) -> Response:
             return _result(await self.call(self.service.query, caller, at, text, via_web=True))
@@ -873,20 +876,6 @@ def came_by(caller: Caller, request: Request) -> Caller:
     (`./api/webmcp.js` says so in a header); with a session when no token names them."""
     door = "webmcp" if request.headers.get("x-pasture-door") == "webmcp" else "web"
     return caller.at_door(door, caller.via or ("session" if caller.signed_in else None))
-
-
-def filter_of(query: str) -> str:
-    """The filter a query string carries.
-
-    As written (`?.jog!&.created!`), the raw query string is the filter, passed on
-    undecoded: the grammar decodes its own values, so `%26` stays a literal `&`.
-    A browser cannot send that faithfully (it percent-encodes `<`, `>`, `"` and
-    spaces in every URL), so `?filter=<the filter, percent-encoded>` is the other
-    form, decoded once here; `filter=…` is never a filter of its own.
-    """
-    if query.startswith("filter=") and "&" not in query:
-        return unquote(query[len("filter=") :])
-    return query
 
 
 async def _name_and_args(
