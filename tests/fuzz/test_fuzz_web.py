@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from urllib.parse import quote
+from typing import Any
+from urllib.parse import quote, quote_plus
 
 import pytest
 from fuzz_checks import FUZZ, fresh, web_answer
@@ -37,24 +38,85 @@ def _answer(site: Site, caplog: pytest.LogCaptureFixture, response: object, befo
 
 
 @settings(FUZZ, max_examples=250)
-@given(text=filters, app=apps, encoded=st.booleans())
+@given(text=filters, app=apps, how=st.sampled_from(["whole", "written", "parts", "form"]))
 def test_any_filter_is_rows_or_a_sentence(
     site: Site,
     web: TestClient,
     caplog: pytest.LogCaptureFixture,
     text: str,
     app: str,
-    encoded: bool,
+    how: str,
 ) -> None:
     before = fresh(site, caplog)
-    if encoded:  # as client.js sends it
+    if how == "whole":  # as client.js sends it
         query = query_string(text)
-    else:  # as a person writes it, what a URL cannot hold percent-encoded
+    elif how == "written":  # as a person writes it, what a URL cannot hold percent-encoded
         query = quote(text, safe=grammar_safe, errors="surrogatepass")
+    else:  # each part encoded, as httpx's params= (form: a space as +) or quote() would
+        encode = quote_plus if how == "form" else quote
+        query = "&".join(encode(p, safe="", errors="surrogatepass") for p in text.split("&"))
     if len(query) > 60_000:  # more than an HTTP client sends in one URL
         query = query[:60_000]
     response = web.get(f"/ada/{app}/api/query?{query}")
     _answer(site, caplog, response, before)
+
+
+# The query string's own bytes, as a server hands them on, no client re-encoding them:
+# escapes cut short, quotes left open or encoded, + and & anywhere, bytes that are not UTF-8.
+query_bytes = st.binary(max_size=60) | st.lists(
+    st.sampled_from(
+        [b"%", b"%2", b"%22", b'"', b"%5C", b"\\", b"&", b"%26", b"%25", b"+", b"%2B", b"%ff",
+         b"\xff", b"\xc3\xa9", b"%ED%A0%80", b"%00", b".jog.who=", b".jog!", b"filter=", b"=",
+         b".doc.title~=", b"limit=", b"1..3", b",", b" "]
+    ),
+    max_size=12,
+).map(b"".join)  # fmt: skip
+
+
+@settings(FUZZ, max_examples=250)
+@given(query=query_bytes, app=st.sampled_from(["runs", "cart"]))
+def test_any_query_string_bytes_are_rows_or_a_sentence(
+    site: Site, web: TestClient, caplog: pytest.LogCaptureFixture, query: bytes, app: str
+) -> None:
+    before = fresh(site, caplog)
+    status, body, content_type = _raw_get(web, f"/ada/{app}/api/query", query)
+    web_answer(site, caplog, status, body, content_type, before)
+
+
+def _raw_get(web: TestClient, path: str, query: bytes) -> tuple[int, str, str]:
+    """GET `path?query` into the ASGI app as a server hands it on: the bytes as they came."""
+    sent: dict[str, Any] = {"status": 0, "body": b"", "type": b""}
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            sent["status"] = message["status"]
+            sent["type"] = dict(message.get("headers", [])).get(b"content-type", b"")
+        elif message["type"] == "http.response.body":
+            sent["body"] += message.get("body", b"")
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": query,
+        "headers": [
+            (b"host", b"testserver"),
+            (b"authorization", web.headers["Authorization"].encode()),
+        ],
+        "client": ("127.0.0.1", 1),
+        "server": ("testserver", 80),
+    }
+    assert web.portal is not None  # the client is open (the fixture's `with`)
+    web.portal.call(web.app, scope, receive, send)
+    return sent["status"], sent["body"].decode("utf-8", "replace"), sent["type"].decode()
 
 
 @settings(FUZZ, max_examples=250)
@@ -290,3 +352,13 @@ def test_code_answering_with_what_is_not_json_is_a_424_sentence(
         assert response.status_code == 424, response.text
         assert response.json()["error"].startswith("answer ")
     _answer(site, caplog, response, before)
+
+
+def test_query_string_bytes_that_are_not_utf8_are_read_not_a_500(
+    site: Site, web: TestClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    before = fresh(site, caplog)
+    for query in (b".jog!&.jog.who=\xff", b".jog.who=%22\xc3\xa9%22&.jog!"):
+        status, body, content_type = _raw_get(web, "/ada/runs/api/query", query)
+        assert status == 200, body
+        web_answer(site, caplog, status, body, content_type, before)
