@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
 from pasture.platform.listing import arguments_of, kind_of
 from pasture.platform.service import AppInfo
@@ -27,9 +30,74 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+# A column given less room than this reads as a stack of fragments: below it, rows are
+# printed one after another (`rows_records`) instead of side by side.
+_NARROWEST = 10
+
+
 def rows_table(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
-    """Query rows as a table: the eid, then each component's columns."""
-    columns: list[tuple[str, str | None]] = []
+    """Query rows as a table: the eid, then each component's columns. On a terminal too
+    narrow for them side by side, each row as a block of `column  value` lines."""
+    out = console or Console()
+    columns = _row_columns(rows)
+    eids = [_eid(row) for row in rows]
+    with_eid = any(eid is not None for eid in eids)
+    # What the table takes at the least: each column at its narrowest readable width
+    # (or its whole width, when less), plus a space either side and a rule between.
+    cells = [[_cell(_value(row, col)) for row in rows] for col in columns]
+    least = sum(
+        min(_NARROWEST, max(cell_len(c) for c in [_heading(col), *column])) + 3
+        for col, column in zip(columns, cells, strict=True)
+    ) + (19 if with_eid else 0)
+    if least > out.width:
+        rows_records(rows, out)
+        return
+    table = Table(show_edge=False, header_style="bold")
+    if with_eid:
+        # An eid is copied into the next command: it stays whole, the other columns give way.
+        table.add_column("eid", no_wrap=True, min_width=16)
+    for col in columns:
+        # Wrapped onto more lines rather than cut: a value is read, or copied, whole.
+        table.add_column(_heading(col), overflow="fold")
+    for i, eid in enumerate(eids):
+        table.add_row(*([_cell(eid)] if with_eid else []), *(column[i] for column in cells))
+    out.print(table)
+
+
+def rows_records(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
+    """Query rows one after another: the eid (whole), then `column  value` lines under it,
+    a long value folded under itself; on a terminal too narrow even for that, the lines
+    as they are, for the terminal to wrap."""
+    out = console or Console()
+    columns = _row_columns(rows)
+    keys = max((cell_len(_heading(col)) for col in columns), default=0)
+    folded = out.width >= 2 + keys + 2 + _NARROWEST
+    for i, row in enumerate(rows):
+        eid = _eid(row)
+        if i:
+            out.print()
+        if eid is not None:
+            out.print(Text(_cell(eid), style="bold"), soft_wrap=True)
+        indent = 2 if eid is not None else 0
+        if not folded:
+            for col in columns:
+                line = f"{' ' * indent}{_heading(col):<{keys}}  {_cell(_value(row, col))}"
+                out.print(Text(line), soft_wrap=True)
+            continue
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(no_wrap=True)
+        grid.add_column(overflow="fold")
+        for col in columns:
+            grid.add_row(_heading(col), _cell(_value(row, col)))
+        out.print(Padding(grid, (0, 0, 0, indent), expand=False))
+
+
+Column = tuple[str, str | None]
+
+
+def _row_columns(rows: Sequence[dict[str, Any]]) -> list[Column]:
+    """Each component's columns, in the order rows first name them (a bare value is one)."""
+    columns: list[Column] = []
     for row in rows:
         for comp, value in row.items():
             if comp in ("kind", "entity"):
@@ -40,21 +108,25 @@ def rows_table(rows: Sequence[dict[str, Any]], console: Console | None = None) -
                         columns.append((comp, col))
             elif (comp, None) not in columns:
                 columns.append((comp, None))
-    table = Table(show_edge=False, header_style="bold")
-    # An eid is copied into the next command: it stays whole, the other columns give way.
-    table.add_column("eid", no_wrap=True, min_width=16)
-    for comp, col in columns:
-        table.add_column(f"{comp}.{col}" if col else comp)
-    for row in rows:
-        entity = row.get("entity")
-        cells = [_cell(entity.get("eid") if isinstance(entity, dict) else entity)]
-        for comp, col in columns:
-            value = row.get(comp)
-            if col is not None:
-                value = value.get(col) if isinstance(value, dict) else None
-            cells.append(_cell(value))
-        table.add_row(*cells)
-    (console or Console()).print(table)
+    return columns
+
+
+def _heading(column: Column) -> str:
+    comp, col = column
+    return f"{comp}.{col}" if col else comp
+
+
+def _eid(row: dict[str, Any]) -> Any:
+    entity = row.get("entity")
+    return entity.get("eid") if isinstance(entity, dict) else entity
+
+
+def _value(row: dict[str, Any], column: Column) -> Any:
+    comp, col = column
+    value = row.get(comp)
+    if col is not None:
+        value = value.get(col) if isinstance(value, dict) else None
+    return value
 
 
 def apps_table(apps: Sequence[AppInfo], console: Console | None = None) -> None:
@@ -94,8 +166,6 @@ def key_values(data: dict[str, Any], console: Console | None = None) -> None:
 
     for key, value in data.items():
         walk(value, str(key), 0)
-    from rich.text import Text
-
     (console or Console()).print(Text("\n".join(lines)), soft_wrap=True)
 
 
