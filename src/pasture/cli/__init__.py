@@ -139,6 +139,36 @@ def do_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def do_query(args: argparse.Namespace) -> int:
+    """Read an app's data with a filter, as MCP's `graph_query` and `./api/query` do."""
+    service = open_service(args)
+    token = args.token or os.environ.get("PASTURE_TOKEN")
+    caller = service.caller_for_token(token).at_door("cli") if token else service.local_owner()
+    return show_query(service.query(caller, args.app, args.filter), as_json=args.json)
+
+
+def show_query(result: Result, *, as_json: bool) -> int:
+    """A query's answer: how many rows and the rows as a table, or with `as_json` JSON
+    lines, one row a line. Data without rows (an aggregate's) is `key: value` lines, or
+    its one JSON line."""
+    rows = result.data.get("rows")
+    if as_json:
+        import json
+
+        for line in rows if isinstance(rows, list) else [result.data]:
+            print(json.dumps(line, ensure_ascii=False, default=str))
+        return 0
+    print(result.text)
+    from pasture.cli._render import key_values, rows_table
+
+    if isinstance(rows, list):
+        if rows:
+            rows_table(rows)
+    elif result.data:
+        key_values(result.data)
+    return 0
+
+
 def do_command(args: argparse.Namespace) -> int:
     from pasture.cli._words import command_name, run_words, split_words
 
@@ -482,6 +512,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--yes", action="store_true", help="run a command that is hard to undo without asking"
     )
     p.add_argument("words", nargs=argparse.REMAINDER, metavar="ARGS")
+
+    p = verb(
+        verbs,
+        "query",
+        do_query,
+        "read an app's data with a filter, as you (or a token's person)",
+        usage="pasture query APP FILTER [--token T] [--json]",
+        epilog="Quote the filter for the shell: pasture query runs '.jog!&.jog.miles>=5'",
+    )
+    p.add_argument("app", metavar="APP", help="the app (slug or space/slug)")
+    p.add_argument("filter", metavar="FILTER", help="the filter, like '.jog!&.created!'")
+    p.add_argument("--token", help="act as the person this token belongs to")
 
     p = verb(
         verbs,
