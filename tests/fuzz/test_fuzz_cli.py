@@ -1,6 +1,7 @@
 """The command line under generated hostile arguments, in processes of its own.
 
-`pasture command NAME args…` and `pasture deploy DIR` either do their work or
+`pasture command NAME args…`, `pasture query APP FILTER` and `pasture deploy DIR`
+either do their work or
 exit non-zero with the sentence on stderr: never a traceback, never the line a
 bug gets (`pasture: something went wrong`), and a refused command writes nothing.
 Each case starts Python afresh, so there are only a few of them.
@@ -26,8 +27,12 @@ def _argument(text: str) -> bytes:
     return text.replace("\x00", "").encode("utf-8", "surrogatepass") or b"-"
 
 
-def pasture(site: Site, *args: bytes | str) -> subprocess.CompletedProcess[bytes]:
+def pasture(
+    site: Site, *args: bytes | str, columns: int | None = None
+) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "PASTURE_HOME": str(site.home), "PASTURE_USER": "ada"}
+    if columns is not None:
+        env["COLUMNS"] = str(columns)
     env.pop("PASTURE_TOKEN", None)
     env.pop("PASTURE_DATABASE_URL", None)
     return subprocess.run(
@@ -72,6 +77,28 @@ def test_a_command_line_of_any_words_runs_or_says_why_not(
     _exited_well(done)
     if done.returncode:
         assert site.counts() == before
+
+
+@settings(FUZZ, max_examples=15)
+@given(
+    app=st.sampled_from(["runs", "ada/runs", "cart", "nope", "ada/"]) | hostile_text,
+    text=filters | hostile_text,
+    json=st.booleans(),
+    columns=st.sampled_from([1, 12, 40, 80, 200]),
+)
+def test_a_query_of_any_filter_prints_rows_or_says_why_not(
+    site: Site,
+    caplog: pytest.LogCaptureFixture,
+    app: str,
+    text: str,
+    json: bool,
+    columns: int,
+) -> None:
+    before = fresh(site, caplog)
+    args = [*([b"--json"] if json else []), _argument(app), b"--", _argument(text)]
+    done = pasture(site, "query", *args, columns=columns)
+    _exited_well(done)
+    assert site.counts() == before
 
 
 @settings(FUZZ, max_examples=8)
