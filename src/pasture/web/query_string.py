@@ -25,13 +25,14 @@ them back as the characters they were, and a part the door need not touch
 reaches it unchanged, so a refusal quotes the filter as its sender wrote it.
 
 A filter written raw keeps its meaning: `%26` and `%25` in a value are still a
-literal `&` and `%`. What a raw filter can no longer do is hide the grammar's
-own punctuation behind an escape (`%2C` is now a comma, `%22` a quote): a value
-holding them is written in quotes, `.jog.who="Ada, Bo"`, as everywhere else.
+literal `&` and `%`. What no part can do is hide the grammar's own punctuation
+behind an escape (an encoded `,` is a comma, an encoded `"` a quote, or no
+client's encoding could be undone): a value holding them is written in quotes,
+`.jog.who="Ada, Bo"`, as everywhere else.
 
 `?filter=<the whole filter, percent-encoded>` (what client.js sends) is the
-other form, decoded once as it always was; `filter=…` is never a filter of its
-own.
+other form, decoded once, whole (a `+` there stays a plus, as `encodeURIComponent`
+never writes one for a space); `filter=…` is never a filter of its own.
 """
 
 from __future__ import annotations
