@@ -160,7 +160,8 @@ def _who(response: httpx.Response) -> list[str]:
         # ?filter= is the whole filter, encoded once: as it always was
         ("filter=.jog.miles%3E%3D5%26.doc%3F", ".jog.miles>=5&.doc?"),
         ("filter=.doc.title%3Da%2526b", ".doc.title=a%26b"),
-        ("filter=a+b", "a+b"),
+        ("filter=a+b", "a b"),  # as a form encoder (httpx, requests, curl) sends a space
+        ("filter=c%2B%2B", "c++"),
     ],
 )
 def test_each_part_is_decoded_once_keeping_percent_and_ampersand_literal(
@@ -212,9 +213,15 @@ def test_every_client_gets_the_answer_the_filter_gets(served: Served, written: s
             f"{served.url}/ada/runs/api/query", params=pairs, headers=served.auth, timeout=60
         )
         assert (params.status_code, params.json()) == expected
-    # the whole filter as ?filter= (client.js)
+    # the whole filter as ?filter= (client.js), and as a form encoder sends it
     whole = served.get("filter=" + quote(written, safe=""))
-    for response in (raw, quoted, whole):
+    form = httpx.get(
+        f"{served.url}/ada/runs/api/query",
+        params={"filter": written},
+        headers=served.auth,
+        timeout=60,
+    )
+    for response in (raw, quoted, whole, form):
         assert (response.status_code, response.json()) == expected, response.request.url
 
 

@@ -31,8 +31,9 @@ client's encoding could be undone): a value holding them is written in quotes,
 `.jog.who="Ada, Bo"`, as everywhere else.
 
 `?filter=<the whole filter, percent-encoded>` (what client.js sends) is the
-other form, decoded once, whole (a `+` there stays a plus, as `encodeURIComponent`
-never writes one for a space); `filter=…` is never a filter of its own.
+other form, decoded once, whole, and a `+` there is a space as in every part
+(`encodeURIComponent` never writes one; httpx, requests and curl's
+`--data-urlencode` write one for a space); `filter=…` is never a filter of its own.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ def filter_of(query: bytes | str) -> str:
     """The filter a query string carries (its raw bytes, or the same as text)."""
     raw = query if isinstance(query, bytes) else query.encode("utf-8", "surrogatepass")
     if raw.startswith(b"filter=") and _AMP not in raw:
-        return unquote_to_bytes(raw[len(b"filter=") :]).decode("utf-8", "replace")
+        whole = raw[len(b"filter=") :].replace(_PLUS, b" ")
+        return unquote_to_bytes(whole).decode("utf-8", "replace")
     if _PERCENT not in raw and _PLUS not in raw:  # nothing encoded: the filter as written
         return query if isinstance(query, str) else raw.decode("utf-8", "replace")
     return "&".join(_handed_on(decoded, amps) for decoded, amps in _parts(raw))
