@@ -1,7 +1,5 @@
 """The filter grammar: every form, every refusal, and hypothesis over any text."""
 
-from datetime import UTC, datetime, timedelta, timezone
-
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -31,7 +29,6 @@ from pasture.store.grammar import (
     format_filter,
     parse,
     percent_encode_value,
-    time_phrase,
 )
 
 
@@ -425,60 +422,3 @@ def test_spliced_range_ends_read_back_as_themselves(low: str, high: str) -> None
 def test_spliced_words_read_back_as_the_words(words: str) -> None:
     expected = (Words(words.strip()),) if words.strip() else ()
     assert parse(percent_encode_value(words)) == Filter(expected)
-
-
-# -- time phrases ------------------------------------------------------------
-
-NOW = datetime(2026, 9, 10, 14, 30, 15, 123456, tzinfo=UTC)
-
-
-@pytest.mark.parametrize(
-    ("phrase", "time"),
-    [
-        ("today", "2026-09-10"),
-        ("yesterday", "2026-09-09"),
-        ("now", "2026-09-10T14:30:15Z"),
-        ("3-days-ago", "2026-09-07"),
-        ("1-day-ago", "2026-09-09"),
-        ("2-weeks-ago", "2026-08-27"),
-        ("0-days-ago", "2026-09-10"),
-        ("5-hours-ago", "2026-09-10T09:30:15Z"),
-        ("15-hours-ago", "2026-09-09T23:30:15Z"),
-        ("90-minutes-ago", "2026-09-10T13:00:15Z"),
-        (" Today ", "2026-09-10"),
-    ],
-)
-def test_a_time_phrase_becomes_a_time_the_store_keeps(phrase: str, time: str) -> None:
-    assert time_phrase(phrase, NOW) == time
-
-
-@pytest.mark.parametrize(
-    "text",
-    ["2026-09-01", "tomorrow", "three-days-ago", "3-days", "-3-days-ago", "3-fortnights-ago", ""],
-)
-def test_text_that_is_no_time_phrase_is_left_alone(text: str) -> None:
-    assert time_phrase(text, NOW) is None
-
-
-def test_time_phrases_count_from_the_utc_date() -> None:
-    # 01:00 in UTC+3 is still the previous day in UTC.
-    morning = datetime(2026, 9, 10, 1, 0, tzinfo=timezone(timedelta(hours=3)))
-    assert time_phrase("today", morning) == "2026-09-09"
-    assert time_phrase("today", datetime(2026, 9, 10, 1, 0)) == "2026-09-10"  # naive is UTC
-
-
-def test_a_time_phrase_reaching_before_the_year_one_is_refused() -> None:
-    with pytest.raises(Refused) as caught:
-        time_phrase("9999999-days-ago", NOW)
-    assert caught.value.sentence == (
-        "9999999-days-ago reaches back before the year 1: use a smaller number"
-    )
-
-
-@given(st.text())
-def test_any_text_is_a_time_phrase_or_not_one(text: str) -> None:
-    try:
-        result = time_phrase(text, NOW)
-    except Refused:
-        return
-    assert result is None or result[:4].isdigit()

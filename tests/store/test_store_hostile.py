@@ -80,8 +80,8 @@ def _refused(
         ),
         (
             ".jog.at>9999-12-31T23:59:59-23:59",
-            "jog.at is a time — write .jog.at>2026-09-01, a moment like 2026-09-01 or "
-            "2026-09-01T10:00:00Z, or a phrase: today, yesterday, 3-days-ago, 2-hours-ago",
+            "9999-12-31T23:59:59-23:59 is outside the years 1 to 9999 in UTC — write a time "
+            "within them",
         ),
         (
             f".comments>={BIG}",

@@ -28,7 +28,6 @@ no other exception leaves `parse` for any input text.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from urllib.parse import unquote
 
@@ -558,47 +557,6 @@ def format_filter(f: Filter) -> str:
     return "&".join(format_predicate(p) for p in f.predicates)
 
 
-# -- time phrases ------------------------------------------------------------
-
-_AGO = re.compile(r"([0-9]{1,7})-(minute|hour|day|week)s?-ago")
-
-
-def time_phrase(text: str, now: datetime) -> str | None:
-    """A time phrase as the store keeps times, or None when `text` is not one.
-
-    `today` and `yesterday` are dates (`2026-09-01`), as are `N-days-ago` and
-    `N-weeks-ago`; `now`, `N-hours-ago` and `N-minutes-ago` are UTC moments
-    (`2026-09-01T10:00:00Z`). A naive `now` is taken to be UTC already.
-    """
-    moment = now.astimezone(UTC) if now.tzinfo is not None else now.replace(tzinfo=UTC)
-    phrase = text.strip().lower()
-    if phrase == "now":
-        return _moment(moment)
-    if phrase == "today":
-        return moment.date().isoformat()
-    if phrase == "yesterday":
-        phrase = "1-day-ago"
-    ago = _AGO.fullmatch(phrase)
-    if ago is None:
-        return None
-    number, unit = int(ago.group(1)), ago.group(2)
-    try:
-        if unit == "minute":
-            return _moment(moment - timedelta(minutes=number))
-        if unit == "hour":
-            return _moment(moment - timedelta(hours=number))
-        days = number * (7 if unit == "week" else 1)
-        return (moment.date() - timedelta(days=days)).isoformat()
-    except (OverflowError, ValueError):
-        raise Refused(
-            f"{text.strip()} reaches back before the year 1: use a smaller number"
-        ) from None
-
-
-def _moment(moment: datetime) -> str:
-    return moment.replace(tzinfo=None, microsecond=0).isoformat(timespec="seconds") + "Z"
-
-
 __all__ = [
     "COUNT_OPERATORS",
     "MAX_PREDICATES",
@@ -608,5 +566,4 @@ __all__ = [
     "format_predicate",
     "parse",
     "percent_encode_value",
-    "time_phrase",
 ]

@@ -60,8 +60,9 @@ from pasture.store.tables import (
     name_of,
     type_changes,
 )
+from pasture.store.times import Clock, utc_now, zone_name
 from pasture.store.vocab import Vocabulary
-from pasture.values import now
+from pasture.values import stamp as stamp_of
 
 if TYPE_CHECKING:
     import psycopg
@@ -133,7 +134,7 @@ def _where(url: str) -> str:
 class PostgresStore:
     """One app's graph in one PostgreSQL schema (see `pasture.store.base.Store`)."""
 
-    def __init__(self, url: str, schema: str) -> None:
+    def __init__(self, url: str, schema: str, *, clock: Clock = utc_now) -> None:
         if not isinstance(schema, str) or not SCHEMA.match(schema) or schema.startswith("pg_"):
             raise Refused(
                 f"{schema!r} cannot name an app's PostgreSQL schema — use lowercase letters, "
@@ -141,6 +142,7 @@ class PostgresStore:
             )
         self.url = url
         self.app_schema = schema
+        self._clock = clock  # what writes are stamped with and time phrases count from
         self._lock = threading.RLock()
         self._compiled: OrderedDict[str, Compiled] = OrderedDict()
         self._db: Connection | None = None
@@ -333,15 +335,16 @@ class PostgresStore:
 
     def _compile(self, filter: str) -> Compiled:
         compiled = self._compiled.get(filter) if isinstance(filter, str) else None
-        if compiled is not None:
+        if compiled is not None and compiled.zone in (None, zone_name()):
             return compiled
+        now = self._clock()
         try:
-            compiled = compile_filter(filter, self._vocab, dialect=POSTGRES)
+            compiled = compile_filter(filter, self._vocab, now=now, dialect=POSTGRES)
         except Refused:
             # another process may have declared what this filter names
             if not self._refresh():
                 raise
-            compiled = compile_filter(filter, self._vocab, dialect=POSTGRES)
+            compiled = compile_filter(filter, self._vocab, now=now, dialect=POSTGRES)
         if compiled.cacheable:
             self._compiled[filter] = compiled
             if len(self._compiled) > _CACHE:
@@ -479,7 +482,7 @@ class PostgresStore:
         top: int,
         person: list[Any],
     ) -> Applied:
-        stamp = now()
+        stamp = stamp_of(self._clock())
         by = caller.eid
         if by is not None:
             top = self._person(cur, caller, stamp, top, vocab, person)
@@ -650,9 +653,9 @@ def _past_limits(e: Exception) -> str:
     return f"this app's PostgreSQL store cannot keep or read that ({said}) — send less at once"
 
 
-def open_postgres_store(url: str, schema: str) -> PostgresStore:
+def open_postgres_store(url: str, schema: str, *, clock: Clock = utc_now) -> PostgresStore:
     """The store in `schema` of the PostgreSQL database at `url`, made if it is not there yet."""
-    return PostgresStore(url, schema)
+    return PostgresStore(url, schema, clock=clock)
 
 
 __all__ = ["PostgresStore", "open_postgres_store"]

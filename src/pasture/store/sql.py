@@ -19,14 +19,22 @@ from pasture.errors import Refused, echo
 from pasture.store import ast
 from pasture.store.bundles import no_column, not_a_component
 from pasture.store.dialect import SQLITE, STAMPS, Dialect, q, table
+from pasture.store.times import (
+    EXAMPLES,
+    Span,
+    day_text,
+    moment_text,
+    server_zone,
+    span,
+    whole_second_text,
+    zone_name,
+)
 from pasture.store.vocab import Column, Component, Vocabulary
 from pasture.values import (
-    TIME_FORMAT,
     BadValue,
     OutOfRange,
     convert,
     lone_surrogate,
-    normalize_time,
     not_characters,
 )
 
@@ -55,6 +63,8 @@ class Compiled:
     # positions of reference eids in each SQL row: their names are read once per distinct
     # eid and handed to `build` ({eid: name}), not joined row by row
     refs: tuple[int, ...] = ()
+    # the server's time zone this SQL was written in, when a time in it depends on it
+    zone: str | None = None
 
 
 @dataclass
@@ -79,6 +89,7 @@ class _State:
     drive: str | None = None  # the alias of the component table a listing is driven from
     keep_entity: bool = False
     name_joins: list[str] = field(default_factory=list)  # a reference's name, for showing
+    zone: str | None = None  # the server's time zone, once a time value was read in it
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -120,8 +131,10 @@ def compile_ast(
     now: datetime | None = None,
     dialect: Dialect = SQLITE,
 ) -> Compiled:
-    compiled = _compile(filt, _State(vocabulary, variables, now, dialect))
+    st = _State(vocabulary, variables, now, dialect)
+    compiled = _compile(filt, st)
     compiled.sql = dialect.placeholders(compiled.sql)
+    compiled.zone = st.zone
     return compiled
 
 
@@ -422,21 +435,6 @@ def _value(st: _State, column: Column, shown: str, text: str, op: str) -> Any:
             return st.dialect.boolean(convert(shown, "bool", text) is True)
         except BadValue:
             raise Refused(f"{shown} is true or false — write {example}true") from None
-    if column.type == "time":
-        try:
-            return normalize_time(text)
-        except ValueError:
-            pass
-        from pasture.store.grammar import time_phrase
-
-        st.cacheable = False
-        phrase = time_phrase(text, st.now or datetime.now(UTC))
-        if phrase is None:
-            raise Refused(
-                f"{shown} is a time — write {example}2026-09-01, a moment like {TIME_FORMAT}, "
-                "or a phrase: today, yesterday, 3-days-ago, 2-hours-ago"
-            )
-        return phrase
     return text
 
 
@@ -455,6 +453,17 @@ def _column_predicate(st: _State, p: ast.Compare | ast.Range | ast.Empty | ast.P
             raise Refused(
                 f"{shown} has no range — ranges are for numbers and times, like .jog.miles=3..10"
             )
+        if column.type == "time":
+            low_span = _span(st, shown, p.low, "=")
+            high_span = _span(st, shown, p.high, "=")
+            if low_span is not None and high_span is not None:
+                stamp = _is_stamp(p.path)
+                high = high_span.end if p.include_high else high_span.start
+                st.conds.append(
+                    f"{_bound(st, expr, stamp, '>=', low_span.start)} AND "
+                    f"{_bound(st, expr, stamp, '<', high)}"
+                )
+            return
         low = _value(st, column, shown, p.low, "=")
         high = _value(st, column, shown, p.high, "=")
         st.conds.append(f"{expr} >= ? AND {expr} {'<=' if p.include_high else '<'} ?")
@@ -474,6 +483,9 @@ def _column_predicate(st: _State, p: ast.Compare | ast.Range | ast.Empty | ast.P
         raise Refused(
             f"{shown} is a reference — compare it with = (an eid or a name) or ~= (part of a name)"
         )
+    if column.type == "time" and op != "~=":
+        _time_predicate(st, expr, _is_stamp(p.path), shown, op, p.values)
+        return
     values = [_value(st, column, shown, v, op) for v in p.values]
     if op == "~=":
         if len(p.values[0]) > MAX_SEARCH:
@@ -505,6 +517,78 @@ def _column_predicate(st: _State, p: ast.Compare | ast.Range | ast.Empty | ast.P
         return
     st.conds.append(f"{expr} {op} ?")
     st.params.append(values[0])
+
+
+# -- times -----------------------------------------------------------------------------
+
+
+def _is_stamp(path: ast.Path) -> bool:
+    """Whether a path ends at a stamp (`created.at`): a moment every entity has, to the
+    microsecond, so it is compared as one (and through its index)."""
+    return path[-2] in STAMPS
+
+
+def _span(st: _State, shown: str, text: str, op: str) -> Span | None:
+    """The span a time value names, or None for a template's variable; Refused saying how
+    to write a time when it names none."""
+    if st.variables and _is_variable(text):
+        return None
+    _no_nul(text, shown)
+    zone = server_zone()
+    st.zone = zone_name()
+    found = span(text, st.now or datetime.now(UTC), zone)
+    if found is None:
+        example = f".{shown}{op if op != '~=' else '='}"
+        raise Refused(
+            f"{shown} is a time — write {example}2026-09-01, a moment like 2026-09-01T10:00, "
+            f"or a phrase: {EXAMPLES}"
+        )
+    if found.moving:
+        st.cacheable = False
+    return found
+
+
+def _time_predicate(
+    st: _State, expr: str, stamp: bool, shown: str, op: str, texts: tuple[str, ...]
+) -> None:
+    """`.comp.col OP value` on a time: the value is a span, and the operator picks its edge."""
+    spans = [_span(st, shown, text, op) for text in texts]
+    if any(s is None for s in spans):
+        return  # a template's variable: checked once it has a value
+    found = [s for s in spans if s is not None]
+    if op in ("=", "!="):
+        within = " OR ".join(
+            f"({_bound(st, expr, stamp, '>=', s.start)} AND {_bound(st, expr, stamp, '<', s.end)})"
+            for s in found
+        )
+        st.conds.append(f"({within})" if op == "=" else f"({expr} IS NULL OR NOT ({within}))")
+        return
+    (one,) = found
+    # `>=` from its start, `>` after its end, `<` before its start, `<=` up to its end
+    edge = {">=": (">=", one.start), ">": (">=", one.end), "<": ("<", one.start)}
+    compare, moment = edge.get(op, ("<", one.end))
+    st.conds.append(_bound(st, expr, stamp, compare, moment))
+
+
+def _bound(st: _State, expr: str, stamp: bool, op: str, moment: datetime) -> str:
+    """`expr op moment` for a stored time (`>=` or `<`), its parameters added in order.
+
+    A stamp is always a moment to the microsecond. A time column of an app's own
+    holds a date (a day, counted from its midnight in the server's zone), a moment
+    of whole seconds, or one to the microsecond, each compared as text with a bound
+    of its own form.
+    """
+    if stamp:
+        st.params.append(moment_text(moment))
+        return f"{expr} {op} ?"
+    st.zone = zone_name()
+    st.params.extend(
+        [day_text(moment, server_zone()), whole_second_text(moment), moment_text(moment)]
+    )
+    return (
+        f"(CASE length({expr}) WHEN 10 THEN {expr} {op} ? WHEN 20 THEN {expr} {op} ? "
+        f"ELSE {expr} {op} ? END)"
+    )
 
 
 def _no_nul(text: str, shown: str) -> None:

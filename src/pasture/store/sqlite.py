@@ -39,8 +39,9 @@ from pasture.store.tables import (
     name_of,
     type_changes,
 )
+from pasture.store.times import Clock, utc_now, zone_name
 from pasture.store.vocab import Vocabulary
-from pasture.values import now
+from pasture.values import stamp as stamp_of
 
 if TYPE_CHECKING:
     from pasture.store.postgres import PostgresStore
@@ -69,8 +70,9 @@ _FTS = [
 class SqliteStore:
     """One app's graph in one SQLite file (see `pasture.store.base.Store`)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, clock: Clock = utc_now) -> None:
         self.path = str(path)
+        self._clock = clock  # what writes are stamped with and time phrases count from
         self._db = sqlite3.connect(
             self.path, isolation_level=None, check_same_thread=False, cached_statements=1024
         )
@@ -156,8 +158,10 @@ class SqliteStore:
     def query(self, filter: str, caller: Caller) -> list[Row]:
         with self._lock:
             compiled = self._compiled.get(filter) if isinstance(filter, str) else None
+            if compiled is not None and compiled.zone not in (None, zone_name()):
+                compiled = None  # written in a time zone the server no longer has
             if compiled is None:
-                compiled = compile_filter(filter, self._vocab)
+                compiled = compile_filter(filter, self._vocab, now=self._clock())
                 if compiled.cacheable:
                     self._compiled[filter] = compiled
                     if len(self._compiled) > _CACHE:
@@ -316,7 +320,7 @@ class SqliteStore:
 
     def _write(self, checked: list[b.Checked], caller: Caller, vocab: Vocabulary) -> Applied:
         db = self._db
-        stamp = now()
+        stamp = stamp_of(self._clock())
         by = caller.eid
         top = self._top
         if top is None:
@@ -453,19 +457,22 @@ def _run(db: sqlite3.Connection, sql: str, params: list[tuple[Any, ...]]) -> Non
 
 
 @overload
-def open_store(target: str | Path) -> SqliteStore: ...
+def open_store(target: str | Path, *, clock: Clock = ...) -> SqliteStore: ...
 @overload
-def open_store(target: str, *, schema: str) -> PostgresStore: ...
-def open_store(target: str | Path, *, schema: str | None = None) -> SqliteStore | PostgresStore:
+def open_store(target: str, *, schema: str, clock: Clock = ...) -> PostgresStore: ...
+def open_store(
+    target: str | Path, *, schema: str | None = None, clock: Clock = utc_now
+) -> SqliteStore | PostgresStore:
     """The store in the SQLite file at `target`, made (WAL mode) if it is not there yet;
-    or, for a `postgresql://` URL, the one in `schema` of that database."""
+    or, for a `postgresql://` URL, the one in `schema` of that database. `clock` is what
+    its writes are stamped with and its time phrases count from."""
     if isinstance(target, str) and target.startswith(("postgresql://", "postgres://")):
         if schema is None:
             raise Refused("a PostgreSQL store needs its app's schema: open_store(url, schema=...)")
         from pasture.store.postgres import PostgresStore
 
-        return PostgresStore(target, schema)
-    return SqliteStore(target)
+        return PostgresStore(target, schema, clock=clock)
+    return SqliteStore(target, clock=clock)
 
 
 __all__ = ["SqliteStore", "open_store"]
