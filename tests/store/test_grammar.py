@@ -93,6 +93,8 @@ def refusal(text: str) -> str:
         (".comments!=1", Plural("comments", "!=", 1)),
         ("limit=20", Limit(20)),
         ("limit=007", Limit(7)),
+        (".limit=20", Limit(20)),
+        (".limit = 5", Limit(5)),
         ("id=4f3c2a1b0c9d8e7f", Id("4f3c2a1b0c9d8e7f")),
         ('id="4f3c 2a"', Id("4f3c 2a")),
         ("hello", Words("hello")),
@@ -202,6 +204,16 @@ def test_words_that_decode_to_nothing_are_left_out() -> None:
         ("limit=-3", "limit is a whole number of rows, like limit=20"),
         ("limit=", "limit is a whole number of rows, like limit=20"),
         ("limit>5", "limit is a whole number of rows, like limit=20"),
+        ("limit=2.5", "limit is a whole number of rows, like limit=20"),
+        (".limit=x", ".limit is a whole number of rows, like .limit=20"),
+        (".limit=-1", ".limit is a whole number of rows, like .limit=20"),
+        (".limit=0", ".limit is a whole number of rows, like .limit=20"),
+        (".limit=", ".limit is a whole number of rows, like .limit=20"),
+        (".limit==5", ".limit is a whole number of rows, like .limit=20"),
+        (".limit>=5", ".limit is a whole number of rows, like .limit=20"),
+        (".limit!", ".limit is a whole number of rows, like .limit=20"),
+        (".limit", ".limit is a whole number of rows, like .limit=20"),
+        (".limit=5&.jog!&.limit=x", ".limit is a whole number of rows, like .limit=20"),
         (
             '.doc.title="hello',
             'the quote in .doc.title="hello is never closed: end the value with "',
@@ -328,8 +340,8 @@ def test_well_formed_pieces_joined_by_anything_give_a_filter_or_a_refusal(
 # -- writing a filter back ---------------------------------------------------
 
 _NAME = st.from_regex(r"[a-z][a-z0-9_]{0,39}", fullmatch=True)
-# `count` and `tally` are the grammar's own words when they stand alone.
-_SINGLE = _NAME.filter(lambda name: name not in ("count", "tally"))
+# `count`, `tally`, `distinct` and `limit` are the grammar's own words when they stand alone.
+_SINGLE = _NAME.filter(lambda name: name not in ("count", "tally", "distinct", "limit"))
 _PATH = st.lists(_NAME, min_size=2, max_size=4).map(tuple)
 _VALUE = st.text()
 _SOME = st.text(min_size=1).filter(lambda text: text.strip() != "")

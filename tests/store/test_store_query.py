@@ -116,6 +116,17 @@ def test_column_comparisons(club: AnyStore, text: str, expected: list[str]) -> N
     assert whos(club, text) == expected
 
 
+def test_limit_and_dot_limit_are_the_same_window(club: AnyStore) -> None:
+    assert whos(club, ".jog!&.limit=2") == whos(club, ".jog!&limit=2") == ["Cy", "ada lovelace"]
+    assert whos(club, ".limit=1&.jog!") == ["ada lovelace"]
+    assert whos(club, ".jog!&limit=3&.limit=3") == ["Bob", "Cy", "ada lovelace"]
+    for bad in ("limit=x", "limit=-1", "limit=0", "limit="):
+        assert refused(club, f".jog!&{bad}") == "limit is a whole number of rows, like limit=20"
+    for bad in (".limit=x", ".limit=-1", ".limit=0", ".limit="):
+        assert refused(club, f".jog!&{bad}") == ".limit is a whole number of rows, like .limit=20"
+    assert "limit is written twice" in refused(club, ".jog!&limit=2&.limit=3")
+
+
 def test_not_equal_also_matches_a_row_lacking_the_column(club: AnyStore) -> None:
     rows = q(club, ".recipe.cuisine!=greek")
     kinds = {r["kind"] for r in rows}

@@ -19,7 +19,8 @@ The forms (DESIGN.md §4):
     .comp.col=  .comp.col~=                        empty or absent / has a value
     .a.ref.b.col~=x                                walking a reference
     .count!  .tally=comp.col  .comments>=2         count, tally, reverse plural
-    limit=N  id=<eid>  words  "a phrase"           newest N, one entity, full text
+    limit=N  .limit=N  id=<eid>                    newest N (either spelling), one entity
+    words  "a phrase"                              full text
 
 Anything that cannot be read is refused with one sentence saying how to write it;
 no other exception leaves `parse` for any input text.
@@ -84,6 +85,7 @@ MAX_PREDICATES = 100  # predicates joined by &
 MAX_VALUES = 1000  # values of one any-of list (a,b,…)
 
 LIMIT_SENTENCE = "limit is a whole number of rows, like limit=20"
+DOT_LIMIT_SENTENCE = ".limit is a whole number of rows, like .limit=20"
 ID_SENTENCE = f"id= names one entity by its eid, like id={_EID_EXAMPLE}"
 
 
@@ -170,6 +172,10 @@ class _Segment:
         """`.comp!`, `.comp=`, `.comp?`, `.count!`, `.tally=comp.col`, `.comments>=2`."""
         text = self.text
         shown = "." + name
+        if name == "limit":  # `.limit=20` is `limit=20`
+            if not text.startswith("=", pos) or text.startswith("==", pos):
+                raise Refused(DOT_LIMIT_SENTENCE)
+            return _limit(text[pos + 1 :], DOT_LIMIT_SENTENCE), len(text)
         if text.startswith("!", pos) and not text.startswith("!=", pos):
             return (Count() if name == "count" else Has(name)), pos + 1
         if text.startswith("?", pos):
@@ -260,10 +266,7 @@ class _Segment:
             if head.group(1) == "limit":
                 if head.group(2) != "=":
                     raise Refused(LIMIT_SENTENCE)
-                count = _whole(unquote(text[head.end() :].strip()))
-                if not count:
-                    raise Refused(LIMIT_SENTENCE)
-                return Limit(count)
+                return _limit(text[head.end() :], LIMIT_SENTENCE)
             if head.group(2) != "=" or not text[head.end() :].strip():
                 raise Refused(ID_SENTENCE)
             values = self._values("id", "=", head.end())
@@ -448,6 +451,14 @@ def _echo(text: str, room: int = 80) -> str:
 def _decoded(raw: str, quoted: bool) -> str:
     # A bare value's surrounding spaces are not part of it; a quoted one keeps them.
     return unquote(raw if quoted else raw.strip())
+
+
+def _limit(raw: str, sentence: str) -> Limit:
+    """The window after `limit=`: a whole number of rows, at least one."""
+    count = _whole(unquote(raw.strip()))
+    if not count:
+        raise Refused(sentence)
+    return Limit(count)
 
 
 def _whole(text: str) -> int | None:
