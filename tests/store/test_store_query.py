@@ -149,6 +149,32 @@ def test_words_are_full_text_ranked_best_first(club: AnyStore) -> None:
     assert q(club, "nothinglikethis") == []
 
 
+def test_words_alone_answer_whole_entities_best_first(club: AnyStore) -> None:
+    rows = q(club, "river")
+    assert [r["doc"]["title"] for r in rows] == ["Long run", "Morning run"]
+    long_run, morning = rows
+    assert set(long_run) == {"kind", "entity", "doc", "jog", "created", "updated"}
+    assert long_run["jog"] == {"who": "Cy", "miles": 20, "at": None}
+    assert set(morning) == {"kind", "entity", "doc", "jog", "alias", "created", "updated"}
+    assert morning["alias"] == {"name": "first"}
+    assert morning["created"]["by"] == ADA_REF
+    (pace,) = q(club, '"nice pace"')
+    assert pace["comment"]["target"]["name"] == "first"
+    # an absence names no component either; naming one is the ordinary rule again
+    assert [set(r) for r in q(club, "river&.alias=")] == [set(long_run)]
+    assert [set(r) for r in q(club, "river&.doc!")] == [{"kind", "entity", "doc"}] * 2
+    assert [set(r) for r in q(club, "river&.jog.miles>10")] == [{"kind", "entity", "jog"}]
+
+
+def test_id_alone_answers_the_whole_entity(club: AnyStore) -> None:
+    first = q(club, ".jog!")[0]["entity"]["eid"]
+    (row,) = q(club, f"id={first}")
+    assert set(row) == {"kind", "entity", "doc", "jog", "alias", "created", "updated"}
+    assert row["jog"] == {"who": "Ada", "miles": 5, "at": "2026-09-01"}
+    assert row == q(club, f"id={first}&*")[0]
+    assert set(q(club, f"id={first}&.doc?")[0]) == {"kind", "entity", "doc"}
+
+
 def test_id_and_created_by_read_back_a_name(club: AnyStore) -> None:
     first = q(club, ".jog!")[0]["entity"]["eid"]
     (row,) = q(club, f"id={first}&.created!")

@@ -146,6 +146,7 @@ def _compile(filt: ast.Filter, st: _State) -> Compiled:
     tallied: tuple[str, Column, str] | None = None
     words: list[str] = []
     every = False
+    addressed = False  # id= names an entity, not a component of it
     for p in filt.predicates:
         if isinstance(p, ast.Has):
             _need(st, component_of(p.component, vocabulary).name, inner=True)
@@ -182,6 +183,7 @@ def _compile(filt: ast.Filter, st: _State) -> Compiled:
             st.conds.append("e.eid = ?")
             st.keep_entity = True  # found through entity's eid index
             st.params.append(p.eid)
+            addressed = True
         elif isinstance(p, ast.Count):
             count = True
         elif isinstance(p, ast.Tally):
@@ -196,10 +198,14 @@ def _compile(filt: ast.Filter, st: _State) -> Compiled:
             raise Refused("that filter cannot be served — write predicates like .jog!&limit=20")
     if count and tally is not None:
         raise Refused("ask for .count! or .tally=comp.col, not both — they are two answers")
+    # Words and id= name no component to leave out, so with nothing else named the rows
+    # are whole, as with *: every component the entity has (an absence names none either).
+    whole = not every and not st.named and bool(words or addressed) and not count and not tally
+    every = every or whole
     if every:
         for name in vocabulary.components:
             _need(st, name, inner=False)
-    _few_tables(st, bool(words), every)
+    _few_tables(st, bool(words), every, whole)
 
     sources: list[str] = []
     order = "e._e"
@@ -305,7 +311,7 @@ def _lean(st: _State, sql: str, shown: int = 0) -> str:
     return _ENTITY_USE.sub(lambda m: f"{drive}.{carried[m.group(1)]}", head + rest)
 
 
-def _few_tables(st: _State, search: bool, every: bool) -> None:
+def _few_tables(st: _State, search: bool, every: bool, whole: bool) -> None:
     """Refuses a filter that would join more tables in one SELECT than `MAX_TABLES`.
 
     Counted the same on every backend: the entity table, the full-text search's,
@@ -317,9 +323,10 @@ def _few_tables(st: _State, search: bool, every: bool) -> None:
     if tables <= MAX_TABLES:
         return
     if every:
+        what = "a filter naming no component" if whole else "*"
         raise Refused(
-            f"* reads all {components} components of this app, more than one filter reads at "
-            f"once ({MAX_TABLES} tables) — name the components you need, like .jog!&.doc?"
+            f"{what} reads all {components} components of this app, more than one filter reads "
+            f"at once ({MAX_TABLES} tables) — name the components you need, like .jog!&.doc?"
         )
     raise Refused(
         f"this filter reads {tables} tables at once, and a filter reads at most {MAX_TABLES} "
