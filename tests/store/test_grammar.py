@@ -8,6 +8,7 @@ from pasture.errors import Refused
 from pasture.store.ast import (
     Compare,
     Count,
+    Distinct,
     Empty,
     Every,
     Filter,
@@ -87,6 +88,8 @@ def refusal(text: str) -> str:
         (".tally=jog.who", Tally(("jog", "who"))),
         (".tally=.jog.who", Tally(("jog", "who"))),
         (".tally=comment.target.doc.title", Tally(("comment", "target", "doc", "title"))),
+        (".distinct=jog.who", Distinct(("jog", "who"))),
+        (".distinct = .jog.who", Distinct(("jog", "who"))),
         (".comments>=2", Plural("comments", ">=", 2)),
         (".comments=0", Plural("comments", "=", 0)),
         (".jog=3", Plural("jog", "=", 3)),
@@ -270,6 +273,9 @@ def test_words_that_decode_to_nothing_are_left_out() -> None:
         ),
         (".tally=", "tally counts rows by one column, like .tally=jog.who"),
         (".tally=jog", "tally counts rows by one column, like .tally=jog.who"),
+        (".distinct=", "distinct lists the values of one column, like .distinct=jog.who"),
+        (".distinct=jog", "distinct lists the values of one column, like .distinct=jog.who"),
+        (".distinct=jog.who x", "distinct lists the values of one column, like .distinct=jog.who"),
         (
             "jog.miles>=5",
             "write .jog.miles>=5 with a dot to filter on jog.miles, "
@@ -296,7 +302,9 @@ def test_a_refusal_is_one_sentence_on_one_line() -> None:
 
 # -- any text at all ---------------------------------------------------------
 
-_NAMES = st.sampled_from(["jog", "miles", "doc", "title", "count", "tally", "limit", "id", "a"])
+_NAMES = st.sampled_from(
+    ["jog", "miles", "doc", "title", "count", "tally", "distinct", "limit", "id", "a"]
+)
 _PUNCTUATION = st.sampled_from([*'.!=?~<>&,"*', "..", "...", "%", "%2", "%26", "\\", " "])
 _GRAMMAR_TEXT = st.lists(
     st.one_of(_NAMES, _PUNCTUATION, st.integers(0, 99).map(str), st.sampled_from(["J", "é"])),
@@ -367,6 +375,7 @@ _PREDICATES: st.SearchStrategy[Predicate] = st.one_of(
     st.builds(Id, _SOME),
     st.just(Count()),
     st.builds(Tally, _PATH),
+    st.builds(Distinct, _PATH),
     st.builds(Plural, _SINGLE, st.sampled_from(COUNT_OPERATORS), _WHOLE),
 )
 

@@ -26,7 +26,9 @@ HALF = "half of a UTF-16 surrogate pair and not a character — send text as who
 
 
 def _count(store: AnyStore) -> int:
-    return int(store.query(".count!", ADA)[0]["count"])
+    answer = store.query(".count!", ADA)
+    assert isinstance(answer, dict)
+    return int(answer["count"])
 
 
 def _refused(

@@ -271,5 +271,6 @@ class Listing:
                 rows = store.query(f".{name}!", NOBODY)
             except Refused:
                 continue
-            eids.update(str(r.get("entity", {}).get("eid")) for r in rows)
+            if isinstance(rows, list):
+                eids.update(str(r.get("entity", {}).get("eid")) for r in rows)
         return len(eids)

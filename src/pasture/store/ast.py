@@ -96,14 +96,25 @@ class Id:
 
 @dataclass(frozen=True)
 class Count:
-    """`.count!` — answer with the number of matching rows instead of the rows."""
+    """`.count!` — answer `{count: n}`, the number of matching rows, instead of the rows."""
 
 
 @dataclass(frozen=True)
 class Tally:
-    """`.tally=comp.col` — count matching rows by each value of a column."""
+    """`.tally=comp.col` — answer `{tally: {value: n, …}}`, matching rows by each value."""
 
     path: Path
+
+
+@dataclass(frozen=True)
+class Distinct:
+    """`.distinct=comp.col` — answer `{distinct: [value, …]}`, a column's values, sorted."""
+
+    path: Path
+
+
+# An aggregate answers one value instead of rows; the first in a filter is the one used.
+Aggregate = Count | Tally | Distinct
 
 
 @dataclass(frozen=True)
@@ -133,6 +144,7 @@ Predicate = (
     | Id
     | Count
     | Tally
+    | Distinct
     | Plural
 )
 

@@ -18,7 +18,8 @@ The forms (DESIGN.md §4):
     .comp.col=20..35  .comp.col=20...35            a range with / without its high end
     .comp.col=  .comp.col~=                        empty or absent / has a value
     .a.ref.b.col~=x                                walking a reference
-    .count!  .tally=comp.col  .comments>=2         count, tally, reverse plural
+    .count!  .tally=comp.col  .distinct=comp.col   aggregates: the first one answers
+    .comments>=2                                   reverse plural
     limit=N  .limit=N  id=<eid>                    newest N (either spelling), one entity
     words  "a phrase"                              full text
 
@@ -36,6 +37,7 @@ from pasture.errors import Refused
 from pasture.store.ast import (
     Compare,
     Count,
+    Distinct,
     Empty,
     Every,
     Filter,
@@ -86,6 +88,8 @@ MAX_VALUES = 1000  # values of one any-of list (a,b,…)
 
 LIMIT_SENTENCE = "limit is a whole number of rows, like limit=20"
 DOT_LIMIT_SENTENCE = ".limit is a whole number of rows, like .limit=20"
+TALLY_SENTENCE = "tally counts rows by one column, like .tally=jog.who"
+DISTINCT_SENTENCE = "distinct lists the values of one column, like .distinct=jog.who"
 ID_SENTENCE = f"id= names one entity by its eid, like id={_EID_EXAMPLE}"
 
 
@@ -169,7 +173,8 @@ class _Segment:
         return self._column(names, pos)
 
     def _single(self, name: str, pos: int) -> tuple[Predicate, int]:
-        """`.comp!`, `.comp=`, `.comp?`, `.count!`, `.tally=comp.col`, `.comments>=2`."""
+        """`.comp!`, `.comp=`, `.comp?`, `.count!`, `.tally=comp.col`, `.distinct=comp.col`,
+        `.comments>=2`."""
         text = self.text
         shown = "." + name
         if name == "limit":  # `.limit=20` is `limit=20`
@@ -183,7 +188,9 @@ class _Segment:
         op, pos = self._operator(shown, pos)
         rest = text[pos:]
         if name == "tally" and op == "=":
-            return Tally(self._tally_path(rest)), len(text)
+            return Tally(self._aggregate_path(rest, TALLY_SENTENCE)), len(text)
+        if name == "distinct" and op == "=":
+            return Distinct(self._aggregate_path(rest, DISTINCT_SENTENCE)), len(text)
         if op == "=" and (not rest.strip() or rest.startswith(".")):
             # `.comp=` — a following `.` starts the next predicate (refused as run-on).
             return Lacks(name), (pos if rest.strip() else len(text))
@@ -247,8 +254,7 @@ class _Segment:
             raise Refused(f"a range needs both ends, like {shown}=20..35")
         return Range(path, unquote(low), unquote(high), include_high=not exclusive)
 
-    def _tally_path(self, rest: str) -> Path:
-        example = "tally counts rows by one column, like .tally=jog.who"
+    def _aggregate_path(self, rest: str, example: str) -> Path:
         rest = rest.strip()
         if not rest:
             raise Refused(example)
@@ -553,6 +559,8 @@ def format_predicate(predicate: Predicate) -> str:
             return ".count!"
         case Tally(path):
             return ".tally=" + ".".join(path)
+        case Distinct(path):
+            return ".distinct=" + ".".join(path)
         case Plural(word, op, number):
             return f".{word}{op}{number}"
     raise TypeError(f"not a predicate: {predicate!r}")  # pragma: no cover - exhaustive

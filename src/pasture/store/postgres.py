@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from pasture.caller import Caller
 from pasture.errors import DeployRefused, Refused, Unavailable
 from pasture.store import bundles as b
-from pasture.store.base import Applied, Bundle, Row
+from pasture.store.base import Answer, Applied, Bundle, Row
 from pasture.store.dialect import FTS_CONFIG, POSTGRES, q, table
 from pasture.store.sql import Compiled, compile_filter
 from pasture.store.tables import (
@@ -292,7 +292,7 @@ class PostgresStore:
         _keepable(checked)
         return self._write(cur, checked, caller, vocab, top, person)
 
-    def query(self, filter: str, caller: Caller) -> list[Row]:
+    def query(self, filter: str, caller: Caller) -> Answer:
         with self._lock:
             compiled = self._compile(filter)
             conn = self._conn()
@@ -308,14 +308,14 @@ class PostgresStore:
                 else:
                     found = conn.execute(compiled.sql, compiled.params).fetchall()
                     names = _NONE
-                rows = compiled.build(found, names)
-                if compiled.edges and rows:
-                    self._edges(conn, rows)
+                answer = compiled.build(found, names)
+                if compiled.edges and isinstance(answer, list) and answer:
+                    self._edges(conn, answer)
             except _psycopg().errors.ProgramLimitExceeded as e:
                 raise Refused(_past_limits(e)) from None
             except _psycopg().OperationalError:
                 raise Unavailable(_UNREACHABLE) from None
-        return rows
+        return answer
 
     def schema(self) -> dict[str, Any]:
         return describe(self._vocab)

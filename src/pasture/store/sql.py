@@ -9,6 +9,7 @@ out in `tables.py`.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import Any
 
 from pasture.errors import Refused, echo
 from pasture.store import ast
+from pasture.store.base import Answer
 from pasture.store.bundles import no_column, not_a_component
 from pasture.store.dialect import SQLITE, STAMPS, Dialect, q, table
 from pasture.store.times import (
@@ -38,14 +40,14 @@ from pasture.values import (
     not_characters,
 )
 
-Row = dict[str, Any]
 # What one SELECT may hold, so a filter the databases cannot plan (SQLite joins at most
 # 64 tables) is refused with a sentence, the same on every backend
 MAX_HOPS = 4  # references one path walks: .a.ref.b.ref.c.ref.d.ref.e.col
 MAX_TABLES = 60  # tables one filter joins: the entity, components, walks (SQLite: 64)
 MAX_SEARCH = 1000  # characters a ~= looks for, and the words of a full-text search
-# SQL rows and the names of the entities they refer to -> the store's rows
-Build = Callable[[list[tuple[Any, ...]], dict[str, Any]], list[Row]]
+# SQL rows and the names of the entities they refer to -> the store's rows (or an aggregate's
+# one object)
+Build = Callable[[list[tuple[Any, ...]], dict[str, Any]], Answer]
 
 
 # -- compiling a filter --------------------------------------------------------------------
@@ -141,9 +143,8 @@ def compile_ast(
 def _compile(filt: ast.Filter, st: _State) -> Compiled:
     vocabulary, dialect = st.vocabulary, st.dialect
     limit: int | None = None
-    count = False
-    tally: ast.Tally | None = None
-    tallied: tuple[str, Column, str] | None = None
+    aggregate: ast.Aggregate | None = None  # the first one written is the answer
+    tallied: tuple[str, Column, str] | None = None  # the column a tally or distinct reads
     words: list[str] = []
     every = False
     addressed = False  # id= names an entity, not a component of it
@@ -184,23 +185,28 @@ def _compile(filt: ast.Filter, st: _State) -> Compiled:
             st.keep_entity = True  # found through entity's eid index
             st.params.append(p.eid)
             addressed = True
-        elif isinstance(p, ast.Count):
-            count = True
-        elif isinstance(p, ast.Tally):
-            if tally is not None:
-                raise Refused("tally one column at a time — keep one .tally=comp.col")
-            tally = p
-            tallied = _resolve_path(st, p.path, needs_value=False)
-            _need(st, p.path[0], inner=True)
+        elif isinstance(p, ast.Count | ast.Tally | ast.Distinct):
+            if aggregate is not None:
+                # only the first aggregate answers; a later one's names are still checked
+                if not isinstance(p, ast.Count):
+                    aside = _State(vocabulary, st.variables, st.now, dialect)
+                    _resolve_path(aside, p.path, needs_value=False)
+                continue
+            aggregate = p
+            if not isinstance(p, ast.Count):
+                # the values of a column are read from the rows that have its component
+                tallied = _resolve_path(st, p.path, needs_value=False)
+                _need(st, p.path[0], inner=True)
         elif isinstance(p, ast.Plural):
             _plural(st, p)
         else:  # pragma: no cover - the grammar makes nothing else
             raise Refused("that filter cannot be served — write predicates like .jog!&limit=20")
-    if count and tally is not None:
-        raise Refused("ask for .count! or .tally=comp.col, not both — they are two answers")
+    if aggregate is not None:
+        limit = None  # a window shapes rows: an aggregate counts every match
+        every = False
     # Words and id= name no component to leave out, so with nothing else named the rows
     # are whole, as with *: every component the entity has (an absence names none either).
-    whole = not every and not st.named and bool(words or addressed) and not count and not tally
+    whole = not every and not st.named and bool(words or addressed) and aggregate is None
     every = every or whole
     if every:
         for name in vocabulary.components:
@@ -235,33 +241,20 @@ def _compile(filt: ast.Filter, st: _State) -> Compiled:
     order_of_kinds = vocabulary.kind_order()
     known_kind = drive if drive is not None and drive == order_of_kinds[0] else None
     select: list[str] = ["e.eid"] if known_kind else ["e.eid", "e.kind"]
-    if tallied is not None:
-        compiled = _tally(st, tallied, sources, limit, order)
+    if aggregate is not None:
+        compiled = _aggregate(st, aggregate, tallied, sources)
         compiled.sql = _lean(st, compiled.sql)
         return compiled
-    builder: Build = _count_rows
-    refs: tuple[int, ...] = ()
     # newest N are selected newest first; the builder turns them round
     reverse = not words and limit is not None
-    if not count:
-        shown = list(vocabulary.components) if every else st.named
-        builder, extra, refs = _row_builder(st, shown, every, len(select), known_kind, reverse)
-        select.extend(extra)
+    shown = list(vocabulary.components) if every else st.named
+    builder, extra, refs = _row_builder(st, shown, every, len(select), known_kind, reverse)
+    select.extend(extra)
     head = f"SELECT {', '.join(select)}"
     sql = f"{head} FROM {' '.join(sources + _walks(st) + st.name_joins)}"
     if st.conds:
         sql += " WHERE " + " AND ".join(st.conds)
     params = list(st.params)
-    if count:
-        inner_sql = sql
-        if limit is not None:
-            inner_sql += f" ORDER BY {order} DESC LIMIT {_rows(limit)}"
-        return Compiled(
-            _lean(st, f"SELECT count(*) FROM ({inner_sql}) AS counted"),
-            params,
-            builder,
-            cacheable=st.cacheable,
-        )
     if words:
         sql += f" ORDER BY {order}"
         if limit is not None:
@@ -653,42 +646,49 @@ def _plural(st: _State, p: ast.Plural) -> None:
     st.params.append(p.number)
 
 
-def _count_rows(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> list[Row]:
-    return [{"count": rows[0][0]}]
-
-
-def _tally(
+def _aggregate(
     st: _State,
-    tallied: tuple[str, Column, str],
+    aggregate: ast.Aggregate,
+    tallied: tuple[str, Column, str] | None,
     sources: list[str],
-    limit: int | None,
-    order: str,
 ) -> Compiled:
-    # tallying a column counts the rows that have its component (joined, not left-joined)
-    expr, column, _ = tallied
-    inner = f"SELECT {expr} AS v FROM {' '.join(sources + _walks(st))}"
-    if st.conds:
-        inner += " WHERE " + " AND ".join(st.conds)
+    """The one object an aggregate answers: `{count}`, `{tally}` or `{distinct}`."""
+    where = (" WHERE " + " AND ".join(st.conds)) if st.conds else ""
+    matched = f"FROM {' '.join(sources + _walks(st))}{where}"
     params = list(st.params)
-    if limit is not None:
-        inner += f" ORDER BY {order} DESC LIMIT {_rows(limit)}"
-    if column.reference:
-        sql = (
-            "SELECT v, (SELECT name FROM entity WHERE eid = v), count(*) AS n "
-            f"FROM ({inner}) AS tallied GROUP BY v ORDER BY n DESC, v"
-        )
+    if tallied is None:
 
-        def build(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> list[Row]:
-            return [{"value": _ref(r[0], r[1]), "count": r[2]} for r in rows]
+        def count(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> Answer:
+            return {"count": int(rows[0][0])}
 
-    else:
-        sql = f"SELECT v, count(*) AS n FROM ({inner}) AS tallied GROUP BY v ORDER BY n DESC, v"
-        is_bool = column.type == "bool"
+        return Compiled(f"SELECT count(*) {matched}", params, count, cacheable=st.cacheable)
+    expr, column, _ = tallied
+    # a row lacking the value has none to count or list
+    values = f"SELECT {expr} AS v {matched}{' AND ' if where else ' WHERE '}{expr} IS NOT NULL"
+    as_bool = column.type == "bool" and not column.reference
+    if isinstance(aggregate, ast.Distinct):
 
-        def build(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> list[Row]:
-            return [{"value": _bool(r[0]) if is_bool else r[0], "count": r[1]} for r in rows]
+        def distinct(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> Answer:
+            return {"distinct": [bool(r[0]) if as_bool else r[0] for r in rows]}
 
-    return Compiled(sql, params, build, cacheable=st.cacheable)
+        sql = f"SELECT DISTINCT v FROM ({values}) AS found ORDER BY v"
+        return Compiled(sql, params, distinct, cacheable=st.cacheable)
+
+    def tally(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> Answer:
+        # JSON keys are text: a number as it is written, a bool as true or false
+        return {"tally": {tally_key(r[0], as_bool): int(r[1]) for r in rows}}
+
+    sql = f"SELECT v, count(*) AS n FROM ({values}) AS tallied GROUP BY v ORDER BY n DESC, v"
+    return Compiled(sql, params, tally, cacheable=st.cacheable)
+
+
+def tally_key(value: Any, as_bool: bool = False) -> str:
+    """A value as a key of a tally: text as it is, a number as JSON writes it, true/false."""
+    if as_bool or isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return json.dumps(value)
+    return str(value)
 
 
 # -- reading rows back --------------------------------------------------------------------

@@ -24,7 +24,7 @@ from pasture import faults
 from pasture.caller import Caller
 from pasture.errors import DeployRefused, Refused
 from pasture.store import bundles as b
-from pasture.store.base import Applied, Bundle, Row
+from pasture.store.base import Answer, Applied, Bundle, Row
 from pasture.store.dialect import SQLITE, q
 from pasture.store.sql import Compiled, compile_filter
 from pasture.store.tables import (
@@ -155,7 +155,7 @@ class SqliteStore:
                 raise self._undo(e) from None
         return applied
 
-    def query(self, filter: str, caller: Caller) -> list[Row]:
+    def query(self, filter: str, caller: Caller) -> Answer:
         with self._lock:
             compiled = self._compiled.get(filter) if isinstance(filter, str) else None
             if compiled is not None and compiled.zone not in (None, zone_name()):
@@ -181,10 +181,10 @@ class SqliteStore:
                     names = _NONE
             except sqlite3.Error as e:
                 raise faults.fault(e, self.path) or e from None
-        rows = compiled.build(found, names)
-        if compiled.edges and rows:
-            self._edges(rows)
-        return rows
+        answer = compiled.build(found, names)
+        if compiled.edges and isinstance(answer, list) and answer:
+            self._edges(answer)
+        return answer
 
     def _names(self, found: list[tuple[Any, ...]], refs: tuple[int, ...]) -> dict[str, Any]:
         """{eid: name} of the entities the rows refer to, each read once."""
