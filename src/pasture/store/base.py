@@ -52,6 +52,11 @@ class Store(Protocol):
         object its first aggregate answers."""
         ...
 
+    def count(self) -> int:
+        """How many things the app keeps: entities carrying a component of its own or a
+        doc (not the persons kept for bylines), counted by the database."""
+        ...
+
     def schema(self) -> dict[str, Any]:
         """Every component with its columns and their types."""
         ...

@@ -54,6 +54,7 @@ from pasture.store.tables import (
     Lookup,
     base_tables,
     check_guards,
+    count_sql,
     describe,
     installing,
     kind_sql,
@@ -316,6 +317,17 @@ class PostgresStore:
             except _psycopg().OperationalError:
                 raise Unavailable(_UNREACHABLE) from None
         return answer
+
+    def count(self) -> int:
+        with self._lock:
+            conn = self._conn()
+            try:
+                self._refresh()  # a component another process declared counts too
+                found = conn.execute(count_sql(self._vocab)).fetchone()
+            except _psycopg().OperationalError:
+                raise Unavailable(_UNREACHABLE) from None
+        assert found is not None
+        return int(found[0])
 
     def schema(self) -> dict[str, Any]:
         return describe(self._vocab)

@@ -33,6 +33,7 @@ from pasture.store.tables import (
     SQLITE_WRITES,
     Lookup,
     check_guards,
+    count_sql,
     describe,
     installing,
     kind_sql,
@@ -225,6 +226,14 @@ class SqliteStore:
                 ):
                     ref = {"eid": child} if name is None else {"eid": child, "name": name}
                     by_eid[parent].setdefault("edges", []).append({"type": kind, "child": ref})
+
+    def count(self) -> int:
+        with self._lock:
+            try:
+                found = self._db.execute(count_sql(self._vocab)).fetchone()
+            except sqlite3.Error as e:
+                raise faults.fault(e, self.path) or e from None
+        return int(found[0])
 
     def schema(self) -> dict[str, Any]:
         return describe(self._vocab)
