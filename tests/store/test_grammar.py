@@ -21,6 +21,7 @@ from pasture.store.ast import (
     Predicate,
     Present,
     Range,
+    Reach,
     Tally,
     Words,
 )
@@ -84,6 +85,9 @@ def refusal(text: str) -> str:
             ".comment.target.doc.title~=x",
             Compare(("comment", "target", "doc", "title"), "~=", ("x",)),
         ),
+        (".comment.target.doc?", Reach(("comment", "target", "doc"), required=False)),
+        (".comment.target.doc!", Reach(("comment", "target", "doc"), required=True)),
+        (".a.b.c.d.e?", Reach(("a", "b", "c", "d", "e"), required=False)),
         (".count!", Count()),
         (".tally=jog.who", Tally(("jog", "who"))),
         (".tally=.jog.who", Tally(("jog", "who"))),
@@ -351,6 +355,10 @@ _NAME = st.from_regex(r"[a-z][a-z0-9_]{0,39}", fullmatch=True)
 # `count`, `tally`, `distinct` and `limit` are the grammar's own words when they stand alone.
 _SINGLE = _NAME.filter(lambda name: name not in ("count", "tally", "distinct", "limit"))
 _PATH = st.lists(_NAME, min_size=2, max_size=4).map(tuple)
+# a reference column's path and the component it points at: an odd number of names
+_REACH = st.sampled_from([3, 5]).flatmap(
+    lambda n: st.lists(_NAME, min_size=n, max_size=n).map(tuple)
+)
 _VALUE = st.text()
 _SOME = st.text(min_size=1).filter(lambda text: text.strip() != "")
 _WHOLE = st.integers(0, 10**18 - 1)
@@ -360,6 +368,7 @@ _PREDICATES: st.SearchStrategy[Predicate] = st.one_of(
     st.builds(Lacks, _SINGLE),
     st.builds(Maybe, _SINGLE),
     st.just(Every()),
+    st.builds(Reach, _REACH, st.booleans()),
     st.builds(Compare, _PATH, st.sampled_from(OPERATORS), st.tuples(_VALUE)),
     st.builds(
         Compare,

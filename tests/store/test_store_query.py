@@ -281,6 +281,54 @@ def test_walking_a_reference(club: AnyStore) -> None:
     assert q(club, ".comment.target.jog.miles>=5")[0]["kind"] == "comment"
 
 
+def test_a_walked_reference_brings_what_the_filter_names_there(club: AnyStore) -> None:
+    morning = {"title": "Morning run", "body": "foggy by the river"}
+    (row,) = q(club, ".comment!&.comment.target.doc?")
+    first = row["comment"]["target"]["eid"]
+    assert row == {
+        "kind": "comment",
+        "entity": row["entity"],
+        "comment": {"target": {"eid": first, "name": "first", "doc": morning}},
+    }
+    # a predicate through a reference names what it reaches, too
+    (row,) = q(club, ".comment.target.doc.title~=morning")
+    assert row["comment"]["target"]["doc"] == morning
+    (row,) = q(club, ".comment.target.jog.miles>=5&.comment.target.doc?")
+    assert row["comment"]["target"]["jog"] == {"who": "Ada", "miles": 5, "at": "2026-09-01"}
+    assert row["comment"]["target"]["doc"] == morning
+    # the platform's stamps, and a reference on the far side walked again
+    (row,) = q(club, ".comment!&.comment.target.created.by.person?")
+    target = row["comment"]["target"]
+    assert target["created"]["by"] == {**ADA_REF, "person": {"name": "Ada"}}
+    assert target["created"]["at"].startswith("20")
+    assert set(target) == {"eid", "name", "created"}
+
+
+def test_what_a_reference_points_at_may_lack_what_is_asked(club: AnyStore) -> None:
+    made = club.apply(
+        [
+            {"comment": {"target": "$bare"}},
+            {"entity": {"eid": "$bare"}, "jog": {"miles": 1}},
+            {"comment": {"target": "$gone"}},
+            {"entity": {"eid": "$gone"}, "doc": {"title": "Gone soon"}},
+        ],
+        BOB,
+    )
+    gone = made.aliases["$gone"]
+    club.apply({"entity": {"eid": gone}, "tombstone": {}}, BOB)  # nothing there now
+    rows = q(club, ".comment!&.comment.target.doc?")
+    assert [r["comment"]["target"].get("doc") for r in rows] == [
+        {"title": "Morning run", "body": "foggy by the river"},
+        None,
+        None,
+    ]
+    assert rows[2]["comment"]["target"] == {"eid": gone, "doc": None}
+    # `!` asks for it there
+    (only,) = q(club, ".comment.target.doc!")
+    assert only["comment"]["target"]["name"] == "first"
+    assert len(q(club, ".comment.target.jog!")) == 2
+
+
 def test_reverse_plurals(club: AnyStore) -> None:
     assert whos(club, ".jog!&.comments>=1") == ["Ada"]
     assert whos(club, ".jog!&.comments=0") == ["Bob", "Cy", "ada lovelace"]
@@ -310,6 +358,13 @@ def test_declared_columns_nothing_wrote_are_null(club: AnyStore) -> None:
         (".jog.at>tuesday", "jog.at is a time"),
         (".comment.target>x", "is a reference"),
         (".jog.who.doc.title=x", "jog.who is not a reference"),
+        (
+            ".jog.who.doc?",
+            "jog.who is not a reference, so .jog.who.doc? brings nothing from it — bring what "
+            "a reference points at, like .comment.target.doc?",
+        ),
+        (".comment.target.loan?", "loan is not a component of this app"),
+        (".comment.target.doc=", "or bring what it points at like .comment.target.doc?"),
         (".runs>=2", "no component with one reference column is called runs"),
         (".tally=jog.pace", "jog has no column pace"),
         (".distinct=loan.x", "loan is not a component of this app"),

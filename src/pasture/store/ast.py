@@ -36,6 +36,18 @@ class Maybe:
 
 
 @dataclass(frozen=True)
+class Reach:
+    """`.comment.target.doc?` — bring the component a reference points at, on the reference's
+    value in the row (`comment.target.doc`); with `!` (`required`), only where it is there.
+
+    `path` is the reference column's path and then the component: ("comment", "target", "doc").
+    """
+
+    path: Path
+    required: bool
+
+
+@dataclass(frozen=True)
 class Every:
     """`*` — bring every component the entity has."""
 
@@ -134,6 +146,7 @@ Predicate = (
     Has
     | Lacks
     | Maybe
+    | Reach
     | Every
     | Compare
     | Range

@@ -18,6 +18,7 @@ The forms (DESIGN.md §4):
     .comp.col=20..35  .comp.col=20...35            a range with / without its high end
     .comp.col=  .comp.col~=                        empty or absent / has a value
     .a.ref.b.col~=x                                walking a reference
+    .a.ref.b?  .a.ref.b!                           bring what it points at (and require it)
     .count!  .tally=comp.col  .distinct=comp.col   aggregates: the first one answers
     .comments>=2                                   reverse plural
     limit=N  .limit=N  id=<eid>                    newest N (either spelling), one entity
@@ -51,6 +52,7 @@ from pasture.store.ast import (
     Predicate,
     Present,
     Range,
+    Reach,
     Tally,
     Words,
 )
@@ -215,8 +217,12 @@ class _Segment:
         return Plural(name, op, number), len(text)
 
     def _column(self, path: Path, pos: int) -> tuple[Predicate, int]:
-        """`.comp.col OP value` and its relatives: any-of, ranges, empty, present."""
+        """`.comp.col OP value` and its relatives: any-of, ranges, empty, present; and
+        `.comp.ref.far?` / `!`, what a reference points at."""
         shown = "." + ".".join(path)
+        mark = self.text[pos : pos + 1]
+        if len(path) % 2 and mark in ("?", "!") and not self.text.startswith("!=", pos):
+            return Reach(path, required=mark == "!"), pos + 1
         op, pos = self._operator(shown, pos)
         end = len(self.text)
         if not self.text[pos:].strip():
@@ -538,6 +544,8 @@ def format_predicate(predicate: Predicate) -> str:
             return f".{component}="
         case Maybe(component):
             return f".{component}?"
+        case Reach(path, required):
+            return _path_text(path) + ("!" if required else "?")
         case Every():
             return "*"
         case Compare(path, op, values):

@@ -92,6 +92,8 @@ class _State:
     keep_entity: bool = False
     name_joins: list[str] = field(default_factory=list)  # a reference's name, for showing
     zone: str | None = None  # the server's time zone, once a time value was read in it
+    # what each walked reference brings from its far side: (comp, ref column) -> components
+    brought: dict[ast.Path, list[str]] = field(default_factory=dict)
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -199,6 +201,8 @@ def _compile(filt: ast.Filter, st: _State) -> Compiled:
                 _need(st, p.path[0], inner=True)
         elif isinstance(p, ast.Plural):
             _plural(st, p)
+        elif isinstance(p, ast.Reach):
+            _reach(st, p)
         else:  # pragma: no cover - the grammar makes nothing else
             raise Refused("that filter cannot be served — write predicates like .jog!&limit=20")
     if aggregate is not None:
@@ -367,7 +371,8 @@ def _resolve_path(st: _State, path: ast.Path, *, needs_value: bool) -> tuple[str
     if len(path) < 2 or len(path) % 2:
         raise Refused(
             f"{echo('.' + shown)} names no column — write .component.column, like .jog.miles>=5, "
-            "or walk a reference like .comment.target.doc.title~=word"
+            "walk a reference like .comment.target.doc.title~=word, or bring what it points at "
+            "like .comment.target.doc?"
         )
     if len(path) // 2 - 1 > MAX_HOPS:
         raise Refused(
@@ -386,19 +391,7 @@ def _resolve_path(st: _State, path: ast.Path, *, needs_value: bool) -> tuple[str
                 f"through it — walk a reference column, like .comment.target.doc.title"
             )
         target = component_of(path[i], st.vocabulary)
-        key = (*path[: i + 1],)
-        walk = st.joins.get(key)
-        if walk is None:
-            n = len(st.joins)
-            ent, alias = f"w{n}", f"x{n}"
-            if target.name in STAMPS:
-                sql = f"LEFT JOIN entity {ent} ON {ent}.eid = {expr}"
-            else:
-                sql = (
-                    f"LEFT JOIN entity {ent} ON {ent}.eid = {expr} "
-                    f"LEFT JOIN {table(target.name)} {alias} ON {alias}._e = {ent}._e"
-                )
-            walk = st.joins[key] = _Join(alias if target.name not in STAMPS else ent, sql)
+        walk = _hop(st, path[: i + 1], expr, target)
         column = _column(st, target, path[i + 1])
         if target.name in STAMPS:
             at, by = STAMPS[target.name]
@@ -406,6 +399,47 @@ def _resolve_path(st: _State, path: ast.Path, *, needs_value: bool) -> tuple[str
         else:
             expr = f"{walk.alias}.{q(column.name)}"
     return expr, column, shown
+
+
+def _hop(st: _State, key: ast.Path, expr: str, target: Component) -> _Join:
+    """The join from a reference (`expr`) to `target` on the entity it names, made once per
+    path (`key` ends at the target); the row brings `target` along on the reference."""
+    walk = st.joins.get(key)
+    if walk is None:
+        n = len(st.joins)
+        ent, alias = f"w{n}", f"x{n}"
+        if target.name in STAMPS:
+            sql = f"LEFT JOIN entity {ent} ON {ent}.eid = {expr}"
+        else:
+            sql = (
+                f"LEFT JOIN entity {ent} ON {ent}.eid = {expr} "
+                f"LEFT JOIN {table(target.name)} {alias} ON {alias}._e = {ent}._e"
+            )
+        walk = st.joins[key] = _Join(alias if target.name not in STAMPS else ent, sql)
+    brought = st.brought.setdefault(key[:-1], [])
+    if target.name not in brought:
+        brought.append(target.name)
+    return walk
+
+
+def _reach(st: _State, p: ast.Reach) -> None:
+    """`.comment.target.doc?`: bring the component the reference points at (`!`: and require
+    it), on the reference's value in the row."""
+    shown = "." + ".".join(p.path) + ("!" if p.required else "?")
+    if len(p.path) // 2 > MAX_HOPS:
+        raise Refused(
+            f".{p.path[0]}.{p.path[1]}… walks {len(p.path) // 2} references, and a filter walks "
+            f"at most {MAX_HOPS} — like .comment.target.doc?, which walks one"
+        )
+    expr, column, _ = _resolve_path(st, p.path[:-1], needs_value=p.required)
+    if not column.reference:
+        raise Refused(
+            f"{p.path[-3]}.{p.path[-2]} is not a reference, so {echo(shown)} brings nothing "
+            "from it — bring what a reference points at, like .comment.target.doc?"
+        )
+    walk = _hop(st, p.path, expr, component_of(p.path[-1], st.vocabulary))
+    if p.required:
+        st.conds.append(f"{walk.alias}._e IS NOT NULL")
 
 
 def _column(st: _State, comp: Component, name: str) -> Column:
@@ -704,6 +738,21 @@ def _bool(value: Any) -> bool | None:
     return None if value is None else bool(value)
 
 
+def _walked_columns(alias: str, component: str) -> Callable[[str], str]:
+    """How a column of `component` reached through a walk (`alias`) is written in SQL."""
+    if component in STAMPS:
+        at, by = STAMPS[component]
+        return lambda col: f"{alias}.{at if col == 'at' else by}"
+    return lambda col: f"{alias}.{q(col)}"
+
+
+def _far(reference: dict[str, Any] | None, far: dict[str, Any]) -> dict[str, Any] | None:
+    """A reference's `{eid, name}` with what the filter brings from its far side beside them."""
+    if reference is not None:
+        reference.update(far)
+    return reference
+
+
 def _row_builder(
     st: _State,
     shown: list[str],
@@ -723,46 +772,71 @@ def _row_builder(
     select: list[str] = []
     refs: list[int] = []
     pos = start
-    parts: list[str] = []
-    conditional: list[tuple[str, str, int]] = []  # (component, dict display, presence)
-    for comp_name in shown:
-        comp = st.vocabulary.components[comp_name]
-        presence: int | None = None
-        if comp_name not in STAMPS and not st.required.get(comp_name, False):
-            select.append(f"{_comp_alias(st, comp_name)}._e")
-            presence = pos
-            pos += 1
+
+    def take(expr: str) -> str:
+        """`expr` selected: the local its value is unpacked into."""
+        nonlocal pos
+        select.append(expr)
+        pos += 1
+        return f"c{pos - 1}"
+
+    def body_of(comp: Component, at: ast.Path, expr_of: Callable[[str], str]) -> str:
+        """The dict display of one component's columns; `at` is where it is in the row."""
         fields: list[str] = []
         for column in comp.columns.values():
-            select.append(_expr(st, comp_name, column.name))
-            c = f"c{pos}"
+            c = take(expr_of(column.name))
             if column.reference and st.dialect.inline_names:
                 # the name read in the same statement: cheaper than another round trip to
                 # the server, and a join (not a subquery a row) lets the planner read each
                 # distinct eid once (Memoize)
                 alias = f"n{len(st.name_joins)}"
                 st.name_joins.append(f"LEFT JOIN entity {alias} ON {alias}.eid = {select[-1]}")
-                select.append(f"{alias}.name")
-                pos += 1
-                n = f"c{pos}"
-                fields.append(
-                    f"{column.name!r}: ({{'eid': {c}, 'name': {n}}} if {n} is not None "
+                n = take(f"{alias}.name")
+                value = (
+                    f"({{'eid': {c}, 'name': {n}}} if {n} is not None "
                     f"else ({{'eid': {c}}} if {c} is not None else None))"
                 )
             elif column.reference:
-                refs.append(pos)
+                refs.append(pos - 1)
                 # inline rather than a call: this runs once per row and column
-                fields.append(
-                    f"{column.name!r}: ({{'eid': {c}, 'name': _n}} "
-                    f"if (_n := names.get({c})) is not None "
+                value = (
+                    f"({{'eid': {c}, 'name': _n}} if (_n := names.get({c})) is not None "
                     f"else ({{'eid': {c}}} if {c} is not None else None))"
                 )
             elif column.type == "bool":
-                fields.append(f"{column.name!r}: (None if {c} is None else bool({c}))")
+                value = f"(None if {c} is None else bool({c}))"
             else:
-                fields.append(f"{column.name!r}: {c}")
-            pos += 1
-        body = "{" + ", ".join(fields) + "}"
+                value = c
+            walked = (*at, column.name)
+            if column.reference and walked in st.brought:
+                value = f"_far({value}, {{{far_of(walked)}}})"
+            fields.append(f"{column.name!r}: {value}")
+        return "{" + ", ".join(fields) + "}"
+
+    def far_of(walked: ast.Path) -> str:
+        """What a reference brings from its far side: each component the filter named there."""
+        parts: list[str] = []
+        for name in st.brought[walked]:
+            walk = st.joins[(*walked, name)]
+            expr_of, there = _walked_columns(walk.alias, name), f"{walk.alias}._e"
+            present = take(there)
+            body = body_of(st.vocabulary.components[name], (*walked, name), expr_of)
+            parts.append(f"{name!r}: ({body} if {present} is not None else None)")
+        return ", ".join(parts)
+
+    parts: list[str] = []
+    conditional: list[tuple[str, str, int]] = []  # (component, dict display, presence)
+    for comp_name in shown:
+        comp = st.vocabulary.components[comp_name]
+        presence: int | None = None
+        if comp_name not in STAMPS and not st.required.get(comp_name, False):
+            take(f"{_comp_alias(st, comp_name)}._e")
+            presence = pos - 1
+
+        def top(col: str, comp_name: str = comp_name) -> str:
+            return _expr(st, comp_name, col)
+
+        body = body_of(comp, (comp_name,), top)
         if presence is None:
             parts.append(f"{comp_name!r}: {body}")
         elif every:
@@ -787,7 +861,7 @@ def _row_builder(
             lines.append(f"            d[{comp_name!r}] = {body}")
         lines.extend(["        out.append(d)", "    return out", ""])
         source = "\n".join(lines)
-    scope: dict[str, Any] = {}
+    scope: dict[str, Any] = {"_far": _far}
     exec(compile(source, "<filter rows>", "exec"), scope)
     build: Build = scope["build"]
     return build, select, tuple(refs)
