@@ -398,6 +398,8 @@ def test_no_value_is_ever_spliced_into_sql(club: AnyStore) -> None:
 
 TOKENS = [*".!=?*~<>&,\"'%$ -_0123456789abcdejgimlostwy:TZ", "jog", "miles", "doc", "who"]
 TOKENS += ["limit", "id", "count", "tally", "distinct", "recipe", "vegan", "created", "comments"]
+TOKENS += [".created.at", "at", "today", "3-days-ago", "last-week", "in-2-days", "9am", "now"]
+TOKENS += ["2026-09-01", "T10:00", "comment", "target", "by", "person"]
 
 
 @settings(
