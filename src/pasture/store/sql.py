@@ -493,10 +493,7 @@ def _column_predicate(st: _State, p: ast.Compare | ast.Range | ast.Empty | ast.P
             if low_span is not None and high_span is not None:
                 stamp = _is_stamp(p.path)
                 high = high_span.end if p.include_high else high_span.start
-                st.conds.append(
-                    f"{_bound(st, expr, stamp, '>=', low_span.start)} AND "
-                    f"{_bound(st, expr, stamp, '<', high)}"
-                )
+                st.conds.append(_bounded(st, expr, stamp, [(">=", low_span.start), ("<", high)]))
             return
         low = _value(st, column, shown, p.low, "=")
         high = _value(st, column, shown, p.high, "=")
@@ -592,8 +589,7 @@ def _time_predicate(
     found = [s for s in spans if s is not None]
     if op in ("=", "!="):
         within = " OR ".join(
-            f"({_bound(st, expr, stamp, '>=', s.start)} AND {_bound(st, expr, stamp, '<', s.end)})"
-            for s in found
+            f"({_bounded(st, expr, stamp, [('>=', s.start), ('<', s.end)])})" for s in found
         )
         st.conds.append(f"({within})" if op == "=" else f"({expr} IS NULL OR NOT ({within}))")
         return
@@ -601,28 +597,34 @@ def _time_predicate(
     # `>=` from its start, `>` after its end, `<` before its start, `<=` up to its end
     edge = {">=": (">=", one.start), ">": (">=", one.end), "<": ("<", one.start)}
     compare, moment = edge.get(op, ("<", one.end))
-    st.conds.append(_bound(st, expr, stamp, compare, moment))
+    st.conds.append(_bounded(st, expr, stamp, [(compare, moment)]))
 
 
-def _bound(st: _State, expr: str, stamp: bool, op: str, moment: datetime) -> str:
-    """`expr op moment` for a stored time (`>=` or `<`), its parameters added in order.
+def _bounded(st: _State, expr: str, stamp: bool, bounds: list[tuple[str, datetime]]) -> str:
+    """`expr op moment` for each bound (`>=` or `<`) on a stored time, joined by AND, with
+    its parameters added in order.
 
     A stamp is always a moment to the microsecond. A time column of an app's own
     holds a date (a day, counted from its midnight in the server's zone), a moment
-    of whole seconds, or one to the microsecond, each compared as text with a bound
-    of its own form.
+    of whole seconds, or one to the microsecond; each form is compared as text with
+    bounds of its own form, one branch of an OR apiece, so each branch is still a
+    range an index on the column serves.
     """
     if stamp:
-        st.params.append(moment_text(moment))
-        return f"{expr} {op} ?"
+        st.params.extend(moment_text(moment) for _, moment in bounds)
+        return " AND ".join(f"{expr} {op} ?" for op, _ in bounds)
     st.zone = zone_name()
-    st.params.extend(
-        [day_text(moment, server_zone()), whole_second_text(moment), moment_text(moment)]
-    )
-    return (
-        f"(CASE length({expr}) WHEN 10 THEN {expr} {op} ? WHEN 20 THEN {expr} {op} ? "
-        f"ELSE {expr} {op} ? END)"
-    )
+    zone = server_zone()
+    branches: list[str] = []
+    for form, text_of in (
+        ("= 10", lambda moment: day_text(moment, zone)),
+        ("= 20", whole_second_text),
+        ("NOT IN (10, 20)", moment_text),
+    ):
+        st.params.extend(text_of(moment) for _, moment in bounds)
+        tests = "".join(f" AND {expr} {op} ?" for op, _ in bounds)
+        branches.append(f"(length({expr}) {form}{tests})")
+    return "(" + " OR ".join(branches) + ")"
 
 
 def _no_nul(text: str, shown: str) -> None:
