@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from store_fixtures import ADA, BOB, AnyStore
+from store_fixtures import ADA, BOB, AnyStore, Clock
 
 from pasture.errors import Refused
 from pasture.store import Vocabulary, check_filter
@@ -334,8 +334,9 @@ def test_reverse_plurals(club: AnyStore) -> None:
     assert whos(club, ".jog!&.comments=0") == ["Bob", "Cy", "ada lovelace"]
 
 
-def test_time_phrases(store: AnyStore) -> None:
-    store.apply({"jog": {"who": "now", "at": datetime.now(UTC).isoformat()}}, ADA)
+def test_time_phrases(store: AnyStore, clock: Clock) -> None:
+    clock.now = datetime(2026, 9, 10, 14, 30, tzinfo=UTC)  # every stamp and phrase reads it
+    store.apply({"jog": {"who": "now", "at": clock.now.isoformat()}}, ADA)
     store.apply({"jog": {"who": "old", "at": "2001-01-01"}}, ADA)
     assert whos(store, ".jog.at>=yesterday") == ["now"]
     assert whos(store, ".jog.at<3-days-ago") == ["old"]
