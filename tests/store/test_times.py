@@ -311,6 +311,7 @@ _TIMEISH = st.lists(st.one_of(_WORDS, st.integers(0, 99999).map(str)), max_size=
 
 @given(st.one_of(st.text(), _TIMEISH), _MOMENTS, _ZONES)
 @example("9" * 5000 + " days ago", NOW, UTC)
+@example("99999999\n\tdays ago", NOW, UTC)
 @example("0001-01-01", NOW, KIRITIMATI)
 @example("9999-12-31", NOW, NEW_YORK)
 def test_any_text_names_a_span_no_time_or_is_refused(

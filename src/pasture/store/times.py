@@ -39,7 +39,7 @@ from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pasture.errors import Refused
+from pasture.errors import Refused, echo
 
 ZONE_SETTING = "PASTURE_TIME_ZONE"
 
@@ -153,7 +153,7 @@ def span(text: str, now: datetime, zone: tzinfo) -> Span | None:
     except _NoSuchTime:
         return None
     except (OverflowError, ValueError):
-        shown = text.strip()[:60]
+        shown = echo(" ".join(text.split()), 60)
         if iso is not None:
             raise Refused(
                 f"{shown} is outside the years 1 to 9999 in UTC — write a time within them"
