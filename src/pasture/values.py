@@ -157,8 +157,13 @@ def _normalize_time(text: str) -> str:
 
 def now() -> str:
     """This moment as the store stamps it."""
-    moment = datetime.now(UTC).replace(tzinfo=None)
-    return moment.isoformat(timespec="microseconds") + "Z"
+    return stamp(datetime.now(UTC))
+
+
+def stamp(moment: datetime) -> str:
+    """A moment as the store stamps it: UTC, to the microsecond (`2026-09-01T10:00:00.000000Z`)."""
+    moment = moment.astimezone(UTC) if moment.tzinfo is not None else moment
+    return moment.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def is_url(text: str) -> bool:

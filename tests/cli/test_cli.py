@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -69,6 +70,25 @@ def test_deploy_list_and_run_a_command(pasture: Pasture) -> None:
     assert json.loads(files.stdout) == json.loads((RUNS / "tools.json").read_text())
     inspected = json.loads(pasture("inspect", "--json").stdout)
     assert [c["name"] for c in inspected["commands"]] == ["log_run", "leaderboard", "since"]
+
+
+def test_a_command_answering_an_aggregate_prints_its_line(pasture: Pasture, tmp_path: Path) -> None:
+    app = tmp_path / "runs"
+    shutil.copytree(RUNS, app)
+    tools = json.loads((app / "tools.json").read_text())
+    tools["who_ran"] = {"description": "Runs by runner", "input": {}, "query": ".tally=jog.who"}
+    tools["club_size"] = {"description": "How many runs", "input": {}, "query": ".jog!&.count!"}
+    (app / "tools.json").write_text(json.dumps(tools))
+    assert pasture("deploy", str(app)).returncode == 0
+    for who in ("Ada", "Bo", "Ada"):
+        assert pasture("command", "log_run", who, "5", "2026-09-01").returncode == 0
+    ran = pasture("command", "who_ran")
+    assert (ran.returncode, ran.stdout) == (
+        0,
+        "who_ran: tally of jog.who in ada/runs: Ada 2, Bo 1\n",
+    )
+    size = pasture("command", "club_size", "--json")
+    assert (size.returncode, json.loads(size.stdout)) == (0, {"count": 3})
 
 
 @pytest.mark.parametrize(

@@ -276,7 +276,7 @@ def test_an_argument_where_an_entity_goes_never_mints_a_new_one(tmp_path: Path) 
         )
         with pytest.raises(UsageError):
             run(commands, store, "note_on", ADA, target="$run", note="fast")
-        assert store.query(".count!", ADA) == [{"count": 0}]
+        assert store.query(".count!", ADA) == {"count": 0}
 
         logged = run(commands, store, "log_run", ADA, who="Ada", miles=5, at="2026-09-01")
         eid = logged.data["entities"][0]

@@ -111,7 +111,9 @@ predicates = st.one_of(
     st.builds(
         lambda c, mark: f".{c}{mark}", st.sampled_from(COMPONENTS), st.sampled_from(["!", "=", "?"])
     ),
-    st.sampled_from(["*", ".count!", ".tally=jog.who", ".tally=comment.target.doc.title"]),
+    st.sampled_from(
+        ["*", ".count!", ".tally=jog.who", ".tally=comment.target.doc.title", ".distinct=jog.who"]
+    ),
     st.builds(lambda op, n: f".comments{op}{n}", st.sampled_from(OPERATORS), filter_values),
     st.builds(lambda n: f"limit={n}", filter_values),
     st.builds(lambda v: f"id={v}", filter_values),

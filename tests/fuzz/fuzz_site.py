@@ -100,8 +100,7 @@ class Site:
 
     def count(self, app: str) -> int:
         """How many entities the app's store holds (persons included)."""
-        rows = self.service.query(self.ada, f"ada/{app}", ".count!").data["rows"]
-        return int(rows[0]["count"])
+        return int(self.service.query(self.ada, f"ada/{app}", ".count!").data["count"])
 
     def counts(self) -> dict[str, int]:
         return {app: self.count(app) for app in APPS}

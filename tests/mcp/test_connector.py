@@ -262,6 +262,30 @@ def test_graph_and_app_tools_answer_as_the_service_does(club: Club, mode: str) -
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_graph_query_says_an_aggregate_and_carries_its_object(club: Club, mode: str) -> None:
+    runs = [{"jog": {"who": who, "miles": 3}} for who in ("Ada", "Bo", "Ada")]
+    club.service.apply(club.ada, "ada/runs", runs)
+
+    async def ask(client: Client) -> list[types.CallToolResult]:
+        filters = [".jog!&.count!", ".tally=jog.who", ".distinct=jog.who", ".jog!&.count!&limit=1"]
+        return [
+            await client.call_tool("graph_query", {"app": "ada/runs", "filter": f}) for f in filters
+        ]
+
+    count, tally, distinct, windowed = in_memory(club.service, club.ada, mode, ask)
+    assert ok(count) == ("3 entities in ada/runs", {"count": 3})
+    assert ok(tally) == (
+        "tally of jog.who in ada/runs: Ada 2, Bo 1",
+        {"tally": {"Ada": 2, "Bo": 1}},
+    )
+    assert ok(distinct) == (
+        "2 distinct jog.who in ada/runs: Ada, Bo",
+        {"distinct": ["Ada", "Bo"]},
+    )
+    assert ok(windowed) == ok(count)
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_a_deploy_with_problems_reports_every_one_and_installs_nothing(
     club: Club, mode: str
 ) -> None:

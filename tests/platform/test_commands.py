@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -34,6 +36,39 @@ def test_a_command_runs_as_its_caller(service: Service, ada: Caller) -> None:
     [row] = service.run_command(ada, "leaderboard", {}).data["rows"]
     assert row["jog"]["miles"] == 5
     assert row["created"]["by"]["name"] == "ada"
+
+
+def test_a_query_of_an_aggregate_says_its_number(
+    service: Service, ada: Caller, tmp_path: Path
+) -> None:
+    app = tmp_path / "runs"
+    shutil.copytree(RUNS, app)
+    tools = json.loads((app / "tools.json").read_text())
+    tools["club_size"] = {"description": "How many runs", "input": {}, "query": ".jog!&.count!"}
+    tools["who_ran"] = {"description": "Runs by runner", "input": {}, "query": ".tally=jog.who"}
+    tools["runners"] = {"description": "Who ran", "input": {}, "query": ".distinct=jog.who"}
+    (app / "tools.json").write_text(json.dumps(tools))
+    service.deploy(ada, app)
+    for who in ("Ada", "Bo", "Ada"):
+        service.run_command(ada, "log_run", {"who": who, "miles": 1, "at": "2026-09-01"})
+    size = service.run_command(ada, "club_size", {})
+    assert (size.text, size.data) == ("club_size: 3 entities in ada/runs", {"count": 3})
+    ran = service.run_command(ada, "who_ran", {})
+    assert (ran.text, ran.data) == (
+        "who_ran: tally of jog.who in ada/runs: Ada 2, Bo 1",
+        {"tally": {"Ada": 2, "Bo": 1}},
+    )
+    runners = service.run_command(ada, "runners", {})
+    assert (runners.text, runners.data) == (
+        "runners: 2 distinct jog.who in ada/runs: Ada, Bo",
+        {"distinct": ["Ada", "Bo"]},
+    )
+    one = service.query(ada, "ada/runs", ".jog.who=Bo&.count!")
+    assert (one.text, one.data) == ("1 entity in ada/runs", {"count": 1})
+    none = service.query(ada, "ada/runs", ".jog.who=Cy&.distinct=jog.who")
+    assert (none.text, none.data) == ("0 distinct jog.who in ada/runs", {"distinct": []})
+    empty = service.query(ada, "ada/runs", ".jog.who=Cy&.tally=jog.who")
+    assert empty.text == "tally of jog.who in ada/runs: no values"
 
 
 def test_an_unknown_name_lists_what_there_is(service: Service, ada: Caller) -> None:

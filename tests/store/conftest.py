@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pg_server
 import pytest
-from store_fixtures import RUNS, AnyStore
+from store_fixtures import RUNS, AnyStore, Clock
 
 from pasture.store import open_store
 
@@ -25,16 +25,23 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def opener(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], AnyStore]:
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def opener(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path, clock: Clock
+) -> Callable[[], AnyStore]:
     """Opens this test's store: the same file or schema each time it is called."""
     if backend == "sqlite":
         path = tmp_path / "app.db"
-        return lambda: open_store(path)
+        return lambda: open_store(path, clock=clock)
     from pasture.store.postgres import open_postgres_store
 
     url = request.getfixturevalue("pg_url")
     schema = pg_server.fresh_schema()
-    return lambda: open_postgres_store(url, schema)
+    return lambda: open_postgres_store(url, schema, clock=clock)
 
 
 @pytest.fixture

@@ -1,4 +1,7 @@
-"""The run club's vocabulary, two callers, and the writes every backend must refuse whole."""
+"""The run club's vocabulary, two callers, a clock to set, and the writes every backend must
+refuse whole."""
+
+from datetime import UTC, datetime
 
 import pytest
 
@@ -34,6 +37,16 @@ ADA = Caller("a1a1a1a1a1a1a1a1", "Ada")
 BOB = Caller("b2b2b2b2b2b2b2b2", "Bob")
 
 AnyStore = SqliteStore | PostgresStore
+
+
+class Clock:
+    """The store's clock in a test: the real time until a test sets `now`."""
+
+    def __init__(self) -> None:
+        self.now: datetime | None = None
+
+    def __call__(self) -> datetime:
+        return self.now or datetime.now(UTC)
 
 
 def refuse_bad_batches(store: AnyStore, eid: str) -> None:

@@ -81,3 +81,44 @@ def test_a_file_made_before_component_rows_carried_eids_reads_the_same(tmp_path:
         assert s.query(".jog!&.doc?&.created!", ADA) == before
         assert s.query(".jog.who=Ada", ADA)[0]["entity"] == before[0]["entity"]
         assert s.query("hills", ADA)[0]["entity"] == before[0]["entity"]
+
+
+def test_count_is_the_things_the_app_keeps_counted_by_the_database(store: AnyStore) -> None:
+    assert store.count() == 0
+    made = store.apply(
+        [
+            {"jog": {"who": "Ada"}, "doc": {"title": "Run"}},  # two components: once
+            {"recipe": {"serves": 2}},
+            {"starred": {}},  # a mark of the app's own
+            {"doc": {"title": "A note"}},
+            {"alias": {"name": "only an alias"}},  # the platform's, and no doc: not a thing
+            {"comment": {"target": "$x"}},
+            {"entity": {"eid": "$x"}, "doc": {"title": "x"}},
+        ],
+        ADA,
+    )
+    # Ada is kept as a person for bylines, and is no thing of the app
+    assert store.count() == 5
+    store.apply({"entity": {"eid": made.entities[1]}, "tombstone": {}}, ADA)
+    assert store.count() == 4
+    assert store.count() == len({r["entity"]["eid"] for r in _things(store)})
+
+
+def _things(store: AnyStore) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    for line in (".jog!", ".recipe!", ".starred!", ".doc!"):
+        found = store.query(line, ADA)
+        assert isinstance(found, list)
+        rows.extend(found)
+    return rows
+
+
+def test_count_asks_one_question_of_sqlite(tmp_path: Path) -> None:
+    with open_store(tmp_path / "app.db") as store:
+        store.declare(RUNS)
+        store.apply([{"jog": {"who": "Ada"}} for _ in range(50)], ADA)
+        asked: list[str] = []
+        store._db.set_trace_callback(asked.append)
+        assert store.count() == 50
+        store._db.set_trace_callback(None)
+    assert len(asked) == 1 and asked[0].startswith("SELECT count(*) FROM (SELECT _e FROM c_jog")

@@ -98,6 +98,20 @@ def test_query_takes_a_whole_filter_encoded_as_filter(site: Site) -> None:
     assert [r["jog"]["who"] for r in answer.json()["data"]["rows"]] == ["Yan"]
 
 
+def test_query_answers_an_aggregate_as_its_object(site: Site) -> None:
+    client = site.client(site.ada_token)
+    for who in ("Ann", "Ann", "Ben"):
+        client.post(
+            "/ada/runs/api/command", json={"name": "log_run", "args": {"who": who, "miles": 1}}
+        )
+    count = client.get("/ada/runs/api/query?.jog.who=Ann,Ben&.count!").json()
+    assert count == {"text": "3 entities in ada/runs", "data": {"count": 3}}
+    tally = client.get("/ada/runs/api/query?.jog.who=Ann,Ben&.tally=jog.who").json()
+    assert tally["data"] == {"tally": {"Ann": 2, "Ben": 1}}
+    distinct = client.get("/ada/runs/api/query?.jog.who=Ann,Ben&.distinct=jog.who").json()
+    assert distinct["data"] == {"distinct": ["Ann", "Ben"]}
+
+
 @pytest.mark.parametrize(
     ("query", "expected"),
     [

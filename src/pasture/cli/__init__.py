@@ -367,9 +367,11 @@ def server_log() -> None:
 
 def do_serve(args: argparse.Namespace) -> int:
     from pasture.faults import check_writable
+    from pasture.store.times import server_zone
 
     server_log()
     check_writable(home_of(args))  # said now, not at the first write
+    server_zone()  # likewise a time zone it does not know, not at the first `today`
     url = args.public_url or f"http://{args.host}:{args.port}"
     service = open_service(args, url)
     service.local_owner()

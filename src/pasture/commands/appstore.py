@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from pasture.caller import Caller
 from pasture.errors import Refused
-from pasture.store.base import Applied, Bundle, Row
+from pasture.store.base import Answer, Applied, Bundle
 
 if TYPE_CHECKING:
     from pasture.store.base import Store
@@ -49,8 +49,9 @@ class AppStore:
         self._batch: Batch | None = None
 
     # -- what each kind of store gives ---------------------------------------------------
-    def query(self, filter: str) -> list[Row]:
-        """The rows a filter selects, as the caller may read them."""
+    def query(self, filter: str) -> Answer:
+        """The rows a filter selects, as the caller may read them; or, for an aggregate
+        (`.count!`, `.tally=`, `.distinct=`), the one object it answers."""
         raise NotImplementedError
 
     def schema(self) -> dict[str, Any]:
@@ -105,7 +106,7 @@ class StoreAsCaller(AppStore):
         self.store = store
         self.caller = caller
 
-    def query(self, filter: str) -> list[Row]:
+    def query(self, filter: str) -> Answer:
         return self.store.query(filter, self.caller)
 
     def schema(self) -> dict[str, Any]:

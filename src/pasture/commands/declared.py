@@ -26,6 +26,7 @@ from pasture.commands.template import (
     whole_variable,
 )
 from pasture.errors import Refused, UsageError
+from pasture.store.answers import answer_data, answer_text
 from pasture.store.base import Applied
 from pasture.store.bundles import not_a_component
 from pasture.store.vocab import PLATFORM, Column, Component, Vocabulary, check_filter
@@ -119,9 +120,9 @@ class Template:
     def __call__(self, args: Mapping[str, Any], ctx: Context) -> Result:
         filled = self.fill(self.convert(args))
         if self.action == "query":
-            rows = ctx.store.query(filled)
-            count = f"{len(rows)} row" if len(rows) == 1 else f"{len(rows)} rows"
-            return Result(f"{self.name}: {count} in {ctx.at}", {"rows": rows})
+            answer = ctx.store.query(filled)
+            said = answer_text(filled, answer, ctx.at)
+            return Result(f"{self.name}: {said}", answer_data(answer))
         applied = ctx.store.apply(filled)
         return wrote(self.name, ctx.at, applied)
 

@@ -21,7 +21,8 @@ from pasture.commands.model import Result
 from pasture.platform.access import Gate
 from pasture.platform.catalog import Catalog
 from pasture.platform.model import Reached, plural
-from pasture.store.base import Applied, Bundle, Row
+from pasture.store.answers import answer_data, answer_text
+from pasture.store.base import Answer, Applied, Bundle
 
 if TYPE_CHECKING:
     from pasture.platform.audit import Call
@@ -54,8 +55,9 @@ class Graph:
 
     def read(
         self, caller: Caller, app: str, filter: str, *, via_web: bool = False
-    ) -> tuple[Reached, list[Row]]:
-        """The rows a filter selects, if the caller reaches the app; Refused otherwise."""
+    ) -> tuple[Reached, Answer]:
+        """What a filter answers (its rows, or an aggregate's object), if the caller reaches
+        the app; Refused otherwise."""
         reached = self.gate.reach(caller, app, via_web=via_web)
         return reached, self.catalog.store(reached.space, reached.slug).query(filter, caller)
 
@@ -80,9 +82,10 @@ class Graph:
         )
 
     def query(self, caller: Caller, app: str, filter: str, *, via_web: bool = False) -> Result:
-        """Read under the app's access; data `{rows}`."""
-        reached, rows = self.read(caller, app, filter, via_web=via_web)
-        return Result(f"{plural(len(rows), 'row', 'rows')} in {reached.at}", {"rows": rows})
+        """Read under the app's access; data `{rows}`, or an aggregate's `{count}`,
+        `{tally}` or `{distinct}`."""
+        reached, answer = self.read(caller, app, filter, via_web=via_web)
+        return Result(answer_text(filter, answer, reached.at), answer_data(answer))
 
     def schema(self, caller: Caller, app: str, *, via_web: bool = False) -> Result:
         """Every component of the app with its columns and types."""
@@ -132,7 +135,7 @@ class CheckedStore(AppStore):
         self.at = at
         self.via_web = via_web
 
-    def query(self, filter: str) -> list[Row]:
+    def query(self, filter: str) -> Answer:
         return self.graph.read(self.caller, self.at, filter, via_web=self.via_web)[1]
 
     def schema(self) -> dict[str, Any]:

@@ -48,7 +48,7 @@ from pasture.commands.model import Command, Context, Result
 from pasture.commands.registry import BadCommand, Registry, _CodeRun
 from pasture.errors import Refused
 from pasture.platform.wire import Channel, Closed, refusal_message, refusal_of
-from pasture.store.base import Applied, Bundle, Row
+from pasture.store.base import Answer, Applied, Bundle
 
 logger = logging.getLogger("pasture.worker")
 
@@ -189,9 +189,9 @@ class RemoteStore(AppStore):
             raise refusal_of(reply["refused"])
         return reply
 
-    def query(self, filter: str) -> list[Row]:
-        rows: list[Row] = self._ask({"store": "query", "filter": filter})["rows"]
-        return rows
+    def query(self, filter: str) -> Answer:
+        answer: Answer = self._ask({"store": "query", "filter": filter})["answer"]
+        return answer
 
     def schema(self) -> dict[str, Any]:
         described: dict[str, Any] = self._ask({"store": "schema"})["schema"]

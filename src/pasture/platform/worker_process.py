@@ -318,7 +318,7 @@ def _store_answer(asked: dict[str, Any], call: str, ctx: Context) -> dict[str, A
             filter = asked.get("filter")
             if not isinstance(filter, str):
                 raise Refused("a filter is text, like .line.sku=V60-02")
-            return {"rows": ctx.store.query(filter)}
+            return {"answer": ctx.store.query(filter)}
         if op == "apply":
             applied = ctx.store.apply(asked.get("bundles") or [])
             return {"entities": list(applied.entities), "aliases": dict(applied.aliases)}

@@ -36,6 +36,18 @@ class Maybe:
 
 
 @dataclass(frozen=True)
+class Reach:
+    """`.comment.target.doc?` — bring the component a reference points at, on the reference's
+    value in the row (`comment.target.doc`); with `!` (`required`), only where it is there.
+
+    `path` is the reference column's path and then the component: ("comment", "target", "doc").
+    """
+
+    path: Path
+    required: bool
+
+
+@dataclass(frozen=True)
 class Every:
     """`*` — bring every component the entity has."""
 
@@ -96,14 +108,25 @@ class Id:
 
 @dataclass(frozen=True)
 class Count:
-    """`.count!` — answer with the number of matching rows instead of the rows."""
+    """`.count!` — answer `{count: n}`, the number of matching rows, instead of the rows."""
 
 
 @dataclass(frozen=True)
 class Tally:
-    """`.tally=comp.col` — count matching rows by each value of a column."""
+    """`.tally=comp.col` — answer `{tally: {value: n, …}}`, matching rows by each value."""
 
     path: Path
+
+
+@dataclass(frozen=True)
+class Distinct:
+    """`.distinct=comp.col` — answer `{distinct: [value, …]}`, a column's values, sorted."""
+
+    path: Path
+
+
+# An aggregate answers one value instead of rows; the first in a filter is the one used.
+Aggregate = Count | Tally | Distinct
 
 
 @dataclass(frozen=True)
@@ -123,6 +146,7 @@ Predicate = (
     Has
     | Lacks
     | Maybe
+    | Reach
     | Every
     | Compare
     | Range
@@ -133,6 +157,7 @@ Predicate = (
     | Id
     | Count
     | Tally
+    | Distinct
     | Plural
 )
 

@@ -23,6 +23,9 @@ def new_eid() -> str:
 
 
 Row = dict[str, Any]
+# What a filter answers: its rows, or, for an aggregate, one object —
+# {"count": n}, {"tally": {value: n, …}} or {"distinct": [value, …]}.
+Answer = list[Row] | dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -44,8 +47,14 @@ class Store(Protocol):
         """Write one bundle or a list of them, all or nothing."""
         ...
 
-    def query(self, filter: str, caller: Caller) -> list[Row]:
-        """The rows a filter line selects, oldest first."""
+    def query(self, filter: str, caller: Caller) -> Answer:
+        """The rows a filter line selects, oldest first (words: best first); or the one
+        object its first aggregate answers."""
+        ...
+
+    def count(self) -> int:
+        """How many things the app keeps: entities carrying a component of its own or a
+        doc (not the persons kept for bylines), counted by the database."""
         ...
 
     def schema(self) -> dict[str, Any]:

@@ -18,8 +18,11 @@ The forms (DESIGN.md §4):
     .comp.col=20..35  .comp.col=20...35            a range with / without its high end
     .comp.col=  .comp.col~=                        empty or absent / has a value
     .a.ref.b.col~=x                                walking a reference
-    .count!  .tally=comp.col  .comments>=2         count, tally, reverse plural
-    limit=N  id=<eid>  words  "a phrase"           newest N, one entity, full text
+    .a.ref.b?  .a.ref.b!                           bring what it points at (and require it)
+    .count!  .tally=comp.col  .distinct=comp.col   aggregates: the first one answers
+    .comments>=2                                   reverse plural
+    limit=N  .limit=N  id=<eid>                    newest N (either spelling), one entity
+    words  "a phrase"                              full text
 
 Anything that cannot be read is refused with one sentence saying how to write it;
 no other exception leaves `parse` for any input text.
@@ -28,7 +31,6 @@ no other exception leaves `parse` for any input text.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from urllib.parse import unquote
 
@@ -36,6 +38,7 @@ from pasture.errors import Refused
 from pasture.store.ast import (
     Compare,
     Count,
+    Distinct,
     Empty,
     Every,
     Filter,
@@ -49,6 +52,7 @@ from pasture.store.ast import (
     Predicate,
     Present,
     Range,
+    Reach,
     Tally,
     Words,
 )
@@ -85,6 +89,9 @@ MAX_PREDICATES = 100  # predicates joined by &
 MAX_VALUES = 1000  # values of one any-of list (a,b,…)
 
 LIMIT_SENTENCE = "limit is a whole number of rows, like limit=20"
+DOT_LIMIT_SENTENCE = ".limit is a whole number of rows, like .limit=20"
+TALLY_SENTENCE = "tally counts rows by one column, like .tally=jog.who"
+DISTINCT_SENTENCE = "distinct lists the values of one column, like .distinct=jog.who"
 ID_SENTENCE = f"id= names one entity by its eid, like id={_EID_EXAMPLE}"
 
 
@@ -168,9 +175,14 @@ class _Segment:
         return self._column(names, pos)
 
     def _single(self, name: str, pos: int) -> tuple[Predicate, int]:
-        """`.comp!`, `.comp=`, `.comp?`, `.count!`, `.tally=comp.col`, `.comments>=2`."""
+        """`.comp!`, `.comp=`, `.comp?`, `.count!`, `.tally=comp.col`, `.distinct=comp.col`,
+        `.comments>=2`."""
         text = self.text
         shown = "." + name
+        if name == "limit":  # `.limit=20` is `limit=20`
+            if not text.startswith("=", pos) or text.startswith("==", pos):
+                raise Refused(DOT_LIMIT_SENTENCE)
+            return _limit(text[pos + 1 :], DOT_LIMIT_SENTENCE), len(text)
         if text.startswith("!", pos) and not text.startswith("!=", pos):
             return (Count() if name == "count" else Has(name)), pos + 1
         if text.startswith("?", pos):
@@ -178,7 +190,9 @@ class _Segment:
         op, pos = self._operator(shown, pos)
         rest = text[pos:]
         if name == "tally" and op == "=":
-            return Tally(self._tally_path(rest)), len(text)
+            return Tally(self._aggregate_path(rest, TALLY_SENTENCE)), len(text)
+        if name == "distinct" and op == "=":
+            return Distinct(self._aggregate_path(rest, DISTINCT_SENTENCE)), len(text)
         if op == "=" and (not rest.strip() or rest.startswith(".")):
             # `.comp=` — a following `.` starts the next predicate (refused as run-on).
             return Lacks(name), (pos if rest.strip() else len(text))
@@ -203,8 +217,12 @@ class _Segment:
         return Plural(name, op, number), len(text)
 
     def _column(self, path: Path, pos: int) -> tuple[Predicate, int]:
-        """`.comp.col OP value` and its relatives: any-of, ranges, empty, present."""
+        """`.comp.col OP value` and its relatives: any-of, ranges, empty, present; and
+        `.comp.ref.far?` / `!`, what a reference points at."""
         shown = "." + ".".join(path)
+        mark = self.text[pos : pos + 1]
+        if len(path) % 2 and mark in ("?", "!") and not self.text.startswith("!=", pos):
+            return Reach(path, required=mark == "!"), pos + 1
         op, pos = self._operator(shown, pos)
         end = len(self.text)
         if not self.text[pos:].strip():
@@ -242,8 +260,7 @@ class _Segment:
             raise Refused(f"a range needs both ends, like {shown}=20..35")
         return Range(path, unquote(low), unquote(high), include_high=not exclusive)
 
-    def _tally_path(self, rest: str) -> Path:
-        example = "tally counts rows by one column, like .tally=jog.who"
+    def _aggregate_path(self, rest: str, example: str) -> Path:
         rest = rest.strip()
         if not rest:
             raise Refused(example)
@@ -261,10 +278,7 @@ class _Segment:
             if head.group(1) == "limit":
                 if head.group(2) != "=":
                     raise Refused(LIMIT_SENTENCE)
-                count = _whole(unquote(text[head.end() :].strip()))
-                if not count:
-                    raise Refused(LIMIT_SENTENCE)
-                return Limit(count)
+                return _limit(text[head.end() :], LIMIT_SENTENCE)
             if head.group(2) != "=" or not text[head.end() :].strip():
                 raise Refused(ID_SENTENCE)
             values = self._values("id", "=", head.end())
@@ -451,6 +465,14 @@ def _decoded(raw: str, quoted: bool) -> str:
     return unquote(raw if quoted else raw.strip())
 
 
+def _limit(raw: str, sentence: str) -> Limit:
+    """The window after `limit=`: a whole number of rows, at least one."""
+    count = _whole(unquote(raw.strip()))
+    if not count:
+        raise Refused(sentence)
+    return Limit(count)
+
+
 def _whole(text: str) -> int | None:
     return int(text) if _WHOLE.fullmatch(text) else None
 
@@ -522,6 +544,8 @@ def format_predicate(predicate: Predicate) -> str:
             return f".{component}="
         case Maybe(component):
             return f".{component}?"
+        case Reach(path, required):
+            return _path_text(path) + ("!" if required else "?")
         case Every():
             return "*"
         case Compare(path, op, values):
@@ -543,6 +567,8 @@ def format_predicate(predicate: Predicate) -> str:
             return ".count!"
         case Tally(path):
             return ".tally=" + ".".join(path)
+        case Distinct(path):
+            return ".distinct=" + ".".join(path)
         case Plural(word, op, number):
             return f".{word}{op}{number}"
     raise TypeError(f"not a predicate: {predicate!r}")  # pragma: no cover - exhaustive
@@ -558,47 +584,6 @@ def format_filter(f: Filter) -> str:
     return "&".join(format_predicate(p) for p in f.predicates)
 
 
-# -- time phrases ------------------------------------------------------------
-
-_AGO = re.compile(r"([0-9]{1,7})-(minute|hour|day|week)s?-ago")
-
-
-def time_phrase(text: str, now: datetime) -> str | None:
-    """A time phrase as the store keeps times, or None when `text` is not one.
-
-    `today` and `yesterday` are dates (`2026-09-01`), as are `N-days-ago` and
-    `N-weeks-ago`; `now`, `N-hours-ago` and `N-minutes-ago` are UTC moments
-    (`2026-09-01T10:00:00Z`). A naive `now` is taken to be UTC already.
-    """
-    moment = now.astimezone(UTC) if now.tzinfo is not None else now.replace(tzinfo=UTC)
-    phrase = text.strip().lower()
-    if phrase == "now":
-        return _moment(moment)
-    if phrase == "today":
-        return moment.date().isoformat()
-    if phrase == "yesterday":
-        phrase = "1-day-ago"
-    ago = _AGO.fullmatch(phrase)
-    if ago is None:
-        return None
-    number, unit = int(ago.group(1)), ago.group(2)
-    try:
-        if unit == "minute":
-            return _moment(moment - timedelta(minutes=number))
-        if unit == "hour":
-            return _moment(moment - timedelta(hours=number))
-        days = number * (7 if unit == "week" else 1)
-        return (moment.date() - timedelta(days=days)).isoformat()
-    except (OverflowError, ValueError):
-        raise Refused(
-            f"{text.strip()} reaches back before the year 1: use a smaller number"
-        ) from None
-
-
-def _moment(moment: datetime) -> str:
-    return moment.replace(tzinfo=None, microsecond=0).isoformat(timespec="seconds") + "Z"
-
-
 __all__ = [
     "COUNT_OPERATORS",
     "MAX_PREDICATES",
@@ -608,5 +593,4 @@ __all__ = [
     "format_predicate",
     "parse",
     "percent_encode_value",
-    "time_phrase",
 ]

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from pasture.caller import Caller
 from pasture.errors import DeployRefused, Refused, Unavailable
 from pasture.store import bundles as b
-from pasture.store.base import Applied, Bundle, Row
+from pasture.store.base import Answer, Applied, Bundle, Row
 from pasture.store.dialect import FTS_CONFIG, POSTGRES, q, table
 from pasture.store.sql import Compiled, compile_filter
 from pasture.store.tables import (
@@ -54,14 +54,16 @@ from pasture.store.tables import (
     Lookup,
     base_tables,
     check_guards,
+    count_sql,
     describe,
     installing,
     kind_sql,
     name_of,
     type_changes,
 )
+from pasture.store.times import Clock, utc_now, zone_name
 from pasture.store.vocab import Vocabulary
-from pasture.values import now
+from pasture.values import stamp as stamp_of
 
 if TYPE_CHECKING:
     import psycopg
@@ -133,7 +135,7 @@ def _where(url: str) -> str:
 class PostgresStore:
     """One app's graph in one PostgreSQL schema (see `pasture.store.base.Store`)."""
 
-    def __init__(self, url: str, schema: str) -> None:
+    def __init__(self, url: str, schema: str, *, clock: Clock = utc_now) -> None:
         if not isinstance(schema, str) or not SCHEMA.match(schema) or schema.startswith("pg_"):
             raise Refused(
                 f"{schema!r} cannot name an app's PostgreSQL schema — use lowercase letters, "
@@ -141,6 +143,7 @@ class PostgresStore:
             )
         self.url = url
         self.app_schema = schema
+        self._clock = clock  # what writes are stamped with and time phrases count from
         self._lock = threading.RLock()
         self._compiled: OrderedDict[str, Compiled] = OrderedDict()
         self._db: Connection | None = None
@@ -290,7 +293,7 @@ class PostgresStore:
         _keepable(checked)
         return self._write(cur, checked, caller, vocab, top, person)
 
-    def query(self, filter: str, caller: Caller) -> list[Row]:
+    def query(self, filter: str, caller: Caller) -> Answer:
         with self._lock:
             compiled = self._compile(filter)
             conn = self._conn()
@@ -306,14 +309,25 @@ class PostgresStore:
                 else:
                     found = conn.execute(compiled.sql, compiled.params).fetchall()
                     names = _NONE
-                rows = compiled.build(found, names)
-                if compiled.edges and rows:
-                    self._edges(conn, rows)
+                answer = compiled.build(found, names)
+                if compiled.edges and isinstance(answer, list) and answer:
+                    self._edges(conn, answer)
             except _psycopg().errors.ProgramLimitExceeded as e:
                 raise Refused(_past_limits(e)) from None
             except _psycopg().OperationalError:
                 raise Unavailable(_UNREACHABLE) from None
-        return rows
+        return answer
+
+    def count(self) -> int:
+        with self._lock:
+            conn = self._conn()
+            try:
+                self._refresh()  # a component another process declared counts too
+                found = conn.execute(count_sql(self._vocab)).fetchone()
+            except _psycopg().OperationalError:
+                raise Unavailable(_UNREACHABLE) from None
+        assert found is not None
+        return int(found[0])
 
     def schema(self) -> dict[str, Any]:
         return describe(self._vocab)
@@ -333,15 +347,16 @@ class PostgresStore:
 
     def _compile(self, filter: str) -> Compiled:
         compiled = self._compiled.get(filter) if isinstance(filter, str) else None
-        if compiled is not None:
+        if compiled is not None and compiled.zone in (None, zone_name()):
             return compiled
+        now = self._clock()
         try:
-            compiled = compile_filter(filter, self._vocab, dialect=POSTGRES)
+            compiled = compile_filter(filter, self._vocab, now=now, dialect=POSTGRES)
         except Refused:
             # another process may have declared what this filter names
             if not self._refresh():
                 raise
-            compiled = compile_filter(filter, self._vocab, dialect=POSTGRES)
+            compiled = compile_filter(filter, self._vocab, now=now, dialect=POSTGRES)
         if compiled.cacheable:
             self._compiled[filter] = compiled
             if len(self._compiled) > _CACHE:
@@ -479,7 +494,7 @@ class PostgresStore:
         top: int,
         person: list[Any],
     ) -> Applied:
-        stamp = now()
+        stamp = stamp_of(self._clock())
         by = caller.eid
         if by is not None:
             top = self._person(cur, caller, stamp, top, vocab, person)
@@ -650,9 +665,9 @@ def _past_limits(e: Exception) -> str:
     return f"this app's PostgreSQL store cannot keep or read that ({said}) — send less at once"
 
 
-def open_postgres_store(url: str, schema: str) -> PostgresStore:
+def open_postgres_store(url: str, schema: str, *, clock: Clock = utc_now) -> PostgresStore:
     """The store in `schema` of the PostgreSQL database at `url`, made if it is not there yet."""
-    return PostgresStore(url, schema)
+    return PostgresStore(url, schema, clock=clock)
 
 
 __all__ = ["PostgresStore", "open_postgres_store"]

@@ -9,6 +9,7 @@ out in `tables.py`.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,27 +18,36 @@ from typing import Any
 
 from pasture.errors import Refused, echo
 from pasture.store import ast
+from pasture.store.base import Answer
 from pasture.store.bundles import no_column, not_a_component
 from pasture.store.dialect import SQLITE, STAMPS, Dialect, q, table
+from pasture.store.times import (
+    EXAMPLES,
+    Span,
+    day_text,
+    moment_text,
+    server_zone,
+    span,
+    whole_second_text,
+    zone_name,
+)
 from pasture.store.vocab import Column, Component, Vocabulary
 from pasture.values import (
-    TIME_FORMAT,
     BadValue,
     OutOfRange,
     convert,
     lone_surrogate,
-    normalize_time,
     not_characters,
 )
 
-Row = dict[str, Any]
 # What one SELECT may hold, so a filter the databases cannot plan (SQLite joins at most
 # 64 tables) is refused with a sentence, the same on every backend
 MAX_HOPS = 4  # references one path walks: .a.ref.b.ref.c.ref.d.ref.e.col
 MAX_TABLES = 60  # tables one filter joins: the entity, components, walks (SQLite: 64)
 MAX_SEARCH = 1000  # characters a ~= looks for, and the words of a full-text search
-# SQL rows and the names of the entities they refer to -> the store's rows
-Build = Callable[[list[tuple[Any, ...]], dict[str, Any]], list[Row]]
+# SQL rows and the names of the entities they refer to -> the store's rows (or an aggregate's
+# one object)
+Build = Callable[[list[tuple[Any, ...]], dict[str, Any]], Answer]
 
 
 # -- compiling a filter --------------------------------------------------------------------
@@ -55,6 +65,8 @@ class Compiled:
     # positions of reference eids in each SQL row: their names are read once per distinct
     # eid and handed to `build` ({eid: name}), not joined row by row
     refs: tuple[int, ...] = ()
+    # the server's time zone this SQL was written in, when a time in it depends on it
+    zone: str | None = None
 
 
 @dataclass
@@ -79,6 +91,9 @@ class _State:
     drive: str | None = None  # the alias of the component table a listing is driven from
     keep_entity: bool = False
     name_joins: list[str] = field(default_factory=list)  # a reference's name, for showing
+    zone: str | None = None  # the server's time zone, once a time value was read in it
+    # what each walked reference brings from its far side: (comp, ref column) -> components
+    brought: dict[ast.Path, list[str]] = field(default_factory=dict)
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -120,19 +135,21 @@ def compile_ast(
     now: datetime | None = None,
     dialect: Dialect = SQLITE,
 ) -> Compiled:
-    compiled = _compile(filt, _State(vocabulary, variables, now, dialect))
+    st = _State(vocabulary, variables, now, dialect)
+    compiled = _compile(filt, st)
     compiled.sql = dialect.placeholders(compiled.sql)
+    compiled.zone = st.zone
     return compiled
 
 
 def _compile(filt: ast.Filter, st: _State) -> Compiled:
     vocabulary, dialect = st.vocabulary, st.dialect
     limit: int | None = None
-    count = False
-    tally: ast.Tally | None = None
-    tallied: tuple[str, Column, str] | None = None
+    aggregate: ast.Aggregate | None = None  # the first one written is the answer
+    tallied: tuple[str, Column, str] | None = None  # the column a tally or distinct reads
     words: list[str] = []
     every = False
+    addressed = False  # id= names an entity, not a component of it
     for p in filt.predicates:
         if isinstance(p, ast.Has):
             _need(st, component_of(p.component, vocabulary).name, inner=True)
@@ -169,24 +186,36 @@ def _compile(filt: ast.Filter, st: _State) -> Compiled:
             st.conds.append("e.eid = ?")
             st.keep_entity = True  # found through entity's eid index
             st.params.append(p.eid)
-        elif isinstance(p, ast.Count):
-            count = True
-        elif isinstance(p, ast.Tally):
-            if tally is not None:
-                raise Refused("tally one column at a time — keep one .tally=comp.col")
-            tally = p
-            tallied = _resolve_path(st, p.path, needs_value=False)
-            _need(st, p.path[0], inner=True)
+            addressed = True
+        elif isinstance(p, ast.Count | ast.Tally | ast.Distinct):
+            if aggregate is not None:
+                # only the first aggregate answers; a later one's names are still checked
+                if not isinstance(p, ast.Count):
+                    aside = _State(vocabulary, st.variables, st.now, dialect)
+                    _resolve_path(aside, p.path, needs_value=False)
+                continue
+            aggregate = p
+            if not isinstance(p, ast.Count):
+                # the values of a column are read from the rows that have its component
+                tallied = _resolve_path(st, p.path, needs_value=False)
+                _need(st, p.path[0], inner=True)
         elif isinstance(p, ast.Plural):
             _plural(st, p)
+        elif isinstance(p, ast.Reach):
+            _reach(st, p)
         else:  # pragma: no cover - the grammar makes nothing else
             raise Refused("that filter cannot be served — write predicates like .jog!&limit=20")
-    if count and tally is not None:
-        raise Refused("ask for .count! or .tally=comp.col, not both — they are two answers")
+    if aggregate is not None:
+        limit = None  # a window shapes rows: an aggregate counts every match
+        every = False
+    # Words and id= name no component to leave out, so with nothing else named the rows
+    # are whole, as with *: every component the entity has (an absence names none either).
+    whole = not every and not st.named and bool(words or addressed) and aggregate is None
+    every = every or whole
     if every:
         for name in vocabulary.components:
             _need(st, name, inner=False)
-    _few_tables(st, bool(words), every)
+    _few_tables(st, bool(words), every, whole)
 
     sources: list[str] = []
     order = "e._e"
@@ -216,33 +245,20 @@ def _compile(filt: ast.Filter, st: _State) -> Compiled:
     order_of_kinds = vocabulary.kind_order()
     known_kind = drive if drive is not None and drive == order_of_kinds[0] else None
     select: list[str] = ["e.eid"] if known_kind else ["e.eid", "e.kind"]
-    if tallied is not None:
-        compiled = _tally(st, tallied, sources, limit, order)
+    if aggregate is not None:
+        compiled = _aggregate(st, aggregate, tallied, sources)
         compiled.sql = _lean(st, compiled.sql)
         return compiled
-    builder: Build = _count_rows
-    refs: tuple[int, ...] = ()
     # newest N are selected newest first; the builder turns them round
     reverse = not words and limit is not None
-    if not count:
-        shown = list(vocabulary.components) if every else st.named
-        builder, extra, refs = _row_builder(st, shown, every, len(select), known_kind, reverse)
-        select.extend(extra)
+    shown = list(vocabulary.components) if every else st.named
+    builder, extra, refs = _row_builder(st, shown, every, len(select), known_kind, reverse)
+    select.extend(extra)
     head = f"SELECT {', '.join(select)}"
     sql = f"{head} FROM {' '.join(sources + _walks(st) + st.name_joins)}"
     if st.conds:
         sql += " WHERE " + " AND ".join(st.conds)
     params = list(st.params)
-    if count:
-        inner_sql = sql
-        if limit is not None:
-            inner_sql += f" ORDER BY {order} DESC LIMIT {_rows(limit)}"
-        return Compiled(
-            _lean(st, f"SELECT count(*) FROM ({inner_sql}) AS counted"),
-            params,
-            builder,
-            cacheable=st.cacheable,
-        )
     if words:
         sql += f" ORDER BY {order}"
         if limit is not None:
@@ -292,7 +308,7 @@ def _lean(st: _State, sql: str, shown: int = 0) -> str:
     return _ENTITY_USE.sub(lambda m: f"{drive}.{carried[m.group(1)]}", head + rest)
 
 
-def _few_tables(st: _State, search: bool, every: bool) -> None:
+def _few_tables(st: _State, search: bool, every: bool, whole: bool) -> None:
     """Refuses a filter that would join more tables in one SELECT than `MAX_TABLES`.
 
     Counted the same on every backend: the entity table, the full-text search's,
@@ -304,9 +320,10 @@ def _few_tables(st: _State, search: bool, every: bool) -> None:
     if tables <= MAX_TABLES:
         return
     if every:
+        what = "a filter naming no component" if whole else "*"
         raise Refused(
-            f"* reads all {components} components of this app, more than one filter reads at "
-            f"once ({MAX_TABLES} tables) — name the components you need, like .jog!&.doc?"
+            f"{what} reads all {components} components of this app, more than one filter reads "
+            f"at once ({MAX_TABLES} tables) — name the components you need, like .jog!&.doc?"
         )
     raise Refused(
         f"this filter reads {tables} tables at once, and a filter reads at most {MAX_TABLES} "
@@ -354,7 +371,8 @@ def _resolve_path(st: _State, path: ast.Path, *, needs_value: bool) -> tuple[str
     if len(path) < 2 or len(path) % 2:
         raise Refused(
             f"{echo('.' + shown)} names no column — write .component.column, like .jog.miles>=5, "
-            "or walk a reference like .comment.target.doc.title~=word"
+            "walk a reference like .comment.target.doc.title~=word, or bring what it points at "
+            "like .comment.target.doc?"
         )
     if len(path) // 2 - 1 > MAX_HOPS:
         raise Refused(
@@ -373,19 +391,7 @@ def _resolve_path(st: _State, path: ast.Path, *, needs_value: bool) -> tuple[str
                 f"through it — walk a reference column, like .comment.target.doc.title"
             )
         target = component_of(path[i], st.vocabulary)
-        key = (*path[: i + 1],)
-        walk = st.joins.get(key)
-        if walk is None:
-            n = len(st.joins)
-            ent, alias = f"w{n}", f"x{n}"
-            if target.name in STAMPS:
-                sql = f"LEFT JOIN entity {ent} ON {ent}.eid = {expr}"
-            else:
-                sql = (
-                    f"LEFT JOIN entity {ent} ON {ent}.eid = {expr} "
-                    f"LEFT JOIN {table(target.name)} {alias} ON {alias}._e = {ent}._e"
-                )
-            walk = st.joins[key] = _Join(alias if target.name not in STAMPS else ent, sql)
+        walk = _hop(st, path[: i + 1], expr, target)
         column = _column(st, target, path[i + 1])
         if target.name in STAMPS:
             at, by = STAMPS[target.name]
@@ -393,6 +399,47 @@ def _resolve_path(st: _State, path: ast.Path, *, needs_value: bool) -> tuple[str
         else:
             expr = f"{walk.alias}.{q(column.name)}"
     return expr, column, shown
+
+
+def _hop(st: _State, key: ast.Path, expr: str, target: Component) -> _Join:
+    """The join from a reference (`expr`) to `target` on the entity it names, made once per
+    path (`key` ends at the target); the row brings `target` along on the reference."""
+    walk = st.joins.get(key)
+    if walk is None:
+        n = len(st.joins)
+        ent, alias = f"w{n}", f"x{n}"
+        if target.name in STAMPS:
+            sql = f"LEFT JOIN entity {ent} ON {ent}.eid = {expr}"
+        else:
+            sql = (
+                f"LEFT JOIN entity {ent} ON {ent}.eid = {expr} "
+                f"LEFT JOIN {table(target.name)} {alias} ON {alias}._e = {ent}._e"
+            )
+        walk = st.joins[key] = _Join(alias if target.name not in STAMPS else ent, sql)
+    brought = st.brought.setdefault(key[:-1], [])
+    if target.name not in brought:
+        brought.append(target.name)
+    return walk
+
+
+def _reach(st: _State, p: ast.Reach) -> None:
+    """`.comment.target.doc?`: bring the component the reference points at (`!`: and require
+    it), on the reference's value in the row."""
+    shown = "." + ".".join(p.path) + ("!" if p.required else "?")
+    if len(p.path) // 2 > MAX_HOPS:
+        raise Refused(
+            f".{p.path[0]}.{p.path[1]}… walks {len(p.path) // 2} references, and a filter walks "
+            f"at most {MAX_HOPS} — like .comment.target.doc?, which walks one"
+        )
+    expr, column, _ = _resolve_path(st, p.path[:-1], needs_value=p.required)
+    if not column.reference:
+        raise Refused(
+            f"{p.path[-3]}.{p.path[-2]} is not a reference, so {echo(shown)} brings nothing "
+            "from it — bring what a reference points at, like .comment.target.doc?"
+        )
+    walk = _hop(st, p.path, expr, component_of(p.path[-1], st.vocabulary))
+    if p.required:
+        st.conds.append(f"{walk.alias}._e IS NOT NULL")
 
 
 def _column(st: _State, comp: Component, name: str) -> Column:
@@ -422,21 +469,6 @@ def _value(st: _State, column: Column, shown: str, text: str, op: str) -> Any:
             return st.dialect.boolean(convert(shown, "bool", text) is True)
         except BadValue:
             raise Refused(f"{shown} is true or false — write {example}true") from None
-    if column.type == "time":
-        try:
-            return normalize_time(text)
-        except ValueError:
-            pass
-        from pasture.store.grammar import time_phrase
-
-        st.cacheable = False
-        phrase = time_phrase(text, st.now or datetime.now(UTC))
-        if phrase is None:
-            raise Refused(
-                f"{shown} is a time — write {example}2026-09-01, a moment like {TIME_FORMAT}, "
-                "or a phrase: today, yesterday, 3-days-ago, 2-hours-ago"
-            )
-        return phrase
     return text
 
 
@@ -455,6 +487,14 @@ def _column_predicate(st: _State, p: ast.Compare | ast.Range | ast.Empty | ast.P
             raise Refused(
                 f"{shown} has no range — ranges are for numbers and times, like .jog.miles=3..10"
             )
+        if column.type == "time":
+            low_span = _span(st, shown, p.low, "=")
+            high_span = _span(st, shown, p.high, "=")
+            if low_span is not None and high_span is not None:
+                stamp = _is_stamp(p.path)
+                high = high_span.end if p.include_high else high_span.start
+                st.conds.append(_bounded(st, expr, stamp, [(">=", low_span.start), ("<", high)]))
+            return
         low = _value(st, column, shown, p.low, "=")
         high = _value(st, column, shown, p.high, "=")
         st.conds.append(f"{expr} >= ? AND {expr} {'<=' if p.include_high else '<'} ?")
@@ -474,6 +514,9 @@ def _column_predicate(st: _State, p: ast.Compare | ast.Range | ast.Empty | ast.P
         raise Refused(
             f"{shown} is a reference — compare it with = (an eid or a name) or ~= (part of a name)"
         )
+    if column.type == "time" and op != "~=":
+        _time_predicate(st, expr, _is_stamp(p.path), shown, op, p.values)
+        return
     values = [_value(st, column, shown, v, op) for v in p.values]
     if op == "~=":
         if len(p.values[0]) > MAX_SEARCH:
@@ -505,6 +548,83 @@ def _column_predicate(st: _State, p: ast.Compare | ast.Range | ast.Empty | ast.P
         return
     st.conds.append(f"{expr} {op} ?")
     st.params.append(values[0])
+
+
+# -- times -----------------------------------------------------------------------------
+
+
+def _is_stamp(path: ast.Path) -> bool:
+    """Whether a path ends at a stamp (`created.at`): a moment every entity has, to the
+    microsecond, so it is compared as one (and through its index)."""
+    return path[-2] in STAMPS
+
+
+def _span(st: _State, shown: str, text: str, op: str) -> Span | None:
+    """The span a time value names, or None for a template's variable; Refused saying how
+    to write a time when it names none."""
+    if st.variables and _is_variable(text):
+        return None
+    _no_nul(text, shown)
+    zone = server_zone()
+    st.zone = zone_name()
+    found = span(text, st.now or datetime.now(UTC), zone)
+    if found is None:
+        example = f".{shown}{op if op != '~=' else '='}"
+        raise Refused(
+            f"{shown} is a time — write {example}2026-09-01, a moment like 2026-09-01T10:00, "
+            f"or a phrase: {EXAMPLES}"
+        )
+    if found.moving:
+        st.cacheable = False
+    return found
+
+
+def _time_predicate(
+    st: _State, expr: str, stamp: bool, shown: str, op: str, texts: tuple[str, ...]
+) -> None:
+    """`.comp.col OP value` on a time: the value is a span, and the operator picks its edge."""
+    spans = [_span(st, shown, text, op) for text in texts]
+    if any(s is None for s in spans):
+        return  # a template's variable: checked once it has a value
+    found = [s for s in spans if s is not None]
+    if op in ("=", "!="):
+        within = " OR ".join(
+            f"({_bounded(st, expr, stamp, [('>=', s.start), ('<', s.end)])})" for s in found
+        )
+        st.conds.append(f"({within})" if op == "=" else f"({expr} IS NULL OR NOT ({within}))")
+        return
+    (one,) = found
+    # `>=` from its start, `>` after its end, `<` before its start, `<=` up to its end
+    edge = {">=": (">=", one.start), ">": (">=", one.end), "<": ("<", one.start)}
+    compare, moment = edge.get(op, ("<", one.end))
+    st.conds.append(_bounded(st, expr, stamp, [(compare, moment)]))
+
+
+def _bounded(st: _State, expr: str, stamp: bool, bounds: list[tuple[str, datetime]]) -> str:
+    """`expr op moment` for each bound (`>=` or `<`) on a stored time, joined by AND, with
+    its parameters added in order.
+
+    A stamp is always a moment to the microsecond. A time column of an app's own
+    holds a date (a day, counted from its midnight in the server's zone), a moment
+    of whole seconds, or one to the microsecond; each form is compared as text with
+    bounds of its own form, one branch of an OR apiece, so each branch is still a
+    range an index on the column serves.
+    """
+    if stamp:
+        st.params.extend(moment_text(moment) for _, moment in bounds)
+        return " AND ".join(f"{expr} {op} ?" for op, _ in bounds)
+    st.zone = zone_name()
+    zone = server_zone()
+    branches: list[str] = []
+    for form, text_of in (
+        ("= 10", lambda moment: day_text(moment, zone)),
+        ("= 20", whole_second_text),
+        ("NOT IN (10, 20)", moment_text),
+    ):
+        st.params.extend(text_of(moment) for _, moment in bounds)
+        tests = "".join(f" AND {expr} {op} ?" for op, _ in bounds)
+        branches.append(f"(length({expr}) {form}{tests})")
+    return "(" + " OR ".join(branches) + ")"
 
 
 def _no_nul(text: str, shown: str) -> None:
@@ -562,42 +682,49 @@ def _plural(st: _State, p: ast.Plural) -> None:
     st.params.append(p.number)
 
 
-def _count_rows(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> list[Row]:
-    return [{"count": rows[0][0]}]
-
-
-def _tally(
+def _aggregate(
     st: _State,
-    tallied: tuple[str, Column, str],
+    aggregate: ast.Aggregate,
+    tallied: tuple[str, Column, str] | None,
     sources: list[str],
-    limit: int | None,
-    order: str,
 ) -> Compiled:
-    # tallying a column counts the rows that have its component (joined, not left-joined)
-    expr, column, _ = tallied
-    inner = f"SELECT {expr} AS v FROM {' '.join(sources + _walks(st))}"
-    if st.conds:
-        inner += " WHERE " + " AND ".join(st.conds)
+    """The one object an aggregate answers: `{count}`, `{tally}` or `{distinct}`."""
+    where = (" WHERE " + " AND ".join(st.conds)) if st.conds else ""
+    matched = f"FROM {' '.join(sources + _walks(st))}{where}"
     params = list(st.params)
-    if limit is not None:
-        inner += f" ORDER BY {order} DESC LIMIT {_rows(limit)}"
-    if column.reference:
-        sql = (
-            "SELECT v, (SELECT name FROM entity WHERE eid = v), count(*) AS n "
-            f"FROM ({inner}) AS tallied GROUP BY v ORDER BY n DESC, v"
-        )
+    if tallied is None:
 
-        def build(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> list[Row]:
-            return [{"value": _ref(r[0], r[1]), "count": r[2]} for r in rows]
+        def count(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> Answer:
+            return {"count": int(rows[0][0])}
 
-    else:
-        sql = f"SELECT v, count(*) AS n FROM ({inner}) AS tallied GROUP BY v ORDER BY n DESC, v"
-        is_bool = column.type == "bool"
+        return Compiled(f"SELECT count(*) {matched}", params, count, cacheable=st.cacheable)
+    expr, column, _ = tallied
+    # a row lacking the value has none to count or list
+    values = f"SELECT {expr} AS v {matched}{' AND ' if where else ' WHERE '}{expr} IS NOT NULL"
+    as_bool = column.type == "bool" and not column.reference
+    if isinstance(aggregate, ast.Distinct):
 
-        def build(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> list[Row]:
-            return [{"value": _bool(r[0]) if is_bool else r[0], "count": r[1]} for r in rows]
+        def distinct(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> Answer:
+            return {"distinct": [bool(r[0]) if as_bool else r[0] for r in rows]}
 
-    return Compiled(sql, params, build, cacheable=st.cacheable)
+        sql = f"SELECT DISTINCT v FROM ({values}) AS found ORDER BY v"
+        return Compiled(sql, params, distinct, cacheable=st.cacheable)
+
+    def tally(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> Answer:
+        # JSON keys are text: a number as it is written, a bool as true or false
+        return {"tally": {tally_key(r[0], as_bool): int(r[1]) for r in rows}}
+
+    sql = f"SELECT v, count(*) AS n FROM ({values}) AS tallied GROUP BY v ORDER BY n DESC, v"
+    return Compiled(sql, params, tally, cacheable=st.cacheable)
+
+
+def tally_key(value: Any, as_bool: bool = False) -> str:
+    """A value as a key of a tally: text as it is, a number as JSON writes it, true/false."""
+    if as_bool or isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return json.dumps(value)
+    return str(value)
 
 
 # -- reading rows back --------------------------------------------------------------------
@@ -611,6 +738,21 @@ def _ref(eid: Any, name: Any) -> dict[str, Any] | None:
 
 def _bool(value: Any) -> bool | None:
     return None if value is None else bool(value)
+
+
+def _walked_columns(alias: str, component: str) -> Callable[[str], str]:
+    """How a column of `component` reached through a walk (`alias`) is written in SQL."""
+    if component in STAMPS:
+        at, by = STAMPS[component]
+        return lambda col: f"{alias}.{at if col == 'at' else by}"
+    return lambda col: f"{alias}.{q(col)}"
+
+
+def _far(reference: dict[str, Any] | None, far: dict[str, Any]) -> dict[str, Any] | None:
+    """A reference's `{eid, name}` with what the filter brings from its far side beside them."""
+    if reference is not None:
+        reference.update(far)
+    return reference
 
 
 def _row_builder(
@@ -632,46 +774,71 @@ def _row_builder(
     select: list[str] = []
     refs: list[int] = []
     pos = start
-    parts: list[str] = []
-    conditional: list[tuple[str, str, int]] = []  # (component, dict display, presence)
-    for comp_name in shown:
-        comp = st.vocabulary.components[comp_name]
-        presence: int | None = None
-        if comp_name not in STAMPS and not st.required.get(comp_name, False):
-            select.append(f"{_comp_alias(st, comp_name)}._e")
-            presence = pos
-            pos += 1
+
+    def take(expr: str) -> str:
+        """`expr` selected: the local its value is unpacked into."""
+        nonlocal pos
+        select.append(expr)
+        pos += 1
+        return f"c{pos - 1}"
+
+    def body_of(comp: Component, at: ast.Path, expr_of: Callable[[str], str]) -> str:
+        """The dict display of one component's columns; `at` is where it is in the row."""
         fields: list[str] = []
         for column in comp.columns.values():
-            select.append(_expr(st, comp_name, column.name))
-            c = f"c{pos}"
+            c = take(expr_of(column.name))
             if column.reference and st.dialect.inline_names:
                 # the name read in the same statement: cheaper than another round trip to
                 # the server, and a join (not a subquery a row) lets the planner read each
                 # distinct eid once (Memoize)
                 alias = f"n{len(st.name_joins)}"
                 st.name_joins.append(f"LEFT JOIN entity {alias} ON {alias}.eid = {select[-1]}")
-                select.append(f"{alias}.name")
-                pos += 1
-                n = f"c{pos}"
-                fields.append(
-                    f"{column.name!r}: ({{'eid': {c}, 'name': {n}}} if {n} is not None "
+                n = take(f"{alias}.name")
+                value = (
+                    f"({{'eid': {c}, 'name': {n}}} if {n} is not None "
                     f"else ({{'eid': {c}}} if {c} is not None else None))"
                 )
             elif column.reference:
-                refs.append(pos)
+                refs.append(pos - 1)
                 # inline rather than a call: this runs once per row and column
-                fields.append(
-                    f"{column.name!r}: ({{'eid': {c}, 'name': _n}} "
-                    f"if (_n := names.get({c})) is not None "
+                value = (
+                    f"({{'eid': {c}, 'name': _n}} if (_n := names.get({c})) is not None "
                     f"else ({{'eid': {c}}} if {c} is not None else None))"
                 )
             elif column.type == "bool":
-                fields.append(f"{column.name!r}: (None if {c} is None else bool({c}))")
+                value = f"(None if {c} is None else bool({c}))"
             else:
-                fields.append(f"{column.name!r}: {c}")
-            pos += 1
-        body = "{" + ", ".join(fields) + "}"
+                value = c
+            walked = (*at, column.name)
+            if column.reference and walked in st.brought:
+                value = f"_far({value}, {{{far_of(walked)}}})"
+            fields.append(f"{column.name!r}: {value}")
+        return "{" + ", ".join(fields) + "}"
+
+    def far_of(walked: ast.Path) -> str:
+        """What a reference brings from its far side: each component the filter named there."""
+        parts: list[str] = []
+        for name in st.brought[walked]:
+            walk = st.joins[(*walked, name)]
+            expr_of, there = _walked_columns(walk.alias, name), f"{walk.alias}._e"
+            present = take(there)
+            body = body_of(st.vocabulary.components[name], (*walked, name), expr_of)
+            parts.append(f"{name!r}: ({body} if {present} is not None else None)")
+        return ", ".join(parts)
+
+    parts: list[str] = []
+    conditional: list[tuple[str, str, int]] = []  # (component, dict display, presence)
+    for comp_name in shown:
+        comp = st.vocabulary.components[comp_name]
+        presence: int | None = None
+        if comp_name not in STAMPS and not st.required.get(comp_name, False):
+            take(f"{_comp_alias(st, comp_name)}._e")
+            presence = pos - 1
+
+        def top(col: str, comp_name: str = comp_name) -> str:
+            return _expr(st, comp_name, col)
+
+        body = body_of(comp, (comp_name,), top)
         if presence is None:
             parts.append(f"{comp_name!r}: {body}")
         elif every:
@@ -696,7 +863,7 @@ def _row_builder(
             lines.append(f"            d[{comp_name!r}] = {body}")
         lines.extend(["        out.append(d)", "    return out", ""])
         source = "\n".join(lines)
-    scope: dict[str, Any] = {}
+    scope: dict[str, Any] = {"_far": _far}
     exec(compile(source, "<filter rows>", "exec"), scope)
     build: Build = scope["build"]
     return build, select, tuple(refs)

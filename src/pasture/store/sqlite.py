@@ -24,7 +24,7 @@ from pasture import faults
 from pasture.caller import Caller
 from pasture.errors import DeployRefused, Refused
 from pasture.store import bundles as b
-from pasture.store.base import Applied, Bundle, Row
+from pasture.store.base import Answer, Applied, Bundle, Row
 from pasture.store.dialect import SQLITE, q
 from pasture.store.sql import Compiled, compile_filter
 from pasture.store.tables import (
@@ -33,14 +33,16 @@ from pasture.store.tables import (
     SQLITE_WRITES,
     Lookup,
     check_guards,
+    count_sql,
     describe,
     installing,
     kind_sql,
     name_of,
     type_changes,
 )
+from pasture.store.times import Clock, utc_now, zone_name
 from pasture.store.vocab import Vocabulary
-from pasture.values import now
+from pasture.values import stamp as stamp_of
 
 if TYPE_CHECKING:
     from pasture.store.postgres import PostgresStore
@@ -69,8 +71,9 @@ _FTS = [
 class SqliteStore:
     """One app's graph in one SQLite file (see `pasture.store.base.Store`)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, clock: Clock = utc_now) -> None:
         self.path = str(path)
+        self._clock = clock  # what writes are stamped with and time phrases count from
         self._db = sqlite3.connect(
             self.path, isolation_level=None, check_same_thread=False, cached_statements=1024
         )
@@ -153,11 +156,13 @@ class SqliteStore:
                 raise self._undo(e) from None
         return applied
 
-    def query(self, filter: str, caller: Caller) -> list[Row]:
+    def query(self, filter: str, caller: Caller) -> Answer:
         with self._lock:
             compiled = self._compiled.get(filter) if isinstance(filter, str) else None
+            if compiled is not None and compiled.zone not in (None, zone_name()):
+                compiled = None  # written in a time zone the server no longer has
             if compiled is None:
-                compiled = compile_filter(filter, self._vocab)
+                compiled = compile_filter(filter, self._vocab, now=self._clock())
                 if compiled.cacheable:
                     self._compiled[filter] = compiled
                     if len(self._compiled) > _CACHE:
@@ -177,10 +182,10 @@ class SqliteStore:
                     names = _NONE
             except sqlite3.Error as e:
                 raise faults.fault(e, self.path) or e from None
-        rows = compiled.build(found, names)
-        if compiled.edges and rows:
-            self._edges(rows)
-        return rows
+        answer = compiled.build(found, names)
+        if compiled.edges and isinstance(answer, list) and answer:
+            self._edges(answer)
+        return answer
 
     def _names(self, found: list[tuple[Any, ...]], refs: tuple[int, ...]) -> dict[str, Any]:
         """{eid: name} of the entities the rows refer to, each read once."""
@@ -221,6 +226,14 @@ class SqliteStore:
                 ):
                     ref = {"eid": child} if name is None else {"eid": child, "name": name}
                     by_eid[parent].setdefault("edges", []).append({"type": kind, "child": ref})
+
+    def count(self) -> int:
+        with self._lock:
+            try:
+                found = self._db.execute(count_sql(self._vocab)).fetchone()
+            except sqlite3.Error as e:
+                raise faults.fault(e, self.path) or e from None
+        return int(found[0])
 
     def schema(self) -> dict[str, Any]:
         return describe(self._vocab)
@@ -316,7 +329,7 @@ class SqliteStore:
 
     def _write(self, checked: list[b.Checked], caller: Caller, vocab: Vocabulary) -> Applied:
         db = self._db
-        stamp = now()
+        stamp = stamp_of(self._clock())
         by = caller.eid
         top = self._top
         if top is None:
@@ -453,19 +466,22 @@ def _run(db: sqlite3.Connection, sql: str, params: list[tuple[Any, ...]]) -> Non
 
 
 @overload
-def open_store(target: str | Path) -> SqliteStore: ...
+def open_store(target: str | Path, *, clock: Clock = ...) -> SqliteStore: ...
 @overload
-def open_store(target: str, *, schema: str) -> PostgresStore: ...
-def open_store(target: str | Path, *, schema: str | None = None) -> SqliteStore | PostgresStore:
+def open_store(target: str, *, schema: str, clock: Clock = ...) -> PostgresStore: ...
+def open_store(
+    target: str | Path, *, schema: str | None = None, clock: Clock = utc_now
+) -> SqliteStore | PostgresStore:
     """The store in the SQLite file at `target`, made (WAL mode) if it is not there yet;
-    or, for a `postgresql://` URL, the one in `schema` of that database."""
+    or, for a `postgresql://` URL, the one in `schema` of that database. `clock` is what
+    its writes are stamped with and its time phrases count from."""
     if isinstance(target, str) and target.startswith(("postgresql://", "postgres://")):
         if schema is None:
             raise Refused("a PostgreSQL store needs its app's schema: open_store(url, schema=...)")
         from pasture.store.postgres import PostgresStore
 
-        return PostgresStore(target, schema)
-    return SqliteStore(target)
+        return PostgresStore(target, schema, clock=clock)
+    return SqliteStore(target, clock=clock)
 
 
 __all__ = ["SqliteStore", "open_store"]

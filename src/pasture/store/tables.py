@@ -181,6 +181,17 @@ def installing(
         yield ddl, [(comp.name, c.name, c.shown) for c in comp.columns.values()]
 
 
+def count_sql(vocab: Vocabulary) -> str:
+    """`Store.count()`: the entities carrying a component the app declared or a doc, each
+    once, counted without a row leaving the database."""
+    kept = " UNION ".join(
+        f"SELECT _e FROM {table(name)}"
+        for name in [*(c.name for c in vocab.declared()), "doc"]
+        if name not in STAMPS
+    )
+    return f"SELECT count(*) FROM ({kept}) AS kept"
+
+
 def describe(vocab: Vocabulary) -> dict[str, Any]:
     """`Store.schema()`: every component with its columns and their types."""
     return {
@@ -336,6 +347,7 @@ __all__ = [
     "NAME_SQL",
     "base_tables",
     "component_ddl",
+    "count_sql",
     "describe",
     "kind_sql",
     "name_of",

@@ -29,7 +29,9 @@ NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 
 # Words a bundle or a filter already uses for itself; a component of that name
 # could never be written or asked for.
-RESERVED = frozenset({"entity", "edges", "tombstone", "was", "kind", "count", "tally"})
+RESERVED = frozenset(
+    {"entity", "edges", "tombstone", "was", "kind", "count", "tally", "distinct", "limit"}
+)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 CLIENT_JS = """\
 // The app's own API, as whoever has this page open.
 //   apply(bundles)       -> {entities, aliases}
-//   query(filter)        -> {rows}
+//   query(filter)        -> {rows}, or an aggregate's {count}, {tally} or {distinct}
 //   command(name, args)  -> the command's data
 //   call(name, args)     -> what one of the app's handlers (worker.py) returned
 //   me()                 -> {eid, name}, or {eid: null} when signed out

@@ -1,0 +1,73 @@
+"""What a filter answered, said in one line and carried as data, the same through every door.
+
+    12 rows in ada/runs                          {"rows": [...]}
+    4 entities in ada/runs                       {"count": 4}
+    tally of jog.who in ada/runs: Ada 2, Bo 1    {"tally": {"Ada": 2, "Bo": 1}}
+    2 distinct jog.who in ada/runs: Ada, Bo      {"distinct": ["Ada", "Bo"]}
+
+The data is the answer as the store gave it (rows under `rows`; an aggregate's
+object as it is), so `./api/query`, MCP's structured content and `--json` carry
+exactly that; the line is for people and for a model reading the text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pasture.errors import echo
+from pasture.store import ast
+from pasture.store.base import Answer
+
+SHOWN = 20  # values a line names before it says how many more there are
+
+
+def answer_data(answer: Answer) -> dict[str, Any]:
+    """The data of a query's `Result`: `{rows}`, or the aggregate's own object."""
+    return {"rows": answer} if isinstance(answer, list) else dict(answer)
+
+
+def answer_text(filter: str, answer: Answer, at: str) -> str:
+    """The line that says what a filter answered in the app at `at`."""
+    if isinstance(answer, list):
+        return f"{_plural(len(answer), 'row', 'rows')} in {at}"
+    if "count" in answer:
+        return f"{_plural(int(answer['count']), 'entity', 'entities')} in {at}"
+    column = _column(filter)
+    if "tally" in answer:
+        tally: dict[str, int] = answer["tally"]
+        counted = [f"{_shown(value)} {n}" for value, n in tally.items()]
+        return f"tally of {column} in {at}: {_listed(counted) if counted else 'no values'}"
+    values = [_shown(value) for value in answer.get("distinct", [])]
+    head = f"{len(values)} distinct {column} in {at}"
+    return f"{head}: {_listed(values)}" if values else head
+
+
+def _column(filter: str) -> str:
+    """The column the filter's first aggregate reads, as written (`jog.who`)."""
+    from pasture.store.grammar import parse
+
+    for p in parse(filter).predicates:
+        if isinstance(p, ast.Count):
+            break
+        if isinstance(p, ast.Tally | ast.Distinct):
+            return ".".join(p.path)
+    return "values"  # pragma: no cover - a store answers a tally only to a filter asking one
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return echo(str(value), 40)
+
+
+def _listed(items: list[str]) -> str:
+    listed = ", ".join(items[:SHOWN])
+    more = len(items) - SHOWN
+    return f"{listed}, and {more} more" if more > 0 else listed
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+__all__ = ["answer_data", "answer_text"]
