@@ -236,6 +236,18 @@ def test_count_answers_one_number(club: AnyStore) -> None:
     assert agg(club, ".jog!&.count!&.limit=1") == {"count": 4}
 
 
+def test_the_bylines_persons_are_no_things_of_the_app(club: AnyStore) -> None:
+    # Six things were written; Ada and Bob are kept as persons only for created.by.
+    assert agg(club, ".count!") == {"count": 6}
+    assert len(q(club, ".created!")) == 6
+    assert len(q(club, "*")) == 6
+    assert {r["person"]["name"] for r in q(club, ".person!")} == {"Ada", "Bob"}
+    assert agg(club, ".person!&.count!") == {"count": 2}
+    # An app's own entity that carries a person too is one of its things.
+    club.apply({"person": {"name": "Cy"}, "jog": {"who": "Cy", "miles": 1}}, ADA)
+    assert agg(club, ".count!") == {"count": 7}
+
+
 def test_tally_counts_rows_by_each_value_most_first(club: AnyStore) -> None:
     club.apply({"jog": {"who": "Bob", "miles": 5}}, BOB)
     assert agg(club, ".tally=jog.who") == {

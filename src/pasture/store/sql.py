@@ -212,6 +212,8 @@ def _compile(filt: ast.Filter, st: _State) -> Compiled:
     # are whole, as with *: every component the entity has (an absence names none either).
     whole = not every and not st.named and bool(words or addressed) and aggregate is None
     every = every or whole
+    if not addressed and not words and all(c in STAMPS for c in st.required):
+        _no_bylines(st)
     if every:
         for name in vocabulary.components:
             _need(st, name, inner=False)
@@ -335,6 +337,23 @@ def _rows(limit: int) -> str:
     """A limit written into the SQL, not passed as a parameter: a prepared statement's
     generic plan then still knows how few rows are wanted (a whole number, never text)."""
     return str(min(int(limit), 2**62))
+
+
+def _no_bylines(st: _State) -> None:
+    """Leave out the persons the store keeps for `created.by` (an entity with a person and
+    nothing else): a filter that names no component of the app's, like `.count!` or
+    `.created.at=today`, is about the app's things, as status counts them. A filter that
+    names `person` gets them."""
+    others = [
+        f"EXISTS (SELECT 1 FROM {table(name)} WHERE _e = e._e)"
+        for name in st.vocabulary.components
+        if name not in STAMPS and name != "person"
+    ]
+    st.conds.append(
+        f"(NOT EXISTS (SELECT 1 FROM {table('person')} WHERE _e = e._e)"
+        + "".join(f" OR {other}" for other in others)
+        + ")"
+    )
 
 
 def _need(st: _State, component: str, *, inner: bool) -> None:
