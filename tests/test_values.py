@@ -52,6 +52,15 @@ def test_times_are_kept_in_utc_and_dates_stay_dates() -> None:
     assert convert("at", "time", "2026-09-01T10:00:00Z") == "2026-09-01T10:00:00Z"
 
 
+def test_a_moment_written_without_a_zone_is_the_servers(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert normalize_time("2026-09-01T10:00") == "2026-09-01T10:00:00Z"  # UTC unless set
+    monkeypatch.setenv("PASTURE_TIME_ZONE", "Europe/Paris")
+    assert normalize_time("2026-09-01T10:00") == "2026-09-01T08:00:00Z"  # summer: +02:00
+    assert normalize_time("2026-12-01 10:00:00") == "2026-12-01T09:00:00Z"  # winter: +01:00
+    assert normalize_time("2026-09-01T10:00:00Z") == "2026-09-01T10:00:00Z"  # a zone wins
+    assert normalize_time("2026-09-01") == "2026-09-01"  # a date stays a date
+
+
 def test_a_client_that_checks_formats_accepts_the_documented_times() -> None:
     checker = Draft202012Validator(json_schema("time"), format_checker=FORMATS)
     for written in ("2026-09-01", "2026-09-01T10:00:00Z", "2026-09-01T12:00:00+02:00"):

@@ -14,10 +14,15 @@ UTF-16 surrogate, which neither SQLite nor PostgreSQL can keep).
 from __future__ import annotations
 
 import math
+import os
 import re
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, tzinfo
+from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pasture.errors import Refused
 
 ValueType = Literal["text", "number", "bool", "time", "url"]
 TYPES: tuple[ValueType, ...] = ("text", "number", "bool", "time", "url")
@@ -121,6 +126,34 @@ def _date_or_date_time(prop: dict[Any, Any]) -> bool:
     return len(formats) == len(either) and formats <= {"date", "date-time"}
 
 
+# The server's time zone: where a date or a moment written without a zone is read, as a
+# value written and in a filter (`pasture.store.times`).
+ZONE_SETTING = "PASTURE_TIME_ZONE"
+
+
+def zone_name() -> str:
+    """The server's time zone as set (`PASTURE_TIME_ZONE`), or UTC."""
+    return os.environ.get(ZONE_SETTING, "").strip() or "UTC"
+
+
+def server_zone() -> tzinfo:
+    """The server's time zone; Refused with how to set it when it names none."""
+    return _zone(zone_name())
+
+
+@lru_cache(maxsize=16)
+def _zone(name: str) -> tzinfo:
+    if name.upper() == "UTC":
+        return UTC
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise Refused(
+            f"{ZONE_SETTING} is {name[:60]!r}, which is no time zone known here — the server's "
+            "owner sets it to an IANA name like Europe/Paris, or leaves it unset for UTC"
+        ) from None
+
+
 def normalize_time(text: str) -> str:
     """A time as the store keeps it: a date stays a date, a moment becomes UTC `…Z`.
 
@@ -145,8 +178,8 @@ def _normalize_time(text: str) -> str:
         datetime.strptime(text, "%Y-%m-%d")
         return text
     moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace(" ", "T", 1))
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
+    if moment.tzinfo is None:  # written without a zone: the server's, as a filter reads it
+        moment = moment.replace(tzinfo=server_zone())
     try:
         moment = moment.astimezone(UTC)
     except OverflowError:  # an offset that carries it past the year 9999 or before 1

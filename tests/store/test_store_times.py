@@ -151,6 +151,17 @@ def test_days_and_clock_times_are_in_the_servers_zone(
         store.query(".created.at=today", ADA)
 
 
+def test_a_moment_without_a_zone_is_the_servers_written_and_asked(
+    store: AnyStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ZONE_SETTING, "Europe/Paris")
+    store.apply({"jog": {"who": "Ada", "miles": 5, "at": "2026-09-01T10:00"}}, ADA)
+    [row] = store.query(".jog.at=2026-09-01T10:00", ADA)
+    assert row["jog"]["at"] == "2026-09-01T08:00:00Z"  # kept in UTC
+    assert store.query(".jog.at<2026-09-01T10:00", ADA) == []
+    assert len(store.query(".jog.at=2026-09-01", ADA)) == 1
+
+
 @pytest.mark.parametrize(
     ("line", "sentence"),
     [

@@ -30,18 +30,14 @@ is not set), and so is a date or a moment written without a zone.
 
 from __future__ import annotations
 
-import os
 import re
 from calendar import monthrange
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
-from functools import lru_cache
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pasture.errors import Refused, echo
-
-ZONE_SETTING = "PASTURE_TIME_ZONE"
+from pasture.values import ZONE_SETTING, server_zone, zone_name
 
 # What a store reads the time from: an aware datetime (tests hand it a fixed one).
 Clock = Callable[[], datetime]
@@ -106,32 +102,6 @@ class Span:
     end: datetime
     moving: bool = False
     local: bool = False
-
-
-# -- the server's time zone ---------------------------------------------------------------
-
-
-def zone_name() -> str:
-    """The server's time zone as set (`PASTURE_TIME_ZONE`), or UTC."""
-    return os.environ.get(ZONE_SETTING, "").strip() or "UTC"
-
-
-def server_zone() -> tzinfo:
-    """The server's time zone; Refused with how to set it when it names none."""
-    return _zone(zone_name())
-
-
-@lru_cache(maxsize=16)
-def _zone(name: str) -> tzinfo:
-    if name.upper() == "UTC":
-        return UTC
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise Refused(
-            f"{ZONE_SETTING} is {name[:60]!r}, which is no time zone known here — the server's "
-            "owner sets it to an IANA name like Europe/Paris, or leaves it unset for UTC"
-        ) from None
 
 
 # -- reading a value ----------------------------------------------------------------------
