@@ -224,8 +224,8 @@ def completer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CommandComplet
     service.deploy(owner, RUNS)
     known = [
         *known_commands(service, owner),
-        Known("ada/shop", CART_ADD),
-        Known("ada/shop", CART_STATUS),
+        Known("ada/shop", "Shop", "127.0.0.1:8000/ada/shop/", CART_ADD),
+        Known("ada/shop", "Shop", "127.0.0.1:8000/ada/shop/", CART_STATUS),
     ]
     return CommandCompleter(lambda: known)
 
@@ -303,7 +303,9 @@ def test_a_hook_that_fails_offers_nothing_and_keeps_the_prompt() -> None:
         raise RuntimeError("the catalog is down")
 
     failing = replace(CART_ADD, suggest=broken)
-    completer = CommandCompleter(lambda: [Known("ada/shop", failing)])
+    completer = CommandCompleter(
+        lambda: [Known("ada/shop", "Shop", "127.0.0.1:8000/ada/shop/", failing)]
+    )
     assert complete(completer, "cart add --sku=") == []
 
 
@@ -609,7 +611,15 @@ def test_a_person_keeps_their_todos_at_a_terminal(
 
 def test_help_lists_code_commands_under_their_provider(home: Path) -> None:
     assert pasture(home, "deploy", str(CART)).returncode == 0
+    assert pasture(home, "deploy", str(TODOS)).returncode == 0
     lines = pasture(home, "console", input="help\n").stdout.splitlines()
+    # Handlers are an app's own tools: each keeps its own line, as declared commands do.
+    todos = lines.index("## ada/todos")
+    assert [line.split("(")[0] for line in lines[todos + 1 : todos + 4]] == [
+        "todos",
+        "set_todo_done",
+        "clear_done",
+    ]
     cart = lines.index("## ada/cart")
     assert lines[cart + 1] == "cart:"
     assert [line.split("(")[0] for line in lines[cart + 2 : cart + 6]] == [

@@ -20,7 +20,6 @@ import re
 import shlex
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from pasture.cli._render import apps_table, key_values, rows_table
 from pasture.cli._words import Confirm, Words, run_words, split_words
 from pasture.commands.model import Command, Result
 from pasture.errors import Refused, UsageError
+from pasture.platform.listing import Offered
 from pasture.platform.service import Service
 from pasture.schema import EXAMPLE_OF_FORMAT
 from pasture.values import type_of_property
@@ -55,25 +55,14 @@ BUILTINS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class Known:
-    """A command the caller can run, with the app (`space/slug`) it belongs to."""
-
-    at: str
-    command: Command
+# A command the caller can run, with the app (`space/slug`) it belongs to, its title and
+# its address: what `commands` lists, as the platform offers it.
+Known = Offered
 
 
 def known_commands(service: Service, caller: Caller) -> list[Known]:
     """Every command of the caller's apps, in the order `commands` lists them."""
-    listing = service.list_commands(caller).data.get("commands", [])
-    found: list[Known] = []
-    for entry in listing:
-        try:
-            _, command = service.resolve_command(caller, entry["name"], entry["at"])
-        except Refused:  # the app changed between the two reads; the next prompt reads again
-            continue
-        found.append(Known(entry["at"], command))
-    return found
+    return service.offered(caller)
 
 
 def command_name(words: Sequence[str], known: Iterable[Known]) -> tuple[str, list[str]]:
@@ -475,6 +464,29 @@ def _lenient(words: Sequence[str]) -> Words:
         return Words(positional=[w for w in words if not w.startswith("--")])
 
 
+def by_provider(offered: Sequence[Offered]) -> str:
+    """`help`'s listing: `commands`' lines app by app, with an app's code commands under
+    their provider (`## ada/cart`, then `cart:` and its commands indented) where its first
+    one stands; declared commands and handlers keep their own lines."""
+    apps: dict[str, list[list[str]]] = {}
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for o in offered:
+        items = apps.setdefault(o.at, [[f"## {o.at}"]])
+        command = o.command
+        if command.family != "code" or command.handler is not None:
+            items.append([o.line()])
+            continue
+        provider = command.provider or command.name.split()[0]
+        group = grouped.get((o.at, provider))
+        if group is None:
+            group = grouped[(o.at, provider)] = [f"{provider}:"]
+            items.append(group)
+        group.append(f"  {o.line()}")
+    return "\n\n".join(
+        "\n".join(line for item in items for line in item) for items in apps.values()
+    )
+
+
 # -- one line ----------------------------------------------------------------
 class Session:
     """The caller's console: runs one line at a time and prints what it answers."""
@@ -568,7 +580,8 @@ class Session:
         if head in ("help", "commands"):
             listing = self.service.list_commands(self.caller, words.app)
             if head == "help" and listing.data.get("commands"):
-                listing = Result(self.by_provider(listing), listing.data)
+                offered = self.service.offered(self.caller, words.app)
+                listing = Result(by_provider(offered), listing.data)
             self.show(listing, json_=words.json)
             if head == "help" and not (words.json or self.json_always):
                 self.out.print(
@@ -584,42 +597,6 @@ class Session:
             self.show(self.service.status(self.caller), json_=words.json)
         elif head == "apps":
             self.apps(json_=words.json)
-
-    def by_provider(self, listing: Result) -> str:
-        """The listing's text with each app's code commands under their provider.
-
-        `## ada/cart`, then `cart:` and its commands indented; declared commands
-        keep their lines. The text has one line per listed command, app by app.
-        """
-        entries: dict[str, list[str]] = {}
-        for entry in listing.data["commands"]:
-            entries.setdefault(entry["at"], []).append(entry["name"])
-        code = {
-            (k.at, k.command.agent_name): k.command.provider or k.command.name.split()[0]
-            for k in self.known
-            if k.command.family == "code"
-        }
-        blocks: list[str] = []
-        for block in listing.text.split("\n\n"):
-            head, *lines = block.split("\n")
-            names = entries.get(head.removeprefix("## "), [])
-            if not head.startswith("## ") or len(names) != len(lines):
-                return listing.text  # not the shape this reads: the listing as it is
-            # Each item is a declared command's line, or a provider's indented lines,
-            # placed where its first command was listed.
-            out: list[list[str]] = [[head]]
-            grouped: dict[str, list[str]] = {}
-            for name, line in zip(names, lines, strict=True):
-                provider = code.get((head[3:], name))
-                if provider is None:
-                    out.append([line])
-                elif provider in grouped:
-                    grouped[provider].append(f"  {line}")
-                else:
-                    grouped[provider] = [f"{provider}:", f"  {line}"]
-                    out.append(grouped[provider])
-            blocks.append("\n".join(line for item in out for line in item))
-        return "\n\n".join(blocks)
 
     def apps(self, *, json_: bool) -> None:
         apps = self.service.list_apps(self.caller)

@@ -43,6 +43,20 @@ def kind_of(entry: Mapping[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
+class Offered:
+    """One command a caller's app offers, with what listing it takes: the app (`space/slug`),
+    its title and its address (`127.0.0.1:8000/ada/runs/`)."""
+
+    at: str
+    title: str
+    address: str
+    command: Command
+
+    def line(self) -> str:
+        return self.command.line(self.at, self.title, self.address)
+
+
+@dataclass(frozen=True)
 class _Listed:
     """One app's part of the listing, made once per loaded version and title."""
 
@@ -50,6 +64,7 @@ class _Listed:
     title: str
     block: str  # "## space/app" and a line per command; "" for an app without commands
     entries: list[dict[str, Any]]
+    offered: list[Offered]
 
 
 class Listing:
@@ -67,15 +82,37 @@ class Listing:
             return kept
         at, title = f"{space}/{slug}", loaded.title
         address = self.catalog.url(space, slug).split("://", 1)[-1]
-        lines = "".join(f"\n{cmd.line(at, title, address)}" for cmd in loaded.commands)
+        offered = [Offered(at, title, address, cmd) for cmd in loaded.commands]
+        lines = "".join(f"\n{o.line()}" for o in offered)
         listed = _Listed(
             loaded,
             title,
             f"## {at}{lines}" if lines else "",
             [cmd.listing(at, title) for cmd in loaded.commands],
+            offered,
         )
         self._listed[(space, slug)] = listed
         return listed
+
+    def _listings(
+        self, caller: Caller, app: str | None, via_web: bool
+    ) -> tuple[list[tuple[str, str]], list[_Listed]]:
+        """The apps a listing covers, and each one's listing (an app without commands too)."""
+        if app is not None:
+            reached = self.gate.reach(caller, app, via_web=via_web)
+            pairs = [(reached.space, reached.slug)]
+        else:
+            pairs = self.catalog.member_apps(caller)
+        loads = self.catalog.loads(pairs)
+        return pairs, [self._listing_of(s, a, ld) for (s, a), ld in zip(pairs, loads, strict=True)]
+
+    def offered(self, caller: Caller, app: str | None = None) -> list[Offered]:
+        """The commands `list_commands` lists, as they are: for a door that shows them its
+        own way (the console groups code commands under their provider)."""
+        if not caller.signed_in and app is None:
+            return []
+        _, listed = self._listings(caller, app, via_web=False)
+        return [o for one in listed for o in one.offered]
 
     def list_commands(
         self, caller: Caller, app: str | None = None, *, via_web: bool = False
@@ -83,18 +120,9 @@ class Listing:
         """The spec's listing grouped by app; data `{commands: [{at, name, title, …}]}`."""
         if not caller.signed_in and app is None:
             return Result(f"no apps to list — {SIGN_IN}", {"commands": []})
-        if app is not None:
-            reached = self.gate.reach(caller, app, via_web=via_web)
-            pairs = [(reached.space, reached.slug)]
-        else:
-            pairs = self.catalog.member_apps(caller)
-        blocks: list[str] = []
-        listing: list[dict[str, Any]] = []
-        for (space, slug), loaded in zip(pairs, self.catalog.loads(pairs), strict=True):
-            listed = self._listing_of(space, slug, loaded)
-            if listed.block:
-                blocks.append(listed.block)
-                listing.extend(listed.entries)
+        pairs, every = self._listings(caller, app, via_web)
+        blocks = [listed.block for listed in every if listed.block]
+        listing = [entry for listed in every for entry in listed.entries]
         if not listing:
             if app is not None:
                 return Result(f"{app} has no commands yet", {"commands": []})

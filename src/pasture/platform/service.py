@@ -43,7 +43,7 @@ from pasture.platform.catalog import Catalog
 from pasture.platform.db import PlatformDB, SqlitePlatformDB
 from pasture.platform.graph import Graph
 from pasture.platform.limits import Limiter, Rates
-from pasture.platform.listing import Listing
+from pasture.platform.listing import Listing, Offered
 from pasture.platform.model import (
     ACCESSES,
     ROLES,
@@ -430,6 +430,11 @@ class Service:
     ) -> tuple[AppInfo, Command]:
         """The one command a call names, or the spec's refusal (ambiguous, unknown)."""
         return self._listing.resolve_command(caller, name, app, via_web=via_web)
+
+    def offered(self, caller: Caller, app: str | None = None) -> list[Offered]:
+        """The commands `list_commands` lists, each with its app, title and address, for a
+        door that shows them its own way."""
+        return self._listing.offered(caller, app)
 
     def run_command(
         self,
