@@ -137,4 +137,5 @@ def run_words(
         if not confirm(about_to_run(command, info.at, values)):
             raise Refused(CANCELLED)
     # Words typed at a terminal are text: code commands convert them to their types.
-    return service.run_command(caller, name, values, words.app, typed_text=True)
+    # The app it was found in: running it finds it there at once, not among every app again.
+    return service.run_command(caller, command.name, values, info.at, typed_text=True)
