@@ -1,8 +1,15 @@
-"""Every test runs with its own data directory, never the machine's own."""
+"""Every test runs with its own data directory, never the machine's own.
 
+tests/ is on sys.path so that every folder's tests import the shared `helpers` package."""
+
+import sys
 from pathlib import Path
 
 import pytest
+
+TESTS = Path(__file__).resolve().parent
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
 
 
 @pytest.fixture(autouse=True)

@@ -20,27 +20,11 @@ from hypothesis import strategies as st
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
+from helpers.club import CART, RUNS, TODOS
+from helpers.processes import pasture
 from pasture.cli.console import CommandCompleter, Known, _at_cursor, known_commands
 from pasture.commands.model import Command, Context, Result
 from pasture.platform.service import Service
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-RUNS = EXAMPLES / "runs"
-CART = EXAMPLES / "cart"
-TODOS = EXAMPLES / "todos"
-
-
-def pasture(home: Path, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PASTURE_HOME": str(home), "PASTURE_USER": "ada"}
-    env.pop("PASTURE_TOKEN", None)
-    return subprocess.run(
-        [sys.executable, "-m", "pasture", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        input=input,
-        timeout=120,
-    )
 
 
 @pytest.fixture

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from mcp_talk import TOOL_NAMES
 
+from helpers.club import ROOT
 from pasture.platform.service import Service
 
-ROOT = Path(__file__).resolve().parents[2]
 VERSION = "2.12"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "pasture-tests"
 

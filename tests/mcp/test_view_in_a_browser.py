@@ -18,8 +18,9 @@ from typing import Any
 
 import mcp_types as types
 import pytest
-from mcp_talk import Club, in_memory, ok
+from mcp_talk import Club, in_memory
 
+from helpers.mcp_answers import ok
 from mcp import Client
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -18,17 +18,12 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
+from helpers import pg_server
+from helpers.club import RECIPES, RUNS
 from pasture.caller import Caller
 from pasture.errors import Unavailable
 from pasture.platform.service import Service
 from pasture.web import create_app
-
-ROOT = Path(__file__).resolve().parents[2]
-RUNS = ROOT / "examples" / "runs"
-RECIPES = ROOT / "examples" / "recipes"
-sys.path.insert(0, str(ROOT / "tests" / "store"))
-
-import pg_server  # noqa: E402
 
 
 @pytest.fixture

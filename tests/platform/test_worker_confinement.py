@@ -23,12 +23,10 @@ from urllib.parse import urlsplit
 import pytest
 from code_apps import code_app, deploy
 
+from helpers.club import RUNS
 from pasture.caller import Caller
 from pasture.platform import sandbox
 from pasture.platform.service import Limits, Service
-
-ROOT = Path(__file__).resolve().parents[2]
-RUNS = ROOT / "examples" / "runs"
 
 TRIES = """
 import json, os, socket

@@ -19,6 +19,7 @@ from code_apps import code_app, deploy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers.club import RUNS
 from pasture.caller import NOBODY, Caller
 from pasture.commands.model import Result
 from pasture.errors import Forbidden, Refused, Unauthorized
@@ -28,9 +29,6 @@ from pasture.platform.service import Service
 from pasture.platform.wire import MAX_MESSAGE, Channel, Closed, WireError
 from pasture.platform.worker_process import Stopped
 from pasture.platform.workers import Version, _answer, commands_of
-
-ROOT = Path(__file__).resolve().parents[2]
-RUNS = ROOT / "examples" / "runs"
 
 WORKER = '''
 KEPT = {}

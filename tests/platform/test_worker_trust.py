@@ -5,15 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from code_apps import code_app, deploy, pasture
+from code_apps import code_app, deploy
 
+from helpers.club import CART, RUNS
+from helpers.processes import pasture
 from pasture.caller import Caller
 from pasture.errors import DeployRefused, Forbidden, NotFound, UsageError
 from pasture.platform.service import Service
-
-ROOT = Path(__file__).resolve().parents[2]
-CART = ROOT / "examples" / "cart"
-RUNS = ROOT / "examples" / "runs"
 
 SECRETS = """
 def show(args, ctx):
@@ -171,7 +169,7 @@ def test_the_command_line_reads_a_secret_from_standard_input_only(tmp_path: Path
     home = tmp_path / "home"
     folder = code_app(tmp_path, "box", SECRETS)
     assert pasture(home, "deploy", str(folder)).returncode == 0
-    set_ = pasture(home, "secret", "set", "box", "API_KEY", stdin="from-stdin\n")
+    set_ = pasture(home, "secret", "set", "box", "API_KEY", input="from-stdin\n")
     assert set_.returncode == 0, set_.stderr
     assert "from-stdin" not in set_.stdout
     # A value given as an argument would be in the shell's history: there is no such form.

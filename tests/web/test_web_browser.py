@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 import uvicorn
 
+from helpers.club import EXAMPLES
 from pasture.platform.service import Service
 from pasture.web import create_app
 
 CHROMIUM = Path("/usr/bin/chromium")
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 PASSWORD = "correct horse battery"
 LAUNCH_ARGS = [
     "--no-sandbox",

@@ -8,17 +8,15 @@ read-only — lists the todo, and marks it done, as the person whose tab it is.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import httpx
 from test_web_browser import Served, served, served_apart
 from test_webmcp import _chromium, _console, in_chromium
 
-__all__ = ["served", "served_apart"]  # test_web_browser's real servers, as fixtures here
+from helpers.club import TODOS
 
-ROOT = Path(__file__).resolve().parents[2]
-TODOS = ROOT / "examples" / "todos"
+__all__ = ["served", "served_apart"]  # test_web_browser's real servers, as fixtures here
 
 
 # Before any script of a page: note what each registerTool call is given, then pass it on.

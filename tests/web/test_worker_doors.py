@@ -27,7 +27,9 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from worker_server import Served, ok, processes_of, refused, serve
+from worker_server import Served, processes_of, refused, serve
+
+from helpers.mcp_answers import ok
 
 CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = [

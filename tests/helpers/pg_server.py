@@ -11,7 +11,6 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
@@ -20,6 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from helpers.processes import free_port
 
 
 def binaries() -> Path | None:
@@ -43,12 +44,6 @@ def missing(reason: str) -> None:
     pytest.skip(reason)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextmanager
 def server() -> Iterator[str]:
     """A fresh server for as long as the block runs; yields its URL."""
@@ -66,7 +61,7 @@ def server() -> Iterator[str]:
         shutil.chown(root, "postgres")
         as_user = ["runuser", "-u", "postgres", "--"]
     data = root / "data"
-    port = _free_port()
+    port = free_port()
 
     def run(*args: str) -> None:
         subprocess.run([*as_user, *args], check=True, capture_output=True, cwd=root)
