@@ -6,6 +6,9 @@ folder (and from the files those folders share among themselves):
 
 - `club`: the run club (the examples' folders, its vocabulary) and acting as a person
 - `processes`: `pasture …` in a process of its own, and `pasture serve` until a block ends
+- `needs`: what a test needs of the machine (Chromium, tmux, PostgreSQL…): skipped
+  without it, failed without it under CI
+- `browser`: Debian's Chromium driven by Playwright, and uvicorn on loopback for it
 - `mcp_answers`: reading a tool's answer
 - `pg_server`: a throwaway PostgreSQL server
 """

@@ -18,8 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
-
+from helpers import needs
 from helpers.processes import free_port
 
 
@@ -37,24 +36,19 @@ def binaries() -> Path | None:
     return Path(initdb).parent if initdb else None
 
 
-def missing(reason: str) -> None:
-    """Skip the test outside CI; fail it under CI, where PostgreSQL must be there."""
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} (CI needs PostgreSQL: scripts/system-deps.sh installs it)")
-    pytest.skip(reason)
-
-
 @contextmanager
 def server() -> Iterator[str]:
     """A fresh server for as long as the block runs; yields its URL."""
     bin_dir = binaries()
     if bin_dir is None:
-        missing("PostgreSQL's server programs (initdb, pg_ctl) are not on this machine")
-        raise AssertionError  # pragma: no cover - missing() does not return
+        needs.missing(
+            "PostgreSQL's server programs (initdb, pg_ctl) are not on this machine",
+            needs.apt("postgresql"),
+        )
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        missing("psycopg is not installed: pip install 'pasture[postgres]'")
+        needs.missing("the PostgreSQL tests need psycopg", "pip install -e '.[postgres]'")
     root = Path(tempfile.mkdtemp(prefix="pasture-pg-"))
     as_user: list[str] = []
     if os.geteuid() == 0:

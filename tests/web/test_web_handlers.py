@@ -12,8 +12,9 @@ from typing import Any
 
 import httpx
 from test_web_browser import Served, served, served_apart
-from test_webmcp import _chromium, _console, in_chromium
+from test_webmcp import _chromium, _console
 
+from helpers.browser import in_chromium
 from helpers.club import TODOS
 
 __all__ = ["served", "served_apart"]  # test_web_browser's real servers, as fixtures here

@@ -23,9 +23,12 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from test_web_browser import CHROMIUM, EXAMPLES, LAUNCH_ARGS, Served, served, served_apart
+from test_web_browser import Served, served, served_apart
 from web_site import BASE, Site
 
+from helpers import needs
+from helpers.browser import CHROMIUM, LAUNCH_ARGS, in_chromium
+from helpers.club import EXAMPLES
 from pasture.platform.model import VIEWER_WRITES
 from pasture.platform.rewrite import with_base
 
@@ -254,15 +257,11 @@ def test_any_page_gets_exactly_one_base_then_one_module(pieces: list[str]) -> No
 # -- in a real browser -------------------------------------------------------------------
 
 TOOL_NAMES = ["leaderboard", "log_run", "since"]
-in_chromium = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin"
-)
 
 
 @contextmanager
 def _chromium(*, webmcp: bool) -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+    sync_api = needs.playwright()
     args = [*LAUNCH_ARGS, "--enable-features=WebMCP"] if webmcp else LAUNCH_ARGS
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=args)
@@ -381,7 +380,7 @@ def test_a_sandboxed_page_offers_no_tools(served: Served) -> None:
         page.wait_for_load_state("networkidle")
         assert page.evaluate("origin") == "null"
         assert page.webmcp.tools() == []
-        sync_api = pytest.importorskip("playwright.sync_api")
+        sync_api = needs.playwright()
         sync_api.expect(page.locator("input[name=who]")).to_have_value("ada")  # it works
     assert problems == []
 
@@ -408,7 +407,7 @@ def test_without_webmcp_the_page_offers_nothing_and_logs_nothing(served_apart: S
         with pytest.raises(Exception, match="WebMCP is not enabled"):
             page.webmcp.tools()
         # The page itself still works: signed in, its form is filled in through client.js.
-        sync_api = pytest.importorskip("playwright.sync_api")
+        sync_api = needs.playwright()
         sync_api.expect(page.locator("input[name=who]")).to_have_value("ada")
     assert problems == []
 
