@@ -10,5 +10,6 @@ folder (and from the files those folders share among themselves):
   without it, failed without it under CI
 - `browser`: Debian's Chromium driven by Playwright, and uvicorn on loopback for it
 - `mcp_answers`: reading a tool's answer
+- `pages`: reading a served page's tags as a browser does
 - `pg_server`: a throwaway PostgreSQL server
 """

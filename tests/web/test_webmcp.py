@@ -17,24 +17,20 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from html.parser import HTMLParser
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from test_web_browser import Served, served, served_apart
 from web_site import BASE, Site
 
 from helpers import needs
 from helpers.browser import CHROMIUM, LAUNCH_ARGS, in_chromium
 from helpers.club import EXAMPLES
+from helpers.pages import SCRIPT, Tags, modules
 from pasture.platform.model import VIEWER_WRITES
-from pasture.platform.rewrite import with_base
 
 __all__ = ["served", "served_apart"]  # test_web_browser's real servers, as fixtures here
 
-SCRIPT = '<script type="module" src="./api/webmcp.js"></script>'
 
 # Pages that try to fool a rewrite that reads HTML as text.
 TRICKY = """<!doctype html>
@@ -155,23 +151,6 @@ def test_the_module_is_javascript_that_waits_for_webmcp(site: Site) -> None:
 # -- the page loads it ---------------------------------------------------------------------
 
 
-class _Tags(HTMLParser):
-    """Every real start tag of a page, in order, as a browser's tokenizer would see them."""
-
-    def __init__(self, page: str) -> None:
-        super().__init__()
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.feed(page)
-        self.close()
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, dict(attrs)))
-
-
-def _modules(page: str) -> list[str | None]:
-    return [a.get("src") for t, a in _Tags(page).tags if t == "script" and a.get("type")]
-
-
 def test_an_apps_page_loads_the_module_right_after_its_base(site: Site) -> None:
     for path in ("/ada/runs/", "/ada/runs/sub/", "/ada/runs/nohead.html"):
         page = site.client().get(path).text
@@ -185,9 +164,9 @@ def test_a_page_that_mentions_head_and_script_gets_one_module_in_its_head(
     page = site.client().get(f"/{tricky}/").text
     assert page.count(SCRIPT) == 1
     assert f'<head data-note="<head>"><base href="{BASE}/{tricky}/">{SCRIPT}\n<title>' in page
-    tags = [t for t, _ in _Tags(page).tags]
+    tags = [t for t, _ in Tags(page).tags]
     assert tags[:5] == ["html", "head", "base", "script", "title"]
-    assert _modules(page) == ["./api/webmcp.js"]
+    assert modules(page) == ["./api/webmcp.js"]
     # Nothing else of the page changed.
     assert page.replace(f'<base href="{BASE}/{tricky}/">{SCRIPT}', "") == TRICKY
 
@@ -203,7 +182,7 @@ def test_a_page_with_its_own_base_loads_the_module_from_the_apps_address(
 ) -> None:
     page = site.client().get(f"/{tricky}/own.html").text
     assert page.count("<base ") == 1
-    assert _modules(page) == [f"{BASE}/{tricky}/api/webmcp.js"]
+    assert modules(page) == [f"{BASE}/{tricky}/api/webmcp.js"]
 
 
 def test_other_files_and_mcp_views_get_no_module(site: Site) -> None:
@@ -214,44 +193,6 @@ def test_other_files_and_mcp_views_get_no_module(site: Site) -> None:
     assert b"<base " in view.body
     assert b"webmcp" not in view.body
     assert b"webmcp" in site.client().get("/ada/club/leaderboard.html").content
-
-
-# Pieces a page may be made of, some of them traps for a rewrite that reads text.
-_PIECES = st.sampled_from(
-    [
-        "<!doctype html>",
-        "<html>",
-        "<head>",
-        "<HEAD lang=en>",
-        "</head>",
-        "<body>",
-        "<title>t</title>",
-        "<!-- <head><script> -->",
-        '<script>let s = "<head><script>";</script>',
-        "<style>p::before { content: '<head>' }</style>",
-        '<p title="<head>">x</p>',
-        "&lt;head&gt;",
-        "\n",
-        "text",
-        "<header>h</header>",
-    ]
-)
-
-
-@given(st.lists(_PIECES, max_size=12))
-def test_any_page_gets_exactly_one_base_then_one_module(pieces: list[str]) -> None:
-    page = "".join(pieces)
-    out = with_base(page.encode(), "U/", module="api/webmcp.js").decode()
-    added = '<base href="U/">' + SCRIPT
-    assert out.count(added) == 1
-    assert out.replace(added, "", 1) == page
-    tags = _Tags(out).tags
-    names = [t for t, _ in tags]
-    assert names.count("base") == 1
-    assert _modules(out) == ["./api/webmcp.js"]
-    at = names.index("base")
-    assert names[at + 1] == "script"
-    assert all(t in ("html", "head") for t in names[:at])
 
 
 # -- in a real browser -------------------------------------------------------------------
