@@ -12,9 +12,6 @@ Without the flag the page offers nothing and logs nothing.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -27,6 +24,7 @@ from helpers import needs
 from helpers.browser import CHROMIUM, LAUNCH_ARGS, in_chromium
 from helpers.club import EXAMPLES
 from helpers.pages import SCRIPT, Tags, modules
+from helpers.processes import pasture
 from pasture.platform.model import VIEWER_WRITES
 
 __all__ = ["served", "served_apart"]  # test_web_browser's real servers, as fixtures here
@@ -94,14 +92,7 @@ def test_tools_lists_the_apps_commands_as_the_listing_does(site: Site) -> None:
 
 
 def test_tools_is_what_pasture_inspect_prints(site: Site) -> None:
-    env = {**os.environ, "PASTURE_HOME": str(site.home), "PASTURE_USER": "ada"}
-    inspected = subprocess.run(
-        [sys.executable, "-m", "pasture", "inspect", "ada/runs", "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
+    inspected = pasture(site.home, "inspect", "ada/runs", "--json")
     assert inspected.returncode == 0, inspected.stderr
     served = site.client(site.ada_token).get("/ada/runs/api/tools").json()
     assert json.loads(inspected.stdout) == served
