@@ -3,31 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-RUNS = Path(__file__).resolve().parents[2] / "examples" / "runs"
-
-
-class Pasture:
-    def __init__(self, home: Path) -> None:
-        self.env = {**os.environ, "PASTURE_HOME": str(home), "PASTURE_USER": "ada"}
-        self.env.pop("PASTURE_TOKEN", None)
-
-    def __call__(self, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "pasture", *args],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            input=input,
-            timeout=120,
-        )
+from helpers.club import RUNS
+from helpers.processes import Pasture
 
 
 @pytest.fixture

@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from test_cli import RUNS, Pasture
+
+from helpers.club import RUNS
+from helpers.processes import Pasture
 
 
 @pytest.fixture

@@ -7,11 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from test_cli import Pasture
 
+from helpers.club import CART, TODOS
+from helpers.processes import Pasture
 from pasture.platform.service import Service
-
-TODOS = Path(__file__).resolve().parents[2] / "examples" / "todos"
 
 
 @pytest.fixture
@@ -38,9 +37,6 @@ def test_a_person_lists_and_marks_their_todos(
     hidden = pasture("command", "add_todo", "--text=more")
     assert hidden.returncode != 0 and hidden.stderr.startswith("no command add_todo")
     assert "Traceback" not in hidden.stderr
-
-
-CART = Path(__file__).resolve().parents[2] / "examples" / "cart"
 
 
 def test_a_command_of_several_words_runs_unquoted(pasture: Pasture) -> None:

@@ -4,8 +4,6 @@ of its own (as on other machines), all keeping their data in one throwaway datab
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
 import sys
 import time
@@ -16,11 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-RUNS = ROOT / "examples" / "runs"
-sys.path.insert(0, str(ROOT / "tests" / "store"))
-
-import pg_server  # noqa: E402
+from helpers import pg_server
+from helpers.club import RUNS
+from helpers.processes import free_port, pasture, pasture_env
 
 
 @pytest.fixture(scope="module")
@@ -33,28 +29,6 @@ def database() -> Iterator[str]:
         with psycopg.connect(server, autocommit=True) as admin:
             admin.execute(f"CREATE DATABASE {name}")
         yield server.rsplit("/", 1)[0] + "/" + name
-
-
-def pasture(
-    home: Path, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "PASTURE_HOME": str(home), "PASTURE_USER": "ada", **(env or {})}
-    full.pop("PASTURE_TOKEN", None)
-    if not env:
-        full.pop("PASTURE_DATABASE_URL", None)
-    return subprocess.run(
-        [sys.executable, "-m", "pasture", *args],
-        env=full,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_deploy_on_one_machine_command_and_serve_on_others(database: str, tmp_path: Path) -> None:
@@ -74,10 +48,10 @@ def test_deploy_on_one_machine_command_and_serve_on_others(database: str, tmp_pa
     # nothing of it stays on the SQLite side
     assert pasture(tmp_path / "a", "app", "list").stdout.startswith("you have no apps yet")
 
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "pasture", "serve", "--port", str(port), "--database", database],
-        env={**os.environ, "PASTURE_HOME": str(tmp_path / "c"), "PASTURE_USER": "ada"},
+        env=pasture_env(tmp_path / "c"),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

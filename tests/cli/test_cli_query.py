@@ -4,12 +4,8 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -19,6 +15,8 @@ import pytest
 from rich.cells import cell_len
 from starlette.testclient import TestClient
 
+from helpers.club import RUNS
+from helpers.processes import Pasture
 from mcp import Client
 from pasture.cli import show_query
 from pasture.commands.model import Result
@@ -27,7 +25,6 @@ from pasture.mcp import build_server
 from pasture.platform.service import Service
 from pasture.web import create_app
 
-RUNS = Path(__file__).resolve().parents[2] / "examples" / "runs"
 BASE = "http://testserver"
 LOGGED = [
     ("Ada", "5", "2026-09-01"),
@@ -53,27 +50,12 @@ REFUSED = [
 ]
 
 
-class Pasture:
-    def __init__(self, home: Path) -> None:
-        self.home = home
-        self.env = {**os.environ, "PASTURE_HOME": str(home), "PASTURE_USER": "ada"}
-        self.env.pop("PASTURE_TOKEN", None)
-        self.env["COLUMNS"] = "200"  # wide, unless a test says otherwise
-
-    def __call__(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "pasture", *args],
-            env={**self.env, **env},
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-
-
 @pytest.fixture(scope="module")
 def pasture(tmp_path_factory: pytest.TempPathFactory) -> Pasture:
     """A home with the run club deployed by the command line and three runs logged."""
-    run = Pasture(tmp_path_factory.mktemp("cli") / "home")
+    run = Pasture(
+        tmp_path_factory.mktemp("cli") / "home", COLUMNS="200"
+    )  # wide, unless a test says otherwise
     assert run("deploy", str(RUNS)).returncode == 0
     for who, miles, at in LOGGED:
         logged = run("command", "log_run", who, miles, at)

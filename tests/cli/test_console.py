@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -20,27 +18,12 @@ from hypothesis import strategies as st
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
+from helpers import needs
+from helpers.club import CART, RUNS, TODOS
+from helpers.processes import pasture
 from pasture.cli.console import CommandCompleter, Known, _at_cursor, known_commands
 from pasture.commands.model import Command, Context, Result
 from pasture.platform.service import Service
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-RUNS = EXAMPLES / "runs"
-CART = EXAMPLES / "cart"
-TODOS = EXAMPLES / "todos"
-
-
-def pasture(home: Path, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PASTURE_HOME": str(home), "PASTURE_USER": "ada"}
-    env.pop("PASTURE_TOKEN", None)
-    return subprocess.run(
-        [sys.executable, "-m", "pasture", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        input=input,
-        timeout=120,
-    )
 
 
 @pytest.fixture
@@ -324,18 +307,14 @@ def test_the_word_at_the_cursor_is_the_word_shlex_reads(typed: list[str]) -> Non
 
 
 # -- a real terminal -------------------------------------------------------------
-TMUX = shutil.which("tmux")
-needs_tmux = pytest.mark.skipif(
-    TMUX is None and not os.environ.get("CI"), reason="needs tmux (apt-get install tmux)"
-)
 
 
 class Pane:
     """One tmux pane on a server of its own, running a command in an 100×30 terminal."""
 
     def __init__(self, socket: Path, command: str) -> None:
-        assert TMUX is not None, "tmux is not installed: apt-get install -y tmux"
-        self.base = [TMUX, "-S", str(socket)]
+        tmux = needs.program("tmux", "tmux", "the console's tests at a real terminal")
+        self.base = [tmux, "-S", str(socket)]
         subprocess.run(
             [*self.base, "new-session", "-d", "-x", "100", "-y", "30", command], check=True
         )
@@ -412,7 +391,6 @@ def pane(home: Path, tmp_path: Path) -> Iterator[Pane]:
         pane.close()
 
 
-@needs_tmux
 def test_a_person_at_a_terminal(pane: Pane, home: Path) -> None:
     pane.wait_for("ada>")  # a screen's lines end without their spaces
     pane.send("lo", "Tab")
@@ -555,7 +533,6 @@ def test_pasture_command_refuses_a_consequential_command_without_yes(home: Path)
     assert pasture(home, "command", "cart_status").stdout.strip() == "the cart is empty"
 
 
-@needs_tmux
 def test_a_person_is_asked_before_a_consequential_command(pane: Pane, home: Path) -> None:
     assert pasture(home, "deploy", str(CART)).returncode == 0
     pane.wait_for("ada>")
@@ -574,7 +551,6 @@ def test_a_person_is_asked_before_a_consequential_command(pane: Pane, home: Path
     pane.wait_for("Emptied the cart: 1 product taken out.")
 
 
-@needs_tmux
 def test_a_person_keeps_their_todos_at_a_terminal(
     pane: Pane, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

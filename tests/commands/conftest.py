@@ -3,28 +3,14 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from helpers.club import RUNS_VOCAB
 from pasture.commands import load_commands
 from pasture.commands.model import Command
 from pasture.store.vocab import Vocabulary
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-RUNS_VOCAB: dict[str, Any] = {
-    "$defs": {
-        "jog": {
-            "properties": {
-                "who": {"type": "string"},
-                "miles": {"type": "number"},
-                "at": {"type": "string", "format": "date-time"},
-            }
-        }
-    }
-}
 
 
 @pytest.fixture

@@ -7,13 +7,12 @@ from typing import Any
 
 import pytest
 
+from helpers.club import EXAMPLES
 from pasture.commands import load_commands
 from pasture.commands.declared import Template
 from pasture.commands.model import Command
 from pasture.errors import UsageError
 from pasture.store.vocab import Vocabulary
-
-from .conftest import EXAMPLES
 
 RECIPES: dict[str, Any] = json.loads((EXAMPLES / "recipes" / "vocab.json").read_text())
 

@@ -9,13 +9,12 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers.club import RUNS_VOCAB
 from pasture.commands import load_commands
 from pasture.commands.declared import Template
 from pasture.errors import DeployRefused, UsageError
 from pasture.store.vocab import Vocabulary
 from pasture.values import TYPES
-
-from .conftest import RUNS_VOCAB
 
 VOCABULARY = Vocabulary.from_json(RUNS_VOCAB)
 FILES = {"index.html": b"", "leaderboard.html": b"", "sub/page.html": b""}

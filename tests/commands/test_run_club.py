@@ -11,14 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers.club import EXAMPLES
 from pasture.caller import Caller
 from pasture.commands import load_commands
 from pasture.commands.appstore import StoreAsCaller
 from pasture.commands.model import Command, Context, Result
 from pasture.errors import Refused, UsageError
 from pasture.store import SqliteStore, Vocabulary, open_store
-
-from .conftest import EXAMPLES
 
 ADA = Caller("a1a1a1a1a1a1a1a1", "Ada")
 BOB = Caller("b0b0b0b0b0b0b0b0", "Bob")

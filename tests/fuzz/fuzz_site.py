@@ -12,17 +12,15 @@ All in ada's own space, public, which is trusted to run code:
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from helpers.club import EXAMPLES, as_user
 from pasture.caller import Caller
 from pasture.platform.limits import Rates
 from pasture.platform.service import Service
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
 BASE = "http://testserver"
 APPS = ("runs", "cart", "wild", "todos")
 
@@ -118,17 +116,10 @@ class _Errors(logging.Handler):
 
 
 def open_site(home: Path) -> Iterator[Site]:
-    before = os.environ.get("PASTURE_USER")
-    os.environ["PASTURE_USER"] = "ada"
-    try:
+    with as_user("ada"):
         # Thousands of inputs a minute from one token: the limits are not what is fuzzed here.
         service = Service(home, base_url=BASE, rates=Rates(caller=None, address=None))
         ada = service.local_owner()
-    finally:
-        if before is None:
-            os.environ.pop("PASTURE_USER", None)
-        else:
-            os.environ["PASTURE_USER"] = before
     service.trust_space(ada, "ada")
     service.deploy(ada, EXAMPLES / "runs", space="ada", app="runs", access="public")
     service.deploy(ada, EXAMPLES / "cart", space="ada", app="cart", access="public")

@@ -9,9 +9,7 @@ Each case starts Python afresh, so there are only a few of them.
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,8 @@ from fuzz_inputs import WEB, command_names, filters, hostile_text
 from fuzz_site import Site
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from helpers.processes import PASTURE, pasture_env
 
 
 def _argument(text: str) -> bytes:
@@ -30,14 +30,10 @@ def _argument(text: str) -> bytes:
 def pasture(
     site: Site, *args: bytes | str, columns: int | None = None
 ) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "PASTURE_HOME": str(site.home), "PASTURE_USER": "ada"}
-    if columns is not None:
-        env["COLUMNS"] = str(columns)
-    env.pop("PASTURE_TOKEN", None)
-    env.pop("PASTURE_DATABASE_URL", None)
+    env = {"COLUMNS": str(columns)} if columns is not None else None
     return subprocess.run(
-        [sys.executable, "-m", "pasture", *args],
-        env=env,
+        [*PASTURE, *args],
+        env=pasture_env(site.home, env),
         capture_output=True,
         timeout=120,
         stdin=subprocess.DEVNULL,

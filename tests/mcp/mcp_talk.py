@@ -1,23 +1,18 @@
-"""What the tests share: talking to a connector with the SDK's own client, and reading answers."""
+"""What the connector's tests share: the club, and talking to a connector with the SDK's
+own client."""
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import anyio
-import httpx
 import mcp_types as types
 from mcp.client.session import IncomingMessage
 
+from helpers.club import RUNS
+from helpers.mcp_answers import text
 from mcp import Client
 from pasture.caller import Caller
 from pasture.mcp import build_server
@@ -25,8 +20,6 @@ from pasture.platform.service import Service
 
 T = TypeVar("T")
 
-ROOT = Path(__file__).resolve().parents[2]
-RUNS = ROOT / "examples" / "runs"
 BASE_URL = "http://127.0.0.1:8000"
 
 
@@ -88,76 +81,7 @@ def in_memory(
     return anyio.run(main)
 
 
-def text(result: types.CallToolResult) -> str:
-    """The one text block an answer carries."""
-    assert len(result.content) == 1
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
-
-
-def ok(result: types.CallToolResult) -> tuple[str, dict[str, Any]]:
-    assert not result.is_error, text(result)
-    assert isinstance(result.structured_content, dict)
-    return text(result), result.structured_content
-
-
 def refused(result: types.CallToolResult) -> str:
     assert result.is_error
     assert result.structured_content is None
     return text(result)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def serve_env(home: Path, **extra: str) -> dict[str, str]:
-    """What a `pasture` process of these tests runs with: the data directory, and this Python."""
-    return {
-        "PASTURE_HOME": str(home),
-        "PATH": os.environ.get("PATH", ""),
-        "PYTHONPATH": os.pathsep.join(sys.path),
-        **extra,
-    }
-
-
-@contextmanager
-def running_server(home: Path, *options: str) -> Iterator[str]:
-    """`pasture serve` on a free loopback port with `options`, until the block ends (it is
-    stopped as a signal stops it, so it writes what it keeps); its address."""
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pasture",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            *options,
-        ],
-        env=serve_env(home),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{url}/", timeout=1)
-                break
-            except httpx.TransportError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(process.stderr.read() if process.stderr else b"") from None
-                time.sleep(0.1)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=20)

@@ -13,8 +13,10 @@ import mcp_types as types
 import pytest
 from mcp.client.session import IncomingMessage
 from mcp.shared.exceptions import MCPError
-from mcp_talk import BASE_URL, MODES, RUNS, TOOL_NAMES, Club, in_memory, ok, refused
+from mcp_talk import BASE_URL, MODES, TOOL_NAMES, Club, in_memory, refused
 
+from helpers.club import RUNS
+from helpers.mcp_answers import ok
 from mcp import Client
 from pasture.caller import NOBODY, Caller
 from pasture.errors import Refused

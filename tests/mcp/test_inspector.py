@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 from mcp_talk import TOOL_NAMES
 
+from helpers import needs
+from helpers.club import ROOT
 from pasture.platform.service import Service
 
-ROOT = Path(__file__).resolve().parents[2]
 VERSION = "2.12"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "pasture-tests"
 
@@ -32,9 +33,7 @@ def inspector() -> Path:
         return binary
     npm = shutil.which("npm")
     if npm is None:
-        if os.environ.get("CI"):
-            pytest.fail("the MCP Inspector tests need npm (Debian's nodejs and npm)")
-        pytest.skip("needs npm to install the MCP Inspector")
+        needs.missing("the MCP Inspector tests need npm", needs.apt("nodejs npm"))
     folder = binary.parents[2]
     folder.mkdir(parents=True, exist_ok=True)
     subprocess.run(

@@ -19,9 +19,11 @@ import httpx2
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.auth.provider import AuthorizationParams
 from mcp.shared.auth import OAuthClientInformationFull
-from mcp_talk import Club, in_memory, ok, refused, running_server
+from mcp_talk import Club, in_memory, refused
 from pydantic import AnyUrl
 
+from helpers.mcp_answers import ok
+from helpers.processes import running_server
 from mcp import Client
 from pasture.caller import Caller
 from pasture.platform.model import VIEWER_WRITES

@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from mcp_talk import MODES, Club, in_memory, ok, refused
+from mcp_talk import MODES, Club, in_memory, refused
 
+from helpers.club import TODOS
+from helpers.mcp_answers import ok
 from mcp import Client
-
-ROOT = Path(__file__).resolve().parents[2]
-TODOS = ROOT / "examples" / "todos"
 
 
 def test_an_agent_lists_and_marks_its_persons_todos(club: Club) -> None:

@@ -15,8 +15,10 @@ import httpx
 import httpx2
 import pytest
 from mcp.client.streamable_http import streamable_http_client
-from mcp_talk import Club, ok, refused, running_server, serve_env
+from mcp_talk import Club, refused
 
+from helpers.mcp_answers import ok
+from helpers.processes import running_server, server_env
 from mcp import Client
 
 RUN = {"who": "Ada", "miles": 5, "at": "2026-09-01"}
@@ -80,7 +82,7 @@ def test_a_token_past_its_limit_is_told_as_a_refused_tool_call(url: str, club: C
 def test_the_limit_is_configured_with_a_sentence_for_a_mistake(club: Club, tmp_path: Path) -> None:
     wrong = subprocess.run(
         [sys.executable, "-m", "pasture", "serve", "--port", "1", "--rate", "lots"],
-        env=serve_env(club.service.home),
+        env=server_env(club.service.home),
         capture_output=True,
         text=True,
         timeout=60,

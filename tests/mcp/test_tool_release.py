@@ -17,8 +17,10 @@ import mcp_types as types
 import pytest
 from mcp.client.session import IncomingMessage
 from mcp.client.streamable_http import streamable_http_client
-from mcp_talk import TOOL_NAMES, Club, in_memory, ok, running_server, set_up_club
+from mcp_talk import TOOL_NAMES, Club, in_memory, set_up_club
 
+from helpers.mcp_answers import ok
+from helpers.processes import running_server
 from mcp import Client
 from pasture.mcp import build_server
 from pasture.mcp._tools import CHANGED, RELEASE

@@ -21,17 +21,10 @@ import mcp_types as types
 import pytest
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_talk import (
-    MODES,
-    TOOL_NAMES,
-    Club,
-    ok,
-    refused,
-    running_server,
-    serve_env,
-    set_up_club,
-)
+from mcp_talk import MODES, TOOL_NAMES, Club, refused, set_up_club
 
+from helpers.mcp_answers import ok
+from helpers.processes import running_server, server_env
 from mcp import Client, StdioServerParameters
 from pasture.platform.service import Service
 
@@ -58,7 +51,7 @@ def home(tmp_path: Path) -> Iterator[Home]:
 
 def _stdio(home: Home, *args: str) -> StdioServerParameters:
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "pasture", "mcp", *args], env=serve_env(home.path)
+        command=sys.executable, args=["-m", "pasture", "mcp", *args], env=server_env(home.path)
     )
 
 
@@ -105,7 +98,7 @@ def test_pasture_mcp_over_stdio_acts_as_the_owner_or_a_tokens_person(home: Home,
 def test_pasture_mcp_with_a_bad_token_says_why_and_exits(home: Home) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pasture", "mcp", "--token", "not-a-token"],
-        env=serve_env(home.path),
+        env=server_env(home.path),
         input="",
         capture_output=True,
         text=True,

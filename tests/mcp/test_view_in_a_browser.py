@@ -13,23 +13,16 @@ import concurrent.futures
 import http.server
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pytest
-from mcp_talk import Club, in_memory, ok
+from mcp_talk import Club, in_memory
 
+from helpers.browser import CHROMIUM, LAUNCH_ARGS, in_chromium
+from helpers.mcp_answers import ok
 from mcp import Client
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 VIEW = "ui://ada/runs/leaderboard.html"
 RUN = {"who": "Ada", "miles": "5", "at": "2026-09-01"}
 
@@ -94,7 +87,7 @@ def _wire(result: types.CallToolResult) -> dict[str, Any]:
     return dumped
 
 
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Chromium at /usr/bin/chromium")
+@in_chromium
 def test_the_leaderboard_view_draws_the_answer_and_calls_back(club: Club, host_page: str) -> None:
     from playwright.sync_api import sync_playwright
 
@@ -128,7 +121,7 @@ def test_the_leaderboard_view_draws_the_answer_and_calls_back(club: Club, host_p
         return _wire(pool.submit(in_memory, service, ada, "legacy", call).result())
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
         try:
             page = browser.new_page()
             page.expose_function("callTool", call_tool)

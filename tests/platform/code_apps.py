@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -62,18 +59,3 @@ def deploy(
 ) -> str:
     """Deploy and answer the app's `space/slug`."""
     return str(service.deploy(who, folder, space=space, access=access).data["at"])
-
-
-def pasture(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    """`pasture ARGS…` as the machine's owner ada, on `home`'s SQLite, in a process of its own."""
-    env = {**os.environ, "PASTURE_HOME": str(home), "PASTURE_USER": "ada"}
-    env.pop("PASTURE_TOKEN", None)
-    env.pop("PASTURE_DATABASE_URL", None)
-    return subprocess.run(
-        [sys.executable, "-m", "pasture", *args],
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )

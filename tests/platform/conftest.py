@@ -5,21 +5,15 @@ so a second Service or process made by a test meets the same one)."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from platform_db import fresh_database
 
+from helpers import pg_server
 from pasture.caller import Caller
 from pasture.platform.service import Service
-
-ROOT = Path(__file__).resolve().parents[2]
-RUNS = ROOT / "examples" / "runs"
-sys.path.insert(0, str(ROOT / "tests" / "store"))
-
-import pg_server  # noqa: E402
-from platform_db import fresh_database  # noqa: E402
 
 
 @pytest.fixture(scope="session")

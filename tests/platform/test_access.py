@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
+from helpers.club import RUNS
 from pasture.caller import NOBODY, Caller
 from pasture.errors import Forbidden, NotFound, Refused
 from pasture.platform.service import Service
 
-RUNS = Path(__file__).resolve().parents[2] / "examples" / "runs"
 ACCESSES = ("private", "public", "open")
 WHO = ("owner", "editor", "viewer", "stranger", "nobody")
 VIEWER_WRITES = "you can read this app but not change it — its owner can make you an editor"

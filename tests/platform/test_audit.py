@@ -15,14 +15,13 @@ from typing import Any
 import pytest
 from platform_db import kept
 
+from helpers.club import RUNS
 from pasture.caller import Caller
 from pasture.errors import Forbidden, NotFound, Refused, Unauthorized, Unavailable, UsageError
 from pasture.platform.audit import args_shape, bundles_shape, since_of, unquoted
 from pasture.platform.model import VIEWER_WRITES
 from pasture.platform.service import Service
 
-ROOT = Path(__file__).resolve().parents[2]
-RUNS = ROOT / "examples" / "runs"
 RUN = {"who": "Ada", "miles": "5", "at": "2026-09-01"}
 SECRET = "sk-live-4f3c2a1b0c9d8e7f6a5b"
 

@@ -8,12 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from helpers.club import RECIPES, RUNS
 from pasture.caller import NOBODY, Caller
 from pasture.errors import NotFound, Refused, UsageError
 from pasture.platform.service import Service
-
-RUNS = Path(__file__).resolve().parents[2] / "examples" / "runs"
-RECIPES = Path(__file__).resolve().parents[2] / "examples" / "recipes"
 
 
 def test_the_listing_is_grouped_by_app(service: Service, ada: Caller) -> None:

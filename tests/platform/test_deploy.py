@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from helpers.club import RUNS
 from pasture.caller import Caller
 from pasture.errors import DeployRefused, NotFound, UsageError
 from pasture.platform.service import Service
-
-RUNS = Path(__file__).resolve().parents[2] / "examples" / "runs"
 
 REPORT = (
     "deployed ada/runs v{n}: http://127.0.0.1:8000/ada/runs/\ncommands: log_run, leaderboard, since"

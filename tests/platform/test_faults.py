@@ -7,28 +7,22 @@ store held by another process, and a PostgreSQL server that goes away.
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
 
+from helpers import pg_server
+from helpers.club import RECIPES, RUNS
+from helpers.processes import pasture
 from pasture.caller import Caller
 from pasture.errors import Unavailable
 from pasture.platform.service import Service
 from pasture.web import create_app
-
-ROOT = Path(__file__).resolve().parents[2]
-RUNS = ROOT / "examples" / "runs"
-RECIPES = ROOT / "examples" / "recipes"
-sys.path.insert(0, str(ROOT / "tests" / "store"))
-
-import pg_server  # noqa: E402
 
 
 @pytest.fixture
@@ -127,28 +121,14 @@ def test_a_read_only_data_directory_is_said_at_start_up(
     service.deploy(owner, RUNS)
     service.close()
     subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
-    env = {**os.environ, "PASTURE_HOME": str(home), "PASTURE_USER": "ada"}
-    env.pop("PASTURE_DATABASE_URL", None)
-    served = subprocess.run(
-        [sys.executable, "-m", "pasture", "serve", "--port", "0"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    served = pasture(home, "serve", "--port", "0")
     assert served.returncode == 1
     assert served.stderr.strip().endswith(
         f"the data directory is read-only ({home}) — nothing was written; pasture writes "
         "there: make it writable, or serve another with --home"
     )
     assert "Traceback" not in served.stderr
-    deploying = subprocess.run(
-        [sys.executable, "-m", "pasture", "deploy", str(RECIPES)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    deploying = pasture(home, "deploy", str(RECIPES))
     assert deploying.returncode == 1
     assert "is read-only" in deploying.stderr and "Traceback" not in deploying.stderr
 

@@ -14,14 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers.club import TODOS
 from pasture.caller import NOBODY, Caller
 from pasture.commands.handlers import Arg, boolean, id, input_schema, number, string
 from pasture.errors import DeployRefused, NotFound, Refused
 from pasture.platform.service import Service
 from pasture.schema import InputSchema
-
-ROOT = Path(__file__).resolve().parents[2]
-TODOS = ROOT / "examples" / "todos"
 
 
 def todos_app(tmp_path: Path, source: str | None = None) -> Path:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.club import RUNS
 from pasture.caller import NOBODY, Caller
 from pasture.errors import TooMany, Unauthorized, UsageError
 from pasture.platform import identity
@@ -24,7 +25,6 @@ from pasture.platform.limits import (
 )
 from pasture.platform.service import Service
 
-RUNS = Path(__file__).resolve().parents[2] / "examples" / "runs"
 PASSWORD = "correct horse"
 MISMATCH = "that name and password do not match"
 RUN = {"who": "Ada", "miles": 5, "at": "2026-09-01"}

@@ -9,13 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers.club import RUNS
 from pasture.caller import Caller
 from pasture.errors import DeployRefused, NotFound, UsageError
 from pasture.platform.paths import BadPath, app_path, inside
 from pasture.platform.service import Service
-
-ROOT = Path(__file__).resolve().parents[2]
-RUNS = ROOT / "examples" / "runs"
 
 # The pieces hostile paths are made of, in every spelling that has bitten someone.
 PIECES = st.sampled_from(

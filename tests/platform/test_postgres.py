@@ -11,11 +11,10 @@ import psycopg
 import pytest
 from platform_db import fresh_database
 
+from helpers.club import RUNS
 from pasture.errors import Refused
 from pasture.platform.pgdb import app_schema
 from pasture.platform.service import Service
-
-RUNS = Path(__file__).resolve().parents[2] / "examples" / "runs"
 
 
 @pytest.fixture

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from helpers.club import RUNS
 from pasture.caller import NOBODY, Caller
 from pasture.errors import NotFound, Unauthorized, UsageError
 from pasture.platform.service import Service
-
-RUNS = Path(__file__).resolve().parents[2] / "examples" / "runs"
 
 
 def test_a_sign_in_link_opens_once(service: Service, ada: Caller) -> None:

@@ -14,17 +14,14 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 import pytest
-from code_apps import pasture
 
+from helpers.club import CART, RUNS
+from helpers.processes import pasture
 from mcp import Client
 from pasture.caller import Caller
 from pasture.errors import DeployRefused, NotFound, Refused, UsageError
 from pasture.mcp import build_server
 from pasture.platform.service import Service
-
-ROOT = Path(__file__).resolve().parents[2]
-CART = ROOT / "examples" / "cart"
-RUNS = ROOT / "examples" / "runs"
 
 
 def app_with_worker(tmp_path: Path, source: str, base: Path = CART) -> Path:

@@ -23,12 +23,11 @@ from urllib.parse import urlsplit
 import pytest
 from code_apps import code_app, deploy
 
+from helpers import needs
+from helpers.club import RUNS
 from pasture.caller import Caller
 from pasture.platform import sandbox
 from pasture.platform.service import Limits, Service
-
-ROOT = Path(__file__).resolve().parents[2]
-RUNS = ROOT / "examples" / "runs"
 
 TRIES = """
 import json, os, socket
@@ -137,14 +136,13 @@ def run_tries(service: Service, owner: Caller, the_plan: dict[str, Any]) -> dict
     return service.run_command(owner, "box_tries", {"plan": json.dumps(the_plan)}).data
 
 
-@pytest.mark.skipif(
-    not sandbox.confinement().confined and not os.environ.get("CI"),
-    reason="bubblewrap is not installed or does not work here (make system-deps installs it)",
-)
 def test_a_confined_worker_reaches_nothing_but_its_own_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database: str, listening: int
 ) -> None:
     service = boxed(tmp_path, monkeypatch, "")
+    if not sandbox.confinement().confined:
+        service.close()
+        needs.missing("this test needs bubblewrap, able to confine here", needs.apt("bubblewrap"))
     try:
         assert sandbox.confinement().name == "bubblewrap"
         owner = service.local_owner()

@@ -15,12 +15,10 @@ from pathlib import Path
 import pytest
 from code_apps import code_app, deploy
 
+from helpers.club import RUNS
 from pasture.caller import Caller
 from pasture.errors import DeployRefused, Refused
 from pasture.platform.service import Limits, Service
-
-ROOT = Path(__file__).resolve().parents[2]
-RUNS = ROOT / "examples" / "runs"
 
 # Wall time well past CPU time: a busy loop meets its CPU limit first even on a busy machine.
 LIMITS = Limits(time=6, cpu=1, memory=300, processes=2, setup=4)

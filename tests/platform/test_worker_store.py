@@ -3,14 +3,12 @@
 The worker's process is untrusted: it may write whatever it likes on its
 channel. So besides the store's own API, these tests speak the protocol by
 hand from inside a worker — naming another caller, another app, a call that
-has ended — and throw arbitrary replies and manifests at the server's side.
+has ended — and throw arbitrary replies and manifests at the server's side (the bytes
+themselves: test_wire.py).
 """
 
 from __future__ import annotations
 
-import json
-import socket
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -19,18 +17,15 @@ from code_apps import code_app, deploy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers.club import RUNS
 from pasture.caller import NOBODY, Caller
 from pasture.commands.model import Result
 from pasture.errors import Forbidden, Refused, Unauthorized
 from pasture.platform.model import VIEWER_WRITES
 from pasture.platform.sandbox import Limits
 from pasture.platform.service import Service
-from pasture.platform.wire import MAX_MESSAGE, Channel, Closed, WireError
 from pasture.platform.worker_process import Stopped
 from pasture.platform.workers import Version, _answer, commands_of
-
-ROOT = Path(__file__).resolve().parents[2]
-RUNS = ROOT / "examples" / "runs"
 
 WORKER = '''
 KEPT = {}
@@ -247,40 +242,3 @@ def test_any_manifest_a_worker_sends_is_held_to_the_registry_s_rules(manifest: A
         assert command.name.islower() and command.description
     if isinstance(manifest, list) and len(manifest) != len(commands):
         assert problems
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.binary(max_size=64), max_size=6))
-def test_any_bytes_on_the_channel_are_messages_or_the_end(chunks: list[bytes]) -> None:
-    ours, theirs = socket.socketpair()
-    try:
-        sender = threading.Thread(target=lambda: [theirs.sendall(c) for c in chunks])
-        sender.start()
-        sender.join()
-        theirs.close()
-        channel = Channel(ours)
-        while True:
-            try:
-                message = channel.receive(timeout=1)
-            except (Closed, WireError):
-                break
-            assert message is None or isinstance(message, dict)
-            if message is None:
-                break
-    finally:
-        ours.close()
-
-
-def test_a_message_over_the_size_limit_ends_the_conversation() -> None:
-    ours, theirs = socket.socketpair()
-    with ours, theirs:
-        theirs.sendall((MAX_MESSAGE + 1).to_bytes(4, "big") + b"{}")
-        with pytest.raises(WireError):
-            Channel(ours).receive(timeout=1)
-        theirs.sendall(b"")
-    ours2, theirs2 = socket.socketpair()
-    with ours2, theirs2:
-        body = json.dumps([1, 2]).encode()
-        theirs2.sendall(len(body).to_bytes(4, "big") + body)
-        with pytest.raises(WireError, match="not an object"):
-            Channel(ours2).receive(timeout=1)

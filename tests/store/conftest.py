@@ -4,10 +4,10 @@ fresh schema on a throwaway PostgreSQL server started once for the session."""
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pg_server
 import pytest
 from store_fixtures import RUNS, AnyStore, Clock
 
+from helpers import pg_server
 from pasture.store import open_store
 
 BACKENDS = ["sqlite", "postgres"]

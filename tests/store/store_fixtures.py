@@ -5,6 +5,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from helpers.club import JOG
 from pasture.caller import Caller
 from pasture.errors import Conflict, Refused
 from pasture.store import fingerprint
@@ -13,13 +14,7 @@ from pasture.store.sqlite import SqliteStore
 
 RUNS = {
     "$defs": {
-        "jog": {
-            "properties": {
-                "who": {"type": "string"},
-                "miles": {"type": "number"},
-                "at": {"type": "string", "format": "date-time"},
-            }
-        },
+        "jog": JOG,
         "recipe": {
             "properties": {
                 "serves": {"type": "integer"},

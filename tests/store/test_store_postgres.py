@@ -7,11 +7,11 @@ import sys
 import threading
 from typing import Any
 
-import pg_server
 import psycopg
 import pytest
 from store_fixtures import ADA, BOB, RUNS, refuse_bad_batches
 
+from helpers import pg_server
 from pasture.errors import Conflict, Refused
 from pasture.store import fingerprint
 from pasture.store.postgres import PostgresStore, open_postgres_store

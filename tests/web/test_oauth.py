@@ -32,12 +32,14 @@ from mcp.shared.auth import (
     OAuthToken,
 )
 from pydantic import AnyUrl
-from test_web_browser import CHROMIUM, EXAMPLES, LAUNCH_ARGS, PASSWORD, Served, serve
+from test_web_browser import PASSWORD, Served, serve
 
+from helpers.browser import CHROMIUM, LAUNCH_ARGS, in_chromium
+from helpers.club import EXAMPLES
 from mcp import Client
 from pasture.platform.model import READ_ONLY_GRANT
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium")
+pytestmark = in_chromium
 
 CALLBACK = "http://127.0.0.1:9/callback"  # nothing listens: the browser is stopped there
 RUN = {"who": "Ada", "miles": 5, "at": "2026-09-01"}

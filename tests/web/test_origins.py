@@ -16,7 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_web_browser import CHROMIUM, LAUNCH_ARGS, PASSWORD, Served, serve
+from test_web_browser import PASSWORD, Served, serve
+
+from helpers import needs
+from helpers.browser import CHROMIUM, LAUNCH_ARGS, in_chromium
 
 MARKER = "TOP-SECRET-NOTE-4f3c"
 PAGE_MARKER = "hush-page-9a1b"
@@ -90,11 +93,11 @@ def _set_up(served: Served) -> None:
     service.deploy(bob, {"index.html": lure}, space="bob", app="lure", access="public")
 
 
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin")
+@in_chromium
 def test_another_apps_page_reads_and_writes_nothing_with_the_visitors_sign_in(
     served: Served,
 ) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
+    sync_api = needs.playwright()
     _set_up(served)
     errors: list[str] = []
     with sync_api.sync_playwright() as p:

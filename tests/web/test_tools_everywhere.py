@@ -5,9 +5,7 @@ server's `/api/tools`, and the dashboard's Tools tab — against a real `pasture
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from html.parser import HTMLParser
 from typing import Any
 
@@ -15,24 +13,16 @@ import httpx
 import pytest
 from test_web_browser import EXAMPLES, Served, served
 
+from helpers import processes
+
 __all__ = ["served"]  # test_web_browser's real server, as a fixture here
 
 
 def pasture(
     served: Served, *args: str, token: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PASTURE_HOME": str(served.service.home), "PASTURE_USER": "ada"}
-    env.pop("PASTURE_TOKEN", None)
-    if token is not None:
-        env["PASTURE_TOKEN"] = token
-    return subprocess.run(
-        [sys.executable, "-m", "pasture", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=120,
-    )
+    env = {"PASTURE_TOKEN": token} if token is not None else None
+    return processes.pasture(served.service.home, *args, env=env)
 
 
 class ToolRows(HTMLParser):

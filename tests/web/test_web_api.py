@@ -282,7 +282,6 @@ def test_the_wrong_method_is_a_405_with_a_sentence(site: Site) -> None:
 
 
 def test_the_mcp_connector_answers_at_mcp(site: Site) -> None:
-    pytest.importorskip("pasture.mcp.http")
     headers = {"Accept": "application/json, text/event-stream"}
     hello = {
         "jsonrpc": "2.0",

@@ -7,37 +7,22 @@ dashboard's form and sees the answer; then logs a run on the run club's own page
 
 from __future__ import annotations
 
-import os
 import re
-import socket
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import uvicorn
 
+from helpers import needs
+from helpers.browser import CHROMIUM, LAUNCH_ARGS, in_chromium, loopback, serving
+from helpers.club import EXAMPLES
 from pasture.platform.service import Service
 from pasture.web import create_app
 
-CHROMIUM = Path("/usr/bin/chromium")
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 PASSWORD = "correct horse battery"
-LAUNCH_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
-pytestmark = [
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin"),
-    pytest.mark.skipif(
-        not (EXAMPLES / "runs" / "index.html").exists(), reason="needs examples/runs"
-    ),
-]
+pytestmark = in_chromium
 
 
 @dataclass
@@ -67,37 +52,20 @@ def serve(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, apps_domain: str | None = None
 ) -> Iterator[Served]:
     monkeypatch.setenv("PASTURE_USER", "ada")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    url = f"http://127.0.0.1:{port}"
+    sock, url = loopback()
     service = Service(tmp_path / "home", base_url=url, apps_domain=apps_domain)
     ada = service.local_owner()
     service.set_password(ada, PASSWORD)
     service.deploy(ada, EXAMPLES / "runs", space="ada", app="runs")
-    config = uvicorn.Config(
-        create_app(service, bind_host="127.0.0.1"), log_level="warning", lifespan="on"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
     try:
-        for _ in range(600):
-            if server.started or not thread.is_alive():
-                break
-            threading.Event().wait(0.05)
-        assert server.started, "the server did not start"
-        yield Served(url, service)
+        with serving(create_app(service, bind_host="127.0.0.1"), sock, lifespan="on"):
+            yield Served(url, service)
     finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-        sock.close()
         service.close()
 
 
 def test_sign_in_open_the_run_club_and_log_runs(served: Served) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+    sync_api = needs.playwright()
     errors: list[str] = []
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)

@@ -8,17 +8,16 @@ read-only — lists the todo, and marks it done, as the person whose tab it is.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import httpx
 from test_web_browser import Served, served, served_apart
-from test_webmcp import _chromium, _console, in_chromium
+from test_webmcp import _chromium, _console
+
+from helpers.browser import in_chromium
+from helpers.club import TODOS
 
 __all__ = ["served", "served_apart"]  # test_web_browser's real servers, as fixtures here
-
-ROOT = Path(__file__).resolve().parents[2]
-TODOS = ROOT / "examples" / "todos"
 
 
 # Before any script of a page: note what each registerTool call is given, then pass it on.

@@ -12,29 +12,25 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import socket
 import subprocess
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote, quote_plus
 
 import httpx
 import pytest
-import uvicorn
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from helpers import needs
+from helpers.browser import CHROMIUM, in_chromium, loopback, serving
 from pasture.errors import Refused
 from pasture.platform.limits import Rates
 from pasture.platform.service import Service
 from pasture.web import create_app
 from pasture.web.query_string import filter_of
 
-CHROMIUM = Path("/usr/bin/chromium")
 VOCAB = """{"$defs": {"jog": {"properties": {
     "who": {"type": "string"}, "miles": {"type": "number"}}}}}"""
 
@@ -89,9 +85,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     home = tmp_path_factory.mktemp("home")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PASTURE_USER", "ada")
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
-        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        sock, url = loopback()
         service = Service(home, base_url=url, rates=Rates(None, None, None))
         ada = service.local_owner()
     service.deploy(ada, {"index.html": "<title>Runs</title>", "vocab.json": VOCAB}, app="runs")
@@ -100,22 +94,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         for i, who in enumerate(WHO)
     ]
     service.apply(ada, "ada/runs", bundles)
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(service, bind_host="127.0.0.1"), log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
     try:
-        for _ in range(600):
-            if server.started or not thread.is_alive():
-                break
-            threading.Event().wait(0.05)
-        assert server.started, "the server did not start"
-        yield Served(url, service, service.new_token(ada))
+        with serving(create_app(service, bind_host="127.0.0.1"), sock):
+            yield Served(url, service, service.new_token(ada))
     finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-        sock.close()
         service.close()
 
 
@@ -254,9 +236,7 @@ def test_a_refusal_is_the_same_sentence_however_it_was_encoded(served: Served) -
 
 
 def test_curl_data_urlencode(served: Served) -> None:
-    curl = shutil.which("curl")
-    if curl is None:
-        pytest.skip("curl is not installed")
+    curl = needs.program("curl", "curl", "the tests of what curl sends")
     for written in FILTERS:
         expected = served.answer(written)
         # `--data-urlencode =TEXT` encodes all of TEXT; `NAME=TEXT` only what follows the =
@@ -272,9 +252,9 @@ def test_curl_data_urlencode(served: Served) -> None:
             assert (int(status), json.loads(body)) == expected, (written, encoding)
 
 
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin")
+@in_chromium
 def test_a_browser_given_a_plain_url(served: Served) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
+    sync_api = needs.playwright()
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(
             executable_path=str(CHROMIUM),

@@ -12,26 +12,23 @@ Without the flag the page offers nothing and logs nothing.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from html.parser import HTMLParser
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-from test_web_browser import CHROMIUM, EXAMPLES, LAUNCH_ARGS, Served, served, served_apart
+from test_web_browser import Served, served, served_apart
 from web_site import BASE, Site
 
+from helpers import needs
+from helpers.browser import CHROMIUM, LAUNCH_ARGS, in_chromium
+from helpers.club import EXAMPLES
+from helpers.pages import SCRIPT, Tags, modules
+from helpers.processes import pasture
 from pasture.platform.model import VIEWER_WRITES
-from pasture.platform.rewrite import with_base
 
 __all__ = ["served", "served_apart"]  # test_web_browser's real servers, as fixtures here
 
-SCRIPT = '<script type="module" src="./api/webmcp.js"></script>'
 
 # Pages that try to fool a rewrite that reads HTML as text.
 TRICKY = """<!doctype html>
@@ -95,14 +92,7 @@ def test_tools_lists_the_apps_commands_as_the_listing_does(site: Site) -> None:
 
 
 def test_tools_is_what_pasture_inspect_prints(site: Site) -> None:
-    env = {**os.environ, "PASTURE_HOME": str(site.home), "PASTURE_USER": "ada"}
-    inspected = subprocess.run(
-        [sys.executable, "-m", "pasture", "inspect", "ada/runs", "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
+    inspected = pasture(site.home, "inspect", "ada/runs", "--json")
     assert inspected.returncode == 0, inspected.stderr
     served = site.client(site.ada_token).get("/ada/runs/api/tools").json()
     assert json.loads(inspected.stdout) == served
@@ -152,23 +142,6 @@ def test_the_module_is_javascript_that_waits_for_webmcp(site: Site) -> None:
 # -- the page loads it ---------------------------------------------------------------------
 
 
-class _Tags(HTMLParser):
-    """Every real start tag of a page, in order, as a browser's tokenizer would see them."""
-
-    def __init__(self, page: str) -> None:
-        super().__init__()
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.feed(page)
-        self.close()
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, dict(attrs)))
-
-
-def _modules(page: str) -> list[str | None]:
-    return [a.get("src") for t, a in _Tags(page).tags if t == "script" and a.get("type")]
-
-
 def test_an_apps_page_loads_the_module_right_after_its_base(site: Site) -> None:
     for path in ("/ada/runs/", "/ada/runs/sub/", "/ada/runs/nohead.html"):
         page = site.client().get(path).text
@@ -182,9 +155,9 @@ def test_a_page_that_mentions_head_and_script_gets_one_module_in_its_head(
     page = site.client().get(f"/{tricky}/").text
     assert page.count(SCRIPT) == 1
     assert f'<head data-note="<head>"><base href="{BASE}/{tricky}/">{SCRIPT}\n<title>' in page
-    tags = [t for t, _ in _Tags(page).tags]
+    tags = [t for t, _ in Tags(page).tags]
     assert tags[:5] == ["html", "head", "base", "script", "title"]
-    assert _modules(page) == ["./api/webmcp.js"]
+    assert modules(page) == ["./api/webmcp.js"]
     # Nothing else of the page changed.
     assert page.replace(f'<base href="{BASE}/{tricky}/">{SCRIPT}', "") == TRICKY
 
@@ -200,7 +173,7 @@ def test_a_page_with_its_own_base_loads_the_module_from_the_apps_address(
 ) -> None:
     page = site.client().get(f"/{tricky}/own.html").text
     assert page.count("<base ") == 1
-    assert _modules(page) == [f"{BASE}/{tricky}/api/webmcp.js"]
+    assert modules(page) == [f"{BASE}/{tricky}/api/webmcp.js"]
 
 
 def test_other_files_and_mcp_views_get_no_module(site: Site) -> None:
@@ -213,56 +186,14 @@ def test_other_files_and_mcp_views_get_no_module(site: Site) -> None:
     assert b"webmcp" in site.client().get("/ada/club/leaderboard.html").content
 
 
-# Pieces a page may be made of, some of them traps for a rewrite that reads text.
-_PIECES = st.sampled_from(
-    [
-        "<!doctype html>",
-        "<html>",
-        "<head>",
-        "<HEAD lang=en>",
-        "</head>",
-        "<body>",
-        "<title>t</title>",
-        "<!-- <head><script> -->",
-        '<script>let s = "<head><script>";</script>',
-        "<style>p::before { content: '<head>' }</style>",
-        '<p title="<head>">x</p>',
-        "&lt;head&gt;",
-        "\n",
-        "text",
-        "<header>h</header>",
-    ]
-)
-
-
-@given(st.lists(_PIECES, max_size=12))
-def test_any_page_gets_exactly_one_base_then_one_module(pieces: list[str]) -> None:
-    page = "".join(pieces)
-    out = with_base(page.encode(), "U/", module="api/webmcp.js").decode()
-    added = '<base href="U/">' + SCRIPT
-    assert out.count(added) == 1
-    assert out.replace(added, "", 1) == page
-    tags = _Tags(out).tags
-    names = [t for t, _ in tags]
-    assert names.count("base") == 1
-    assert _modules(out) == ["./api/webmcp.js"]
-    at = names.index("base")
-    assert names[at + 1] == "script"
-    assert all(t in ("html", "head") for t in names[:at])
-
-
 # -- in a real browser -------------------------------------------------------------------
 
 TOOL_NAMES = ["leaderboard", "log_run", "since"]
-in_chromium = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin"
-)
 
 
 @contextmanager
 def _chromium(*, webmcp: bool) -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+    sync_api = needs.playwright()
     args = [*LAUNCH_ARGS, "--enable-features=WebMCP"] if webmcp else LAUNCH_ARGS
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=args)
@@ -381,7 +312,7 @@ def test_a_sandboxed_page_offers_no_tools(served: Served) -> None:
         page.wait_for_load_state("networkidle")
         assert page.evaluate("origin") == "null"
         assert page.webmcp.tools() == []
-        sync_api = pytest.importorskip("playwright.sync_api")
+        sync_api = needs.playwright()
         sync_api.expect(page.locator("input[name=who]")).to_have_value("ada")  # it works
     assert problems == []
 
@@ -408,7 +339,7 @@ def test_without_webmcp_the_page_offers_nothing_and_logs_nothing(served_apart: S
         with pytest.raises(Exception, match="WebMCP is not enabled"):
             page.webmcp.tools()
         # The page itself still works: signed in, its form is filled in through client.js.
-        sync_api = pytest.importorskip("playwright.sync_api")
+        sync_api = needs.playwright()
         sync_api.expect(page.locator("input[name=who]")).to_have_value("ada")
     assert problems == []
 

@@ -16,31 +16,20 @@ generations), `./api/command` and WebMCP in Chromium:
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 import pytest
-from worker_server import Served, ok, processes_of, refused, serve
+from worker_server import Served, processes_of, refused, serve
 
-CHROMIUM = Path("/usr/bin/chromium")
-LAUNCH_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--enable-features=WebMCP",
-]
-in_chromium = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin"
-)
+from helpers import needs
+from helpers.browser import CHROMIUM, LAUNCH_ARGS, in_chromium
+from helpers.mcp_answers import ok
 
 MODES = ["legacy", "auto"]
 # Far less CPU than wall time, so a loop meets the CPU limit first even on a busy machine.
@@ -252,8 +241,7 @@ def test_mcp_lets_the_owner_write_and_nobody_else(served: Served, mode: str) -> 
 
 @in_chromium
 def test_webmcp_lets_the_person_whose_tab_it_is_write_only_if_they_may(served: Served) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+    sync_api = needs.playwright()
     problems: list[str] = []
 
     def tab(browser: Any, who: str | None) -> Any:
@@ -277,7 +265,9 @@ def test_webmcp_lets_the_person_whose_tab_it_is_write_only_if_they_may(served: S
         return {"content": [{"type": "text", "text": sentence}], "isError": True}
 
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), args=[*LAUNCH_ARGS, "--enable-features=WebMCP"]
+        )
         try:
             ada, bo, nobody = tab(browser, "ada"), tab(browser, "bo"), tab(browser, None)
             peek = next(t for t in ada.webmcp.tools() if t["name"] == "note_peek")

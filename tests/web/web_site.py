@@ -7,7 +7,6 @@ Apps in `ada`: `runs` (public), `secret` (private), `board` (open), `notes`
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
+from helpers.club import as_user
 from pasture.caller import Caller
 from pasture.platform.service import Service
 from pasture.web import create_app
@@ -107,16 +107,9 @@ def _deploy(service: Service, owner: Caller, files: dict[str, str], app: str, ac
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     home = tmp_path_factory.mktemp("home")
-    before = os.environ.get("PASTURE_USER")
-    os.environ["PASTURE_USER"] = "ada"
-    try:
+    with as_user("ada"):
         service = Service(home, base_url=BASE)
         ada = service.local_owner()
-    finally:
-        if before is None:
-            os.environ.pop("PASTURE_USER", None)
-        else:
-            os.environ["PASTURE_USER"] = before
     service.set_password(ada, PASSWORD)
     bob = service.new_user(ada, "bob", PASSWORD)
     cy = service.new_user(ada, "cy", PASSWORD)

@@ -17,11 +17,8 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
-import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,11 +30,11 @@ import httpx2
 import mcp_types as types
 from mcp.client.streamable_http import streamable_http_client
 
+from helpers.club import RUNS, as_user
+from helpers.mcp_answers import text
+from helpers.processes import PASTURE, free_port, server_env, wait_until_up
 from mcp import Client
 from pasture.platform.service import Service
-
-ROOT = Path(__file__).resolve().parents[2]
-RUNS = ROOT / "examples" / "runs"
 
 WORKER = textwrap.dedent(
     '''
@@ -137,7 +134,7 @@ INDEX = (
 # Each app on an origin of its own (`*.localhost` reaches loopback in Chromium): the only
 # way a page's tools are an agent's to call.
 SERVE = [
-    sys.executable, "-m", "pasture", "serve", "--host", "127.0.0.1", "--apps-domain", "localhost"
+    *PASTURE, "serve", "--host", "127.0.0.1", "--apps-domain", "localhost"
 ]  # fmt: skip
 CODE_APP = {"index.html": INDEX, "vocab.json": VOCAB, "worker.py": WORKER}
 
@@ -190,48 +187,25 @@ class Served:
         return self.log.read_text(errors="replace")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def env(home: Path) -> dict[str, str]:
-    return {
-        "PASTURE_HOME": str(home),
-        "PASTURE_USER": "ada",
-        "PATH": os.environ.get("PATH", ""),
-        "PYTHONPATH": os.pathsep.join(sys.path),
-    }
-
-
 def set_up(home: Path) -> dict[str, str]:
     """People, spaces and apps, made with a Service on the home; the tokens by name."""
-    before = os.environ.get("PASTURE_USER")
-    os.environ["PASTURE_USER"] = "ada"
-    try:
+    with as_user("ada"):
         service = Service(home)
         try:
             ada = service.local_owner()
+            bo = service.new_user(ada, "bo")
+            service.deploy(ada, RUNS, space="ada", app="runs", title="Run club")
+            service.run_command(
+                ada, "log_run", {"who": "Ada", "miles": "5", "at": "2026-09-01"}, app="ada/runs"
+            )
+            service.new_space(ada, "shop")
+            service.trust_space(ada, "shop")
+            service.add_member(ada, "shop", "bo", "viewer")
+            service.deploy(ada, CODE_APP, space="shop", app="till", access="public")
+            service.deploy(ada, CODE_APP, space="shop", app="stall", access="open")
+            return {"ada": service.new_token(ada), "bo": service.new_token(bo)}
         finally:
-            if before is None:
-                os.environ.pop("PASTURE_USER", None)
-            else:
-                os.environ["PASTURE_USER"] = before
-        bo = service.new_user(ada, "bo")
-        service.deploy(ada, RUNS, space="ada", app="runs", title="Run club")
-        service.run_command(
-            ada, "log_run", {"who": "Ada", "miles": "5", "at": "2026-09-01"}, app="ada/runs"
-        )
-        service.new_space(ada, "shop")
-        service.trust_space(ada, "shop")
-        service.add_member(ada, "shop", "bo", "viewer")
-        service.deploy(ada, CODE_APP, space="shop", app="till", access="public")
-        service.deploy(ada, CODE_APP, space="shop", app="stall", access="open")
-        return {"ada": service.new_token(ada), "bo": service.new_token(bo)}
-    finally:
-        service.close()
+            service.close()
 
 
 @contextmanager
@@ -244,22 +218,14 @@ def serve(home: Path, *limits: str) -> Iterator[Served]:
     with log.open("wb") as out:
         process = subprocess.Popen(
             [*SERVE, "--port", str(port), *limits],
-            env=env(home),
+            env=server_env(home, PASTURE_USER="ada"),
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
         )
     served = Served(url, home, log, process, tokens)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{url}/", timeout=1)
-                break
-            except httpx.TransportError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(served.log_text()) from None
-                time.sleep(0.1)
+        wait_until_up(url, process, served.log_text)
         yield served
     finally:
         if process.poll() is None:
@@ -286,20 +252,6 @@ def processes_of(home: Path) -> list[int]:
         if str(home).encode() in line or cwd.startswith(str(home)):
             found.append(int(entry.name))
     return found
-
-
-def text(result: types.CallToolResult) -> str:
-    """The one text block an MCP answer carries."""
-    assert len(result.content) == 1
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
-
-
-def ok(result: types.CallToolResult) -> tuple[str, dict[str, Any]]:
-    assert not result.is_error, text(result)
-    assert isinstance(result.structured_content, dict)
-    return text(result), result.structured_content
 
 
 def refused(result: types.CallToolResult) -> str:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from helpers.club import EXAMPLES
 from pasture.commands import load_commands
 from pasture.errors import DeployRefused
 from pasture.store.vocab import Vocabulary
-
-from .conftest import EXAMPLES
 
 YML = b"""\
 log_run:

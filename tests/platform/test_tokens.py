@@ -11,14 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from helpers.club import CART, RUNS
 from pasture.caller import Caller
 from pasture.errors import Forbidden, NotFound, Unauthorized, UsageError
 from pasture.platform.model import READ_ONLY_GRANT
 from pasture.platform.service import Service
 
-ROOT = Path(__file__).resolve().parents[2]
-RUNS = ROOT / "examples" / "runs"
-CART = ROOT / "examples" / "cart"
 RUN = {"who": "Ada", "miles": "5", "at": "2026-09-01"}
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
@@ -19,7 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
+from helpers import needs
+from helpers.processes import free_port
 
 
 def binaries() -> Path | None:
@@ -36,37 +36,26 @@ def binaries() -> Path | None:
     return Path(initdb).parent if initdb else None
 
 
-def missing(reason: str) -> None:
-    """Skip the test outside CI; fail it under CI, where PostgreSQL must be there."""
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} (CI needs PostgreSQL: scripts/system-deps.sh installs it)")
-    pytest.skip(reason)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextmanager
 def server() -> Iterator[str]:
     """A fresh server for as long as the block runs; yields its URL."""
     bin_dir = binaries()
     if bin_dir is None:
-        missing("PostgreSQL's server programs (initdb, pg_ctl) are not on this machine")
-        raise AssertionError  # pragma: no cover - missing() does not return
+        needs.missing(
+            "PostgreSQL's server programs (initdb, pg_ctl) are not on this machine",
+            needs.apt("postgresql"),
+        )
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        missing("psycopg is not installed: pip install 'pasture[postgres]'")
+        needs.missing("the PostgreSQL tests need psycopg", "pip install -e '.[postgres]'")
     root = Path(tempfile.mkdtemp(prefix="pasture-pg-"))
     as_user: list[str] = []
     if os.geteuid() == 0:
         shutil.chown(root, "postgres")
         as_user = ["runuser", "-u", "postgres", "--"]
     data = root / "data"
-    port = _free_port()
+    port = free_port()
 
     def run(*args: str) -> None:
         subprocess.run([*as_user, *args], check=True, capture_output=True, cwd=root)

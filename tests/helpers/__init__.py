@@ -1,0 +1,15 @@
+"""What the tests of every folder share, kept once: `from helpers.<module> import …`.
+
+The test folders are not packages; pytest puts each test's own folder on sys.path, and
+tests/conftest.py puts tests/ there as well, so this package is importable from every
+folder (and from the files those folders share among themselves):
+
+- `club`: the run club (the examples' folders, its vocabulary) and acting as a person
+- `processes`: `pasture …` in a process of its own, and `pasture serve` until a block ends
+- `needs`: what a test needs of the machine (Chromium, tmux, PostgreSQL…): skipped
+  without it, failed without it under CI
+- `browser`: Debian's Chromium driven by Playwright, and uvicorn on loopback for it
+- `mcp_answers`: reading a tool's answer
+- `pages`: reading a served page's tags as a browser does
+- `pg_server`: a throwaway PostgreSQL server
+"""

@@ -1,0 +1,58 @@
+"""Debian's Chromium, driven by Playwright, against a server on loopback.
+
+A test that opens the browser is marked `in_chromium`: without Chromium or Playwright it
+is skipped, or failed under CI (the rule of helpers.needs); `needs.playwright()` then
+hands it Playwright's synchronous API.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+import uvicorn
+
+from helpers.needs import CHROMIUM
+
+__all__ = ["CHROMIUM", "LAUNCH_ARGS", "in_chromium", "loopback", "serving"]
+
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+in_chromium = pytest.mark.usefixtures("needs_chromium")
+
+
+def loopback() -> tuple[socket.socket, str]:
+    """A socket bound to a free loopback port, and its address, for `serving`."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    return sock, f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+@contextmanager
+def serving(app: Any, sock: socket.socket, **config: Any) -> Iterator[None]:
+    """uvicorn serving `app` on `sock` in a thread of this process, until the block ends
+    (then the socket is closed)."""
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", **config))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        for _ in range(600):
+            if server.started or not thread.is_alive():
+                break
+            threading.Event().wait(0.05)
+        assert server.started, "the server did not start"
+        yield
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()
