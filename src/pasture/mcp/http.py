@@ -15,6 +15,11 @@ one by that token or grant (`pasture.platform.limits`). Past a limit, a tool
 call is answered as a refused one — an `isError` result with the sentence, so
 the agent reads it — and any other request is a 429 with `Retry-After` and the
 sentence as a JSON-RPC error.
+
+Nothing here waits on the event loop: finding a token's person may wait on the
+database (a lock another thread holds, a round trip), so it is done in a
+thread, unless memory already knows it and the database says without waiting
+that it still stands (`Service.caller_at_once`).
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from pasture.errors import Refused, TooMany
 from pasture.mcp._server import build_server
 from pasture.mcp._tools import RELEASE
 from pasture.platform.service import Service
+from pasture.threads import in_thread
 from pasture.web.consent import resource_metadata_url
 from pasture.web.hosts import Hosts
 
@@ -164,12 +170,27 @@ def mcp_http(
         async with manager.run(), streaming.run():
             yield
 
-    def streamed(scope: Scope, caller: Caller) -> bool:
+    tool_lists = service.tool_lists
+    Admitted = tuple[Caller, bool]  # the caller, and whether they are due to hear of new tools
+
+    def admitted(token: str) -> Admitted:
+        """In a thread."""
+        caller = service.caller_for_token(token)
+        return caller, tool_lists.due(caller, RELEASE)
+
+    def admitted_at_once(token: str) -> Admitted | None:
+        """On the loop: the same from memory, or None when only `admitted` can tell."""
+        caller = service.caller_at_once(token)
+        due = None if caller is None else tool_lists.due_at_once(caller, RELEASE)
+        if caller is None or due is None:
+            return None
+        return caller, due
+
+    def streamed(scope: Scope, due: bool) -> bool:
         headers = dict(scope.get("headers", []))
         if headers.get(MCP_METHOD_HEADER.encode()) == b"subscriptions/listen":
             return True
-        takes_streams = b"text/event-stream" in headers.get(b"accept", b"")
-        return takes_streams and service.tool_lists.due(caller, RELEASE)
+        return due and b"text/event-stream" in headers.get(b"accept", b"")
 
     async def too_many(refused: TooMany, scope: Scope, receive: Receive, send: Send) -> None:
         """A tool call past the limit is a refused tool call; anything else, a 429."""
@@ -213,12 +234,14 @@ def mcp_http(
         if token is None:  # every client starts signing in here
             await _unauthorized(SIGN_IN_FIRST, send, metadata, token=False)
             return
-        try:
-            # One indexed lookup of a hashed token: cheaper inline than a thread hop.
-            caller = service.caller_for_token(token)
-        except Refused as refused:
-            await _unauthorized(refused.sentence, send, metadata, token=True)
-            return
+        admitted_now = admitted_at_once(token)
+        if admitted_now is None:
+            try:
+                admitted_now = await in_thread(lambda: admitted(token))
+            except Refused as refused:
+                await _unauthorized(refused.sentence, send, metadata, token=True)
+                return
+        caller, due = admitted_now
         try:
             service.limiter.caller(caller)
         except TooMany as refused:
@@ -227,7 +250,7 @@ def mcp_http(
         # The SDK carries this context to the handler that serves the request.
         reset = _caller.set(caller)
         try:
-            chosen = streaming if streamed(scope, caller) else manager
+            chosen = streaming if streamed(scope, due) else manager
             await chosen.handle_request(scope, receive, send)
         finally:
             _caller.reset(reset)
