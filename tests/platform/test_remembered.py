@@ -16,6 +16,8 @@ from pasture.errors import Unauthorized
 from pasture.platform.remembered import TOUCH, Remembered, Touches
 from pasture.platform.service import Service
 
+RUNS = Path(__file__).resolve().parents[2] / "examples" / "runs"
+
 
 def test_a_value_is_kept_until_the_database_changes(service: Service, ada: Caller) -> None:
     remembered: Remembered[str] = Remembered(service.db)
@@ -123,3 +125,12 @@ def test_whether_a_client_is_due_is_known_at_once_once_read(service: Service, ad
     lists.listed(ada, "r0")
     assert lists.due_at_once(ada, "r1") is True
     assert lists.due_at_once(NOBODY, "r1") is False
+
+
+def test_the_listing_version_moves_with_a_deploy(service: Service, ada: Caller) -> None:
+    before = service.listing_version()
+    assert before is not None and service.listing_version() == before
+    service.deploy(ada, RUNS, app="runs", title="Run club")
+    assert service.listing_version() != before
+    if not service.database_url:
+        assert service.listing_version(at_once=True) == service.listing_version()
