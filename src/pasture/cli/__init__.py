@@ -3,9 +3,9 @@
 Every verb parses its words, makes one call on `Service` and prints the
 `Result`: its text for people, its data with `--json`. A `Refused` prints its
 sentence to stderr and exits with the error's own exit code; anything else is
-one line and exit 1, never a traceback. Heavy modules (uvicorn, starlette, the
-MCP SDK, rich) are imported only inside the verbs that use them, so
-`pasture --help` starts fast.
+one line and exit 1, never a traceback. Every module but argparse is imported only
+inside the verbs that use it — the heavy ones (uvicorn, starlette, the MCP SDK,
+rich) and the light ones alike — so `pasture --help` starts fast.
 """
 
 from __future__ import annotations
@@ -13,28 +13,33 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # not typing's: importing typing costs `pasture --help` a millisecond
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
+    from typing import Any
+
     from pasture.commands.model import Result
     from pasture.platform.limits import Rates
     from pasture.platform.service import Service
 
-Verb = Callable[[argparse.Namespace], int]
+    Verb = Callable[[argparse.Namespace], int]
 
 DEFAULT_HOME = "~/.local/share/pasture"
 
 
 def home_of(args: argparse.Namespace) -> Path:
     """The data directory: --home, else $PASTURE_HOME, else ~/.local/share/pasture."""
+    from pathlib import Path
+
     home = args.home or os.environ.get("PASTURE_HOME") or DEFAULT_HOME
     return Path(home).expanduser()
 
 
 def open_service(args: argparse.Namespace, base_url: str | None = None) -> Service:
+    from dataclasses import replace
+
     from pasture.platform.service import Limits, Service
 
     url = base_url or os.environ.get("PASTURE_PUBLIC_URL") or "http://127.0.0.1:8000"
@@ -69,6 +74,8 @@ def rates_of(args: argparse.Namespace) -> Rates | None:
     given = {k: getattr(args, option, None) for k, option in _RATE_OPTIONS.items()}
     if all(v is None for v in given.values()):
         return None
+    from dataclasses import replace
+
     from pasture.platform.limits import Rate, Rates
 
     return replace(
@@ -99,6 +106,8 @@ def show(args: argparse.Namespace, result: Result) -> int:
 
 # -- the verbs ---------------------------------------------------------------
 def do_deploy(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     service = open_service(args)
     result = service.deploy(
         service.local_owner(),
