@@ -61,10 +61,16 @@ alternating over the rounds; printed: each one's milliseconds a call (goal for
 pasture ≤ 4 ms), their ratio, each round's, each server's CPU a call, and the
 listing itself called in process.
 
+And what finding a token's person costs a request on the event loop: asked of
+memory at once (what the MCP door does first), looked up inline (what it may
+not do: the lookup can wait on the database), and looked up in a thread (what it
+does when memory cannot tell), each a request's share, in process.
+
     .venv/bin/python benchmarks/mcp.py [--calls 400] [--rounds 3] [--mode auto|legacy]
     .venv/bin/python benchmarks/mcp.py --quick   # 160 calls, 1 round, 50 apps: a look
     .venv/bin/python benchmarks/mcp.py --only oauth   # OAuth + audit against static, alone
     .venv/bin/python benchmarks/mcp.py --only commands   # `commands`, 200 apps, alone
+    .venv/bin/python benchmarks/mcp.py --only lookup   # a token's person: at once, in a thread
 """
 
 from __future__ import annotations
@@ -411,6 +417,49 @@ def in_process_commands(home: Path, calls: int, rounds: int) -> float:
         rates.append(calls / (time.perf_counter() - began))
     service.close()
     return statistics.median(rates)
+
+
+def token_lookups(rounds: int, lookups: int = 5000) -> None:
+    """What finding a token's person costs a request on the event loop, three ways: asked
+    of memory at once (`Service.caller_at_once`, what the MCP door does first), looked up
+    inline (what it did before, and may not: it can wait on the database), and looked up in
+    a thread (what it does when memory cannot tell)."""
+    from pasture.platform.service import Service
+
+    home = Path(tempfile.mkdtemp(prefix="pasture-bench-"))
+    service = Service(home)
+    owner = service.local_owner()
+    token = service.new_token(owner, "bench")
+    service.caller_for_token(token)
+    service.caller_for_token(token)  # again: its first use's note moved the database
+    assert service.caller_at_once(token) is not None
+
+    async def timed() -> dict[str, list[float]]:
+        ways: dict[str, list[float]] = {"at once": [], "inline": [], "in a thread": []}
+        for _ in range(rounds):
+            began = time.perf_counter()
+            for _ in range(lookups):
+                service.caller_at_once(token)
+            ways["at once"].append(time.perf_counter() - began)
+            began = time.perf_counter()
+            for _ in range(lookups):
+                service.caller_for_token(token)
+            ways["inline"].append(time.perf_counter() - began)
+            began = time.perf_counter()
+            for _ in range(lookups):
+                await anyio.to_thread.run_sync(lambda: service.caller_for_token(token))
+            ways["in a thread"].append(time.perf_counter() - began)
+        return ways
+
+    try:
+        ways = anyio.run(timed)
+    finally:
+        service.close()
+        shutil.rmtree(home, ignore_errors=True)
+    print(f"finding a token's person, a request's share (median of {rounds} rounds):")
+    us = {way: statistics.median(t) / lookups * 1e6 for way, t in ways.items()}
+    for way, took in us.items():
+        print(f"  {way:<12} {took:7.1f} µs   ratio {took / us['at once']:.1f}x of at once")
 
 
 # -- an OAuth access token, got as an agent gets one -------------------------------
@@ -883,9 +932,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer calls, rounds and apps")
     parser.add_argument(
         "--only",
-        choices=["oauth", "commands"],
+        choices=["oauth", "commands", "lookup"],
         help="only this figure (oauth: OAuth + audit vs static; commands: `commands` with "
-        "--apps apps vs a bare SDK server giving the same answer)",
+        "--apps apps vs a bare SDK server giving the same answer; lookup: finding a token's "
+        "person at once, inline and in a thread)",
     )
     parser.add_argument("--bare", nargs=3, metavar=("PORT", "DB", "FORM"), help=argparse.SUPPRESS)
     parser.add_argument("--bare-answer", nargs=2, metavar=("PORT", "FILE"), help=argparse.SUPPRESS)
@@ -915,6 +965,9 @@ def main() -> None:
             return
         if options.only == "commands":
             commands_against_bare(options, env, homes, processes)
+            return
+        if options.only == "lookup":
+            token_lookups(options.rounds)
             return
         home, token = pasture_home(1, code=True)
         homes.append(home)
@@ -1013,6 +1066,8 @@ def main() -> None:
 
         print()
         commands_against_bare(options, env, homes, processes)
+        print()
+        token_lookups(options.rounds)
     finally:
         for process in processes:
             process.terminate()
