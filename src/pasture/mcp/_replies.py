@@ -1,7 +1,8 @@
 """`commands` over HTTP, answered again as the SDK answered it, without making it again.
 
-A person's listing changes only with a deploy, a member, a trash (the platform
-database's stamp) or a worker describing its commands: `Service.listing_version`.
+A person's listing changes only with a deploy, a rollback, a member added or
+taken out (the platform database's stamp) or a worker describing its commands:
+`Service.listing_version`.
 Yet for every call the SDK checks the whole answer against the protocol, dumps it
 and encodes it — with 200 apps, 300 KB and nearly all of a call's time. So the
 HTTP door keeps the SDK's own reply to a `commands` call (status, headers, body) by

@@ -440,10 +440,10 @@ class Service:
 
     def listing_version(self, *, at_once: bool = False) -> tuple[object, ...] | None:
         """A value that changes whenever `list_commands` may answer anybody differently:
-        the database's stamp (a deploy, a member, a trash, here or in another process)
-        and the catalog's own changes (a worker describing its commands). Taken before
-        the listing it is to vouch for. `at_once`: only if it can be read without
-        waiting (`PlatformDB.stamp_at_once`), else None."""
+        the database's stamp (a deploy, a rollback, a member added or taken out, here or in
+        another process) and the catalog's own changes (a worker describing its commands).
+        Taken before the listing it is to vouch for. `at_once`: only if it can be read
+        without waiting (`PlatformDB.stamp_at_once`), else None."""
         stamp = self.db.stamp_at_once() if at_once else self.db.stamp()
         return None if stamp is None else (stamp, self._catalog.changes)
 
