@@ -51,11 +51,26 @@ Every `pasture serve` here counts calls against its rate limits
 (`pasture.platform.limits`) as any server does, at limits no run reaches
 (unless $PASTURE_RATE or $PASTURE_RATE_ADDRESS says otherwise).
 
-Last, `commands` against a pasture with 200 apps deployed.
+Last, `commands` on a pasture with 200 apps deployed (the run club's three
+commands each, from its tools.json, spread over four spaces of one person:
+600 commands), against a bare SDK server (the low-level server, one tool) whose
+`commands` returns the same answer, made once before the run: what the
+transport and the SDK cost a call of that size. Both over stateless
+streamable HTTP with JSON responses, called by the SDK's client, sequentially,
+alternating over the rounds; printed: each one's milliseconds a call (goal for
+pasture ≤ 4 ms), their ratio, each round's, each server's CPU a call, and the
+listing itself called in process.
+
+And what finding a token's person costs a request on the event loop: asked of
+memory at once (what the MCP door does first), looked up inline (what it may
+not do: the lookup can wait on the database), and looked up in a thread (what it
+does when memory cannot tell), each a request's share, in process.
 
     .venv/bin/python benchmarks/mcp.py [--calls 400] [--rounds 3] [--mode auto|legacy]
     .venv/bin/python benchmarks/mcp.py --quick   # 160 calls, 1 round, 50 apps: a look
     .venv/bin/python benchmarks/mcp.py --only oauth   # OAuth + audit against static, alone
+    .venv/bin/python benchmarks/mcp.py --only commands   # `commands`, 200 apps, alone
+    .venv/bin/python benchmarks/mcp.py --only lookup   # a token's person: at once, in a thread
 """
 
 from __future__ import annotations
@@ -248,6 +263,84 @@ def serve_bare(port: int, db_path: str, indexed: bool) -> None:
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
+def serve_bare_answer(port: int, answer_path: str) -> None:
+    """The SDK's low-level server with one tool, `commands`, answering every call with the
+    answer read from `answer_path` (pasture's own, as it was once): the transport and the
+    SDK's share of a call whose answer costs nothing to make."""
+    import mcp_types as types
+    import uvicorn
+    from mcp.server import Server
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    from pasture.mcp._tools import TOOLS
+
+    saved = json.loads(Path(answer_path).read_text())
+    tool = next(t for t in TOOLS if t.name == "commands")
+    answer = types.CallToolResult(
+        content=[types.TextContent(type="text", text=saved["text"])],
+        structured_content=saved["structured"],
+    )
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[tool])
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        return answer
+
+    server: Server[Any] = Server(
+        "bare",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        get_tool_input_schema=lambda name: tool.input_schema if name == tool.name else None,
+    )
+    manager = StreamableHTTPSessionManager(app=server, json_response=True, stateless=True)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            message = await receive()
+            async with manager.run():
+                await send({"type": "lifespan.startup.complete"})
+                message = await receive()
+            assert message["type"] == "lifespan.shutdown"
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        await manager.handle_request(scope, receive, send)
+
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
+def serve_floor(port: int, replies_path: str) -> None:
+    """The least a server can do: every request answered with pasture's own reply to it,
+    written by the SDK once and kept (`replies_path`: method -> status, headers, body),
+    its id put in. What is left of a call is the client's, the transport's and uvicorn's."""
+    import uvicorn
+
+    kept: dict[str, tuple[int, list[tuple[bytes, bytes]], bytes, bytes]] = {}
+    for method, (status, headers, body) in json.loads(Path(replies_path).read_text()).items():
+        head, _, rest = body.partition('"id":')
+        tail = rest[rest.index(",") :] if rest else ""
+        listed = [(k.encode(), v.encode()) for k, v in headers if k != "content-length"]
+        kept[method] = (status, listed, (head + '"id":').encode(), tail.encode())
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        request = json.loads(body)
+        status, headers, head, tail = kept[request["method"]]
+        answer = head + json.dumps(request["id"]).encode() + tail if "id" in request else b""
+        headers = [*headers, (b"content-length", str(len(answer)).encode())]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": answer})
+
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
 # -- processes -----------------------------------------------------------------
 def free_port() -> int:
     with socket.socket() as s:
@@ -286,6 +379,29 @@ def pasture_home(apps: int, code: bool = False) -> tuple[Path, str]:
     return home, token
 
 
+SPACES = 4  # the person's own space and three more they own: `commands` lists all of theirs
+
+
+def many_apps_home(apps: int) -> tuple[Path, str]:
+    """`apps` copies of the run club (three commands each, from its tools.json) spread over
+    the owner's spaces, and a token of theirs."""
+    from pasture.platform.service import Service
+
+    home = Path(tempfile.mkdtemp(prefix="pasture-bench-"))
+    service = Service(home)
+    owner = service.local_owner()
+    spaces = [str(owner.name)]
+    for n in range(1, SPACES):
+        service.new_space(owner, f"club{n}")
+        spaces.append(f"club{n}")
+    for n in range(apps):
+        space = spaces[n % len(spaces)]
+        service.deploy(owner, RUNS, space=space, app=f"runs{n}", title=f"Run club {n}")
+    token = service.new_token(owner, "bench")
+    service.close()
+    return home, token
+
+
 def in_process_commands(home: Path, calls: int, rounds: int) -> float:
     """`Service.list_commands` called directly: what the listing costs before any door."""
     from pasture.platform.service import Service
@@ -301,6 +417,49 @@ def in_process_commands(home: Path, calls: int, rounds: int) -> float:
         rates.append(calls / (time.perf_counter() - began))
     service.close()
     return statistics.median(rates)
+
+
+def token_lookups(rounds: int, lookups: int = 5000) -> None:
+    """What finding a token's person costs a request on the event loop, three ways: asked
+    of memory at once (`Service.caller_at_once`, what the MCP door does first), looked up
+    inline (what it did before, and may not: it can wait on the database), and looked up in
+    a thread (what it does when memory cannot tell)."""
+    from pasture.platform.service import Service
+
+    home = Path(tempfile.mkdtemp(prefix="pasture-bench-"))
+    service = Service(home)
+    owner = service.local_owner()
+    token = service.new_token(owner, "bench")
+    service.caller_for_token(token)
+    service.caller_for_token(token)  # again: its first use's note moved the database
+    assert service.caller_at_once(token) is not None
+
+    async def timed() -> dict[str, list[float]]:
+        ways: dict[str, list[float]] = {"at once": [], "inline": [], "in a thread": []}
+        for _ in range(rounds):
+            began = time.perf_counter()
+            for _ in range(lookups):
+                service.caller_at_once(token)
+            ways["at once"].append(time.perf_counter() - began)
+            began = time.perf_counter()
+            for _ in range(lookups):
+                service.caller_for_token(token)
+            ways["inline"].append(time.perf_counter() - began)
+            began = time.perf_counter()
+            for _ in range(lookups):
+                await anyio.to_thread.run_sync(lambda: service.caller_for_token(token))
+            ways["in a thread"].append(time.perf_counter() - began)
+        return ways
+
+    try:
+        ways = anyio.run(timed)
+    finally:
+        service.close()
+        shutil.rmtree(home, ignore_errors=True)
+    print(f"finding a token's person, a request's share (median of {rounds} rounds):")
+    us = {way: statistics.median(t) / lookups * 1e6 for way, t in ways.items()}
+    for way, took in us.items():
+        print(f"  {way:<12} {took:7.1f} µs   ratio {took / us['at once']:.1f}x of at once")
 
 
 # -- an OAuth access token, got as an agent gets one -------------------------------
@@ -464,9 +623,11 @@ def cpu_used_since(before: dict[int, float], pid: int) -> float:
 Call = Callable[[Client], Awaitable[Any]]
 
 
-def client(url: str, token: str | None, mode: str) -> Client:
+def client(
+    url: str, token: str | None, mode: str, hooks: dict[str, list[Any]] | None = None
+) -> Client:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    http = httpx2.AsyncClient(headers=headers, timeout=60)
+    http = httpx2.AsyncClient(headers=headers, timeout=60, event_hooks=hooks)
     return Client(streamable_http_client(url, http_client=http), mode=mode)
 
 
@@ -630,6 +791,138 @@ def oauth_against_static(
     assert len(oauth) == min(made["oauth"], 10_000), "the audit missed calls"
 
 
+GOAL_COMMANDS_MS = 4.0  # `commands` with 200 apps and 600 commands, a call over HTTP
+
+
+def raw_rate(url: str, headers: dict[str, str], body: dict[str, Any], calls: int) -> float:
+    """Calls a second of one request posted as the SDK's client posts it (its headers, its
+    body with a new id each time), each reply read whole but not parsed: how fast the server
+    answers, the client's own work left out."""
+    with httpx.Client(timeout=60) as web:
+
+        def once(n: int) -> None:
+            answer = web.post(url, headers=headers, content=json.dumps({**body, "id": n}))
+            assert answer.status_code == 200 and answer.content.startswith(b'{"jsonrpc"'), answer
+
+        once(0)
+        began = time.perf_counter()
+        for n in range(1, calls + 1):
+            once(n)
+        return calls / (time.perf_counter() - began)
+
+
+def commands_against_bare(
+    options: argparse.Namespace,
+    env: dict[str, str],
+    homes: list[Path],
+    processes: list[subprocess.Popen[bytes]],
+) -> None:
+    """`commands` on a pasture with `options.apps` apps (three commands each) against a bare
+    SDK server whose `commands` answers the same, precomputed, and a floor server replaying
+    pasture's own replies: side by side, sequential calls, the same rounds, the order
+    alternating; with the SDK's client, then posted raw (the client's work left out)."""
+    home, token = many_apps_home(options.apps)
+    homes.append(home)
+    port = free_port()
+    serve = [sys.executable, "-m", "pasture", "serve", "--port", str(port)]
+    processes.append(start(serve, {**env, "PASTURE_HOME": str(home)}, port))
+    ours = (f"http://127.0.0.1:{port}/mcp", token, processes[-1].pid)
+
+    async def commands(c: Client) -> Any:
+        result = await c.call_tool("commands", {})
+        assert not result.is_error, result
+        return result
+
+    # One conversation, as the SDK's client has it, kept: its requests and pasture's replies.
+    posted: list[tuple[dict[str, str], bytes]] = []
+    replied: list[tuple[int, list[tuple[str, str]], bytes]] = []
+
+    async def on_request(request: Any) -> None:
+        posted.append((dict(request.headers), request.content))
+
+    async def on_response(response: Any) -> None:
+        await response.aread()
+        replied.append((response.status_code, list(response.headers.items()), response.content))
+
+    async def answer() -> dict[str, Any]:
+        hooks = {"request": [on_request], "response": [on_response]}
+        async with client(ours[0], token, options.mode, hooks) as c:
+            result = await commands(c)
+        text = result.content[0].text
+        return {"text": text, "structured": result.structured_content}
+
+    saved = anyio.run(answer)
+    listed = len(saved["structured"]["commands"])
+    assert listed == 3 * options.apps, f"{listed} commands listed"
+    answer_path = home / "answer.json"
+    answer_path.write_text(json.dumps(saved))
+    replies: dict[str, Any] = {}
+    call: tuple[dict[str, str], dict[str, Any]] | None = None
+    for (headers, content), (status, their_headers, reply) in zip(posted, replied, strict=True):
+        request = json.loads(content)
+        replies[request["method"]] = (status, their_headers, reply.decode())
+        if request["method"] == "tools/call":
+            call = ({k: v for k, v in headers.items() if k != "content-length"}, request)
+    assert call is not None
+    replies_path = home / "replies.json"
+    replies_path.write_text(json.dumps(replies))
+
+    servers = {"pasture": ours}
+    for which, flag, path in (
+        ("bare", "--bare-answer", answer_path),
+        ("floor", "--floor", replies_path),
+    ):
+        port = free_port()
+        processes.append(start([sys.executable, __file__, flag, str(port), str(path)], env, port))
+        servers[which] = (f"http://127.0.0.1:{port}/mcp", None, processes[-1].pid)
+
+    calls = max(options.calls // 4, 10)
+    times: dict[str, list[float]] = {which: [] for which in servers}
+    raw: dict[str, list[float]] = {which: [] for which in servers}
+    cpus: dict[str, list[float]] = {which: [] for which in servers}
+    headers, body = call
+    for n in range(options.rounds):
+        order = list(servers) if n % 2 == 0 else list(reversed(servers))
+        for which in order:
+            url, their_token, pid = servers[which]
+            m = anyio.run(rate, url, their_token, options.mode, commands, calls, 1, pid)
+            times[which].append(1000 / m.rate)
+            cpus[which].append(m.cpu * 1000)
+            raw[which].append(1000 / raw_rate(url, headers, body, calls))
+    size = len(replies["tools/call"][2])
+    print(
+        f"commands with {options.apps} apps ({listed} commands; a reply of {size // 1024} KiB) "
+        f"over streamable HTTP ({options.mode}), sequential,"
+    )
+    print(f"{calls} calls a run, median of {options.rounds} rounds, the servers alternating:")
+    names = {
+        "pasture": "pasture",
+        "bare": "bare SDK, the same answer",
+        "floor": "floor, pasture's reply kept",
+    }
+    m = {which: statistics.median(times[which]) for which in servers}
+    r = {which: statistics.median(raw[which]) for which in servers}
+    c = {which: statistics.median(cpus[which]) for which in servers}
+    print(f"  {'':<28} {'SDK client':>12} {'posted raw':>12} {'server CPU':>12}   (ms a call)")
+    for which in servers:
+        cpu = f"{c[which]:12.2f}" if c[which] >= 0 else f"{'?':>12}"
+        print(f"  {names[which]:<28} {m[which]:12.2f} {r[which]:12.2f} {cpu}")
+    for which, label in (("bare", "bare SDK's:"), ("floor", "floor's:")):
+        paired = " ".join(f"{x / y:.2f}" for x, y in zip(raw["pasture"], raw[which], strict=True))
+        print(
+            f"  pasture's time against the {label:<11} {r['pasture'] / r[which]:5.2f}x posted raw "
+            f"(each round: {paired}), {m['pasture'] / m[which]:.2f}x with the SDK's client"
+        )
+    met = "met" if r["pasture"] <= GOAL_COMMANDS_MS else "not met"
+    print(
+        f"  goal, with 200 apps: pasture answers in ≤ {GOAL_COMMANDS_MS:.0f} ms: "
+        f"{r['pasture']:.2f} ms posted raw ({met}); the SDK's client alone takes "
+        f"{m['floor']:.2f} ms a call of this size (the floor)"
+    )
+    direct = in_process_commands(home, calls, options.rounds)
+    print(f"  the same listing, Service in process: {1000 / direct:.2f} ms a call")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--calls", type=int, help="calls a run (400; --quick 160)")
@@ -638,12 +931,24 @@ def main() -> None:
     parser.add_argument("--apps", type=int, help="apps deployed for `commands` (200; 50)")
     parser.add_argument("--quick", action="store_true", help="fewer calls, rounds and apps")
     parser.add_argument(
-        "--only", choices=["oauth"], help="only this figure (oauth: OAuth + audit vs static)"
+        "--only",
+        choices=["oauth", "commands", "lookup"],
+        help="only this figure (oauth: OAuth + audit vs static; commands: `commands` with "
+        "--apps apps vs a bare SDK server giving the same answer; lookup: finding a token's "
+        "person at once, inline and in a thread)",
     )
     parser.add_argument("--bare", nargs=3, metavar=("PORT", "DB", "FORM"), help=argparse.SUPPRESS)
+    parser.add_argument("--bare-answer", nargs=2, metavar=("PORT", "FILE"), help=argparse.SUPPRESS)
+    parser.add_argument("--floor", nargs=2, metavar=("PORT", "FILE"), help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.bare:
         serve_bare(int(options.bare[0]), options.bare[1], options.bare[2] == "indexed")
+        return
+    if options.bare_answer:
+        serve_bare_answer(int(options.bare_answer[0]), options.bare_answer[1])
+        return
+    if options.floor:
+        serve_floor(int(options.floor[0]), options.floor[1])
         return
     for name, usual, quick in (("calls", 400, 160), ("rounds", 3, 1), ("apps", 200, 50)):
         if getattr(options, name) is None:
@@ -657,6 +962,12 @@ def main() -> None:
     try:
         if options.only == "oauth":
             oauth_against_static(options, env, homes, processes)
+            return
+        if options.only == "commands":
+            commands_against_bare(options, env, homes, processes)
+            return
+        if options.only == "lookup":
+            token_lookups(options.rounds)
             return
         home, token = pasture_home(1, code=True)
         homes.append(home)
@@ -754,45 +1065,9 @@ def main() -> None:
         oauth_against_static(options, env, homes, processes)
 
         print()
-        many, token = pasture_home(options.apps)
-        homes.append(many)
-        port = free_port()
-        serve = [sys.executable, "-m", "pasture", "serve", "--port", str(port)]
-        processes.append(start(serve, {**env, "PASTURE_HOME": str(many)}, port))
-        listing_pid = processes[-1].pid
-
-        async def commands(c: Client) -> Any:
-            result = await c.call_tool("commands", {})
-            assert not result.is_error, result
-            return result
-
-        url = f"http://127.0.0.1:{port}/mcp"
-
-        async def count(c: Client) -> int:
-            result = await commands(c)
-            return len(result.structured_content["commands"])
-
-        async def listed() -> int:
-            async with client(url, token, options.mode) as c:
-                return await count(c)
-
-        n = anyio.run(listed)
-        rates = [
-            anyio.run(
-                rate, url, token, options.mode, commands, options.calls // 4, 1, listing_pid
-            ).rate
-            for _ in range(options.rounds)
-        ]
-        r = statistics.median(rates)
-        direct = in_process_commands(many, options.calls // 4, options.rounds)
-        print(
-            f"  commands, {options.apps} apps    pasture {r:8.1f}/s   ({1000 / r:.1f} ms a call, "
-            f"{n} commands listed)"
-        )
-        print(
-            f"  the same listing, Service in process {direct:8.1f}/s   "
-            f"({1000 / direct:.2f} ms a call; the rest is the transport and the SDK)"
-        )
+        commands_against_bare(options, env, homes, processes)
+        print()
+        token_lookups(options.rounds)
     finally:
         for process in processes:
             process.terminate()

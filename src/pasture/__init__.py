@@ -3,25 +3,13 @@
 The public API is what `__all__` names; everything else is the platform's own.
 """
 
-from typing import TYPE_CHECKING
-
 from pasture._lazy import lazy_names
-from pasture.caller import NOBODY, Caller
-from pasture.commands.model import Command, Context, Result
-from pasture.errors import (
-    Conflict,
-    DeployRefused,
-    Forbidden,
-    NotFound,
-    PastureError,
-    Refused,
-    Unauthorized,
-    UsageError,
-)
 
 __version__ = "0.1.0"
 
+TYPE_CHECKING = False  # not typing's: `python -m pasture` imports this package first
 if TYPE_CHECKING:
+    from pasture.caller import NOBODY, Caller
     from pasture.commands.handlers import (
         action,
         boolean,
@@ -33,14 +21,45 @@ if TYPE_CHECKING:
         string,
         user_id,
     )
+    from pasture.commands.model import Command, Context, Result
     from pasture.commands.registry import Registry
+    from pasture.errors import (
+        Conflict,
+        DeployRefused,
+        Forbidden,
+        NotFound,
+        PastureError,
+        Refused,
+        Unauthorized,
+        UsageError,
+    )
 
 
-# Loaded on first use, so `pasture --help` does not import JSON Schema checking.
+# Every name is loaded on first use: `pasture --help` (whose `python -m pasture` imports
+# this package first) needs none of them, nor dataclasses, typing or JSON Schema checking.
 _HANDLERS = "pasture.commands.handlers"
+_ERRORS = "pasture.errors"
 __getattr__ = lazy_names(
     globals(),
     {
+        "NOBODY": "pasture.caller",
+        "Caller": "pasture.caller",
+        "Command": "pasture.commands.model",
+        "Context": "pasture.commands.model",
+        "Result": "pasture.commands.model",
+        **{
+            name: _ERRORS
+            for name in (
+                "Conflict",
+                "DeployRefused",
+                "Forbidden",
+                "NotFound",
+                "PastureError",
+                "Refused",
+                "Unauthorized",
+                "UsageError",
+            )
+        },
         "Registry": "pasture.commands.registry",
         **{
             name: _HANDLERS

@@ -6,9 +6,12 @@ importing it, yet `from pasture.store import open_store` must keep working.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, MutableMapping
 from importlib import import_module
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: `pasture --help` imports this, and typing costs
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, MutableMapping
+    from typing import Any
 
 
 def lazy_names(

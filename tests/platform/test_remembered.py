@@ -5,14 +5,18 @@ sharing it — and a note of last use is written once a minute, however often as
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 from platform_db import kept
 
-from pasture.caller import Caller
+from pasture.caller import NOBODY, Caller
+from pasture.errors import Unauthorized
 from pasture.platform.remembered import TOUCH, Remembered, Touches
 from pasture.platform.service import Service
+
+RUNS = Path(__file__).resolve().parents[2] / "examples" / "runs"
 
 
 def test_a_value_is_kept_until_the_database_changes(service: Service, ada: Caller) -> None:
@@ -61,3 +65,72 @@ def test_a_note_is_written_once_a_minute(
     clock[0] += TOUCH
     touches.touch("laptop")
     assert kept(service, "SELECT last_used FROM tokens WHERE label = 'laptop'") == [("at 1090.0",)]
+
+
+# -- at once: what an event loop may ask, never waiting -----------------------------------
+def test_the_stamp_at_once_is_the_stamp_or_nothing(service: Service, ada: Caller) -> None:
+    at_once = service.db.stamp_at_once()
+    if service.database_url:  # every look is a round trip to the server: never on a loop
+        assert at_once is None
+        return
+    assert at_once == service.db.stamp()
+    with service.db.transaction():  # a thread in the middle of a write holds the connection
+        seen: list[tuple[int, int] | None] = []
+        looking = threading.Thread(target=lambda: seen.append(service.db.stamp_at_once()))
+        looking.start()
+        looking.join(30)
+        assert seen == [None]  # told so at once, not waited for
+
+
+def test_a_token_is_known_at_once_only_while_it_stands(service: Service, ada: Caller) -> None:
+    token = service.new_token(ada, "laptop")
+    assert service.caller_at_once(token) is None  # not read yet: only a thread may read it
+    caller = service.caller_for_token(token)
+    assert service.caller_at_once(token) is None  # its note of use moved the database since
+    assert service.caller_for_token(token) == caller
+    if service.database_url:
+        assert service.caller_at_once(token) is None
+        return
+    assert service.caller_at_once(token) == caller
+    listed = service.tokens(ada).data["tokens"]
+    service.revoke_token(ada, listed[0]["id"])
+    assert service.caller_at_once(token) is None  # the database moved: asked again, refused
+    with pytest.raises(Unauthorized):
+        service.caller_for_token(token)
+
+
+def test_a_token_whose_note_of_use_is_due_is_not_known_at_once(
+    service: Service, ada: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if service.database_url:
+        pytest.skip("nothing is known at once over PostgreSQL")
+    token = service.new_token(ada, "laptop")
+    clock = [1000.0]
+    monkeypatch.setattr("pasture.platform.remembered.time.monotonic", lambda: clock[0])
+    caller = service.caller_for_token(token)
+    service.caller_for_token(token)  # read again since its note moved the database
+    assert service.caller_at_once(token) == caller
+    clock[0] += TOUCH  # the note is a write: only a thread writes it
+    assert service.caller_at_once(token) is None
+    service.caller_for_token(token)
+    service.caller_for_token(token)
+    assert service.caller_at_once(token) == caller
+
+
+def test_whether_a_client_is_due_is_known_at_once_once_read(service: Service, ada: Caller) -> None:
+    lists = service.tool_lists
+    assert lists.due_at_once(ada, "r1") is None
+    assert lists.due(ada, "r1") is False
+    assert lists.due_at_once(ada, "r1") is False
+    lists.listed(ada, "r0")
+    assert lists.due_at_once(ada, "r1") is True
+    assert lists.due_at_once(NOBODY, "r1") is False
+
+
+def test_the_listing_version_moves_with_a_deploy(service: Service, ada: Caller) -> None:
+    before = service.listing_version()
+    assert before is not None and service.listing_version() == before
+    service.deploy(ada, RUNS, app="runs", title="Run club")
+    assert service.listing_version() != before
+    if not service.database_url:
+        assert service.listing_version(at_once=True) == service.listing_version()

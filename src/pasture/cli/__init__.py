@@ -3,9 +3,10 @@
 Every verb parses its words, makes one call on `Service` and prints the
 `Result`: its text for people, its data with `--json`. A `Refused` prints its
 sentence to stderr and exits with the error's own exit code; anything else is
-one line and exit 1, never a traceback. Heavy modules (uvicorn, starlette, the
-MCP SDK, rich) are imported only inside the verbs that use them, so
-`pasture --help` starts fast.
+one line and exit 1, never a traceback. Every module but argparse is imported only
+inside the verbs that use it — the heavy ones (uvicorn, starlette, the MCP SDK,
+rich) and the light ones alike — and a verb's parser is made only when the command
+line names it (`pasture.cli._verbs`), so `pasture --help` starts fast.
 """
 
 from __future__ import annotations
@@ -13,28 +14,35 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+from pasture.cli._verbs import Help, Later, Verbs
+
+TYPE_CHECKING = False  # not typing's: importing typing costs `pasture --help` a millisecond
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
+    from typing import Any
+
     from pasture.commands.model import Result
     from pasture.platform.limits import Rates
     from pasture.platform.service import Service
 
-Verb = Callable[[argparse.Namespace], int]
+    Verb = Callable[[argparse.Namespace], int]
 
 DEFAULT_HOME = "~/.local/share/pasture"
 
 
 def home_of(args: argparse.Namespace) -> Path:
     """The data directory: --home, else $PASTURE_HOME, else ~/.local/share/pasture."""
+    from pathlib import Path
+
     home = args.home or os.environ.get("PASTURE_HOME") or DEFAULT_HOME
     return Path(home).expanduser()
 
 
 def open_service(args: argparse.Namespace, base_url: str | None = None) -> Service:
+    from dataclasses import replace
+
     from pasture.platform.service import Limits, Service
 
     url = base_url or os.environ.get("PASTURE_PUBLIC_URL") or "http://127.0.0.1:8000"
@@ -69,6 +77,8 @@ def rates_of(args: argparse.Namespace) -> Rates | None:
     given = {k: getattr(args, option, None) for k, option in _RATE_OPTIONS.items()}
     if all(v is None for v in given.values()):
         return None
+    from dataclasses import replace
+
     from pasture.platform.limits import Rate, Rates
 
     return replace(
@@ -99,6 +109,8 @@ def show(args: argparse.Namespace, result: Result) -> int:
 
 # -- the verbs ---------------------------------------------------------------
 def do_deploy(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     service = open_service(args)
     result = service.deploy(
         service.local_owner(),
@@ -438,6 +450,7 @@ def do_demo(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pasture",
+        formatter_class=Help,
         description="A self-hosted app platform whose apps carry commands.",
         epilog="The data directory is --home, $PASTURE_HOME, or ~/.local/share/pasture; "
         "with --database or $PASTURE_DATABASE_URL the data is in PostgreSQL.",
@@ -450,18 +463,16 @@ def build_parser() -> argparse.ArgumentParser:
         "shared by every server in front of it; else $PASTURE_DATABASE_URL, else SQLite "
         "files in the data directory",
     )
-    common = argparse.ArgumentParser(add_help=False)
+    common = argparse.ArgumentParser(add_help=False, formatter_class=Help)
     common.add_argument("--json", action="store_true", help="print the data as JSON")
     # also after the verb (`pasture serve --database URL`); not given, the one before stands
     common.add_argument(
         "--database", metavar="URL", default=argparse.SUPPRESS, help="a PostgreSQL database"
     )
-    verbs = parser.add_subparsers(dest="verb", metavar="VERB")
+    verbs = Verbs().attach(parser, dest="verb", metavar="VERB")
 
-    def verb(parent: Any, name: str, run: Verb, summary: str, **kw: Any) -> argparse.ArgumentParser:
-        p: argparse.ArgumentParser = parent.add_parser(
-            name, help=summary, description=summary, parents=[common], **kw
-        )
+    def verb(parent: Verbs, name: str, run: Verb, summary: str, **kw: Any) -> Later:
+        p = parent.add_parser(name, help=summary, description=summary, parents=[common], **kw)
         p.set_defaults(run=run)
         return p
 
@@ -655,7 +666,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def rate_limits(p: argparse.ArgumentParser) -> None:
+def rate_limits(p: Later) -> None:
     """How fast callers may call this server (`pasture.platform.limits`)."""
     p.add_argument(
         "--rate",
@@ -672,7 +683,7 @@ def rate_limits(p: argparse.ArgumentParser) -> None:
     )
 
 
-def worker_limits(p: argparse.ArgumentParser) -> None:
+def worker_limits(p: Later) -> None:
     """What one call of an app's code may use, on this server."""
     p.add_argument(
         "--worker-time", type=float, metavar="S", help="seconds a call of app code may take (10)"
@@ -710,9 +721,10 @@ def verbs() -> list[str]:
     def walk(parser: argparse.ArgumentParser, prefix: str) -> None:
         for action in parser._actions:
             if isinstance(action, argparse._SubParsersAction):
-                for name, sub in action.choices.items():
+                parsers = action._name_parser_map  # each made as it is looked up
+                for name in list(parsers):
                     before = len(found)
-                    walk(sub, f"{prefix}{name} ")
+                    walk(parsers[name], f"{prefix}{name} ")
                     if len(found) == before:
                         found.append(f"{prefix}{name}")
 

@@ -15,6 +15,13 @@ one by that token or grant (`pasture.platform.limits`). Past a limit, a tool
 call is answered as a refused one — an `isError` result with the sentence, so
 the agent reads it — and any other request is a 429 with `Retry-After` and the
 sentence as a JSON-RPC error.
+
+Nothing here waits on the event loop: finding a token's person may wait on the
+database (a lock another thread holds, a round trip), so it is done in a
+thread, unless memory already knows it and the database says without waiting
+that it still stands (`Service.caller_at_once`). A `commands` call asked again
+is answered with the SDK's own reply to it while the listing stands
+(`pasture.mcp._replies`).
 """
 
 from __future__ import annotations
@@ -33,9 +40,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pasture.caller import NOBODY, Caller
 from pasture.errors import Refused, TooMany
+from pasture.mcp._replies import Replies, may_ask
 from pasture.mcp._server import build_server
 from pasture.mcp._tools import RELEASE
 from pasture.platform.service import Service
+from pasture.threads import in_thread
 from pasture.web.consent import resource_metadata_url
 from pasture.web.hosts import Hosts
 
@@ -164,12 +173,30 @@ def mcp_http(
         async with manager.run(), streaming.run():
             yield
 
-    def streamed(scope: Scope, caller: Caller) -> bool:
+    replies = Replies()
+    tool_lists = service.tool_lists
+    Admitted = tuple[Caller, bool, object]  # the caller, due to hear of new tools, the listing
+
+    def admitted(token: str) -> Admitted:
+        """In a thread. The listing's version is taken last — after the token's note of use,
+        a write — yet before any listing it vouches for is made."""
+        caller = service.caller_for_token(token)
+        due = tool_lists.due(caller, RELEASE)
+        return caller, due, service.listing_version()
+
+    def admitted_at_once(token: str) -> Admitted | None:
+        """On the loop: the same from memory, or None when only `admitted` can tell."""
+        caller = service.caller_at_once(token)
+        due = None if caller is None else tool_lists.due_at_once(caller, RELEASE)
+        if caller is None or due is None:
+            return None
+        return caller, due, service.listing_version(at_once=True)
+
+    def streamed(scope: Scope, due: bool) -> bool:
         headers = dict(scope.get("headers", []))
         if headers.get(MCP_METHOD_HEADER.encode()) == b"subscriptions/listen":
             return True
-        takes_streams = b"text/event-stream" in headers.get(b"accept", b"")
-        return takes_streams and service.tool_lists.due(caller, RELEASE)
+        return due and b"text/event-stream" in headers.get(b"accept", b"")
 
     async def too_many(refused: TooMany, scope: Scope, receive: Receive, send: Send) -> None:
         """A tool call past the limit is a refused tool call; anything else, a 429."""
@@ -213,21 +240,47 @@ def mcp_http(
         if token is None:  # every client starts signing in here
             await _unauthorized(SIGN_IN_FIRST, send, metadata, token=False)
             return
-        try:
-            # One indexed lookup of a hashed token: cheaper inline than a thread hop.
-            caller = service.caller_for_token(token)
-        except Refused as refused:
-            await _unauthorized(refused.sentence, send, metadata, token=True)
-            return
+        admitted_now = admitted_at_once(token)
+        if admitted_now is None:
+            try:
+                admitted_now = await in_thread(lambda: admitted(token))
+            except Refused as refused:
+                await _unauthorized(refused.sentence, send, metadata, token=True)
+                return
+        caller, due, version = admitted_now
         try:
             service.limiter.caller(caller)
         except TooMany as refused:
             await too_many(refused, scope, receive, send)
             return
+        if streamed(scope, due):
+            await serve(streaming, caller, scope, receive, send)
+            return
+        if version is not None and not due and may_ask(scope):
+            body = await _body(receive)
+            if body is None:
+                return  # the client went away
+            receive = _replayed(body, receive)
+            asked = replies.asked(scope, caller, body)
+            if asked is not None:
+                answer = replies.answer(version, asked)
+                if answer is not None:
+                    for message in answer:
+                        await send(message)
+                    return
+                send = replies.keeping(version, asked, send)
+        await serve(manager, caller, scope, receive, send)
+
+    async def serve(
+        chosen: StreamableHTTPSessionManager,
+        caller: Caller,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
         # The SDK carries this context to the handler that serves the request.
         reset = _caller.set(caller)
         try:
-            chosen = streaming if streamed(scope, caller) else manager
             await chosen.handle_request(scope, receive, send)
         finally:
             _caller.reset(reset)

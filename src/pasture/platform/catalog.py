@@ -60,6 +60,9 @@ class Catalog:
         self._stores: dict[tuple[str, str], Store] = {}
         self._loaded: dict[tuple[str, str], Loaded] = {}
         self._snapshot: _Snapshot | None = None
+        # Moves whenever a loaded version changes but the database does not (a worker
+        # describing its commands): what is kept by the database's stamp keeps by this too.
+        self.changes = 0
         self.workers = Workers(
             home,
             limits or Limits.from_env(),
@@ -292,6 +295,7 @@ class Catalog:
                 logger.error("%s: worker.py's commands: %s", version.at, "; ".join(problems))
                 return
             kept = [c for c in loaded.commands if c.family != "code"]
+            self.changes += 1
             self._loaded[key] = Loaded(
                 loaded.version,
                 loaded.title,
@@ -304,6 +308,7 @@ class Catalog:
     def remember(self, space: str, slug: str, loaded: Loaded) -> None:
         """This process just made `loaded` the app's current version."""
         with self._lock:
+            self.changes += 1
             self._loaded[(space, slug)] = loaded
 
     def info(self, space: str, slug: str) -> AppInfo:

@@ -76,6 +76,12 @@ class PlatformDB:
         """
         raise NotImplementedError
 
+    def stamp_at_once(self) -> tuple[int, int] | None:
+        """`stamp()` when it can be read without waiting — on no lock another thread holds,
+        for no round trip to a server — else None. An event loop may ask this; whatever
+        it keeps by the stamp is then still valid when the answer equals `stamp()`'s."""
+        return None
+
     def one(self, sql: str, *params: Any) -> Row | None:
         raise NotImplementedError
 
@@ -264,7 +270,9 @@ class SqlitePlatformDB(PlatformDB):
                 path, check_same_thread=False, isolation_level=None, timeout=30
             )
             self._conn.row_factory = sqlite3.Row
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            mode = self._conn.execute("PRAGMA journal_mode=WAL").fetchone()
+            # In WAL mode a read never waits for a writer (`stamp_at_once`).
+            self._wal = str(mode[0]).lower() == "wal"
             self._conn.execute("PRAGMA foreign_keys=ON")
             self._conn.execute(f"PRAGMA busy_timeout={int(faults.busy_seconds() * 1000)}")
         with self.transaction() as conn:
@@ -302,6 +310,18 @@ class SqlitePlatformDB(PlatformDB):
         with self._lock, self._faults():
             row = self._conn.execute("PRAGMA data_version").fetchone()
             return int(row[0]), self._writes
+
+    def stamp_at_once(self) -> tuple[int, int] | None:
+        # The connection's lock may be held through a transaction waiting on another
+        # process: not waited for. Past it, `data_version` reads the WAL's shared memory.
+        if not self._wal or not self._lock.acquire(blocking=False):
+            return None
+        try:
+            return int(self._conn.execute("PRAGMA data_version").fetchone()[0]), self._writes
+        except sqlite3.Error:
+            return None  # `stamp()`, in a thread, says what is wrong
+        finally:
+            self._lock.release()
 
     def one(self, sql: str, *params: Any) -> Row | None:
         with self._lock, self._faults():

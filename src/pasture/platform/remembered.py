@@ -3,6 +3,8 @@
 - `Remembered`: values read from the database (a token's caller), kept in memory
   until the database changes — here or in another process sharing it (its
   `stamp()`), so a revoked token is seen at once — and at most `most` of them.
+  An event loop may look in them (`at_once`) when the database can say without
+  waiting that they are still valid.
 - `Touches`: a note of when something was last used (a token's `last_used`, a
   session's `last_seen`), written at most once a minute for each, so a call
   costs no write; a note that cannot be written is never a reason to refuse one.
@@ -44,6 +46,13 @@ class Remembered(Generic[V]):
             self._kept = (stamp, values)
         return values
 
+    def at_once(self) -> dict[str, V] | None:
+        """The values still valid, when `PlatformDB.stamp_at_once` can tell without
+        waiting; None when it cannot, or when they were read before the last change."""
+        stamp = self.db.stamp_at_once()
+        kept, values = self._kept
+        return values if stamp is not None and stamp == kept else None
+
     def keep(self, values: dict[str, V], key: str, value: V) -> None:
         """Keep one value read, in the `values` `current()` gave."""
         if len(values) >= self.most:
@@ -59,6 +68,11 @@ class Touches:
         self.sql = sql
         self._lock = threading.Lock()
         self._touched: dict[str, float] = {}
+
+    def due(self, digest: str) -> bool:
+        """Whether `touch(digest)` would write now."""
+        with self._lock:  # held for a look in memory, never across a write
+            return time.monotonic() - self._touched.get(digest, -TOUCH) >= TOUCH
 
     def touch(self, digest: str) -> None:
         moment = time.monotonic()

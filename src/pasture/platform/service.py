@@ -46,6 +46,7 @@ from pasture.platform.limits import Limiter, Rates
 from pasture.platform.listing import Listing, Offered
 from pasture.platform.model import (
     ACCESSES,
+    OAUTH_ACCESS_PREFIX,
     ROLES,
     SIGN_IN,
     VIEWER_WRITES,
@@ -146,6 +147,18 @@ class Service:
                 "that token is not one this server gave out — make one with pasture token new"
             )
         return found
+
+    def caller_at_once(self, token: str) -> Caller | None:
+        """`caller_for_token`'s answer when memory holds it and the database says without
+        waiting that it still stands: no lock waited on, no round trip, no write — an event
+        loop may ask. None when only `caller_for_token`, in a thread, can tell."""
+        token = token.strip()
+        if not token:
+            return NOBODY
+        if token.startswith(OAUTH_ACCESS_PREFIX):
+            provider = self._oauth_provider  # made on first use, which is not here
+            return None if provider is None else provider.caller_at_once(token)
+        return self._tokens.caller_at_once(token)
 
     def caller_for_session(self, session: str | None) -> Caller:
         """The person a session cookie belongs to, or nobody."""
@@ -424,6 +437,15 @@ class Service:
         `via_web=True`: `app` is `space/slug`, reached as the web reaches it.
         """
         return self._listing.list_commands(caller, app, via_web=via_web)
+
+    def listing_version(self, *, at_once: bool = False) -> tuple[object, ...] | None:
+        """A value that changes whenever `list_commands` may answer anybody differently:
+        the database's stamp (a deploy, a rollback, a member added or taken out, here or in
+        another process) and the catalog's own changes (a worker describing its commands).
+        Taken before the listing it is to vouch for. `at_once`: only if it can be read
+        without waiting (`PlatformDB.stamp_at_once`), else None."""
+        stamp = self.db.stamp_at_once() if at_once else self.db.stamp()
+        return None if stamp is None else (stamp, self._catalog.changes)
 
     def resolve_command(
         self, caller: Caller, name: str, app: str | None = None, *, via_web: bool = False

@@ -80,6 +80,16 @@ class Tokens:
         self._used.touch(digest)
         return found
 
+    def caller_at_once(self, token: str) -> Caller | None:
+        """`caller_for`'s answer when memory holds it still valid and no note of use is due
+        (a write): never a wait. None when only `caller_for` can tell."""
+        digest = _id.secret_hash(token)
+        known = self._known.at_once()
+        found = None if known is None else known.get(digest)
+        if found is None or self._used.due(digest):
+            return None
+        return found
+
     def new(
         self,
         caller: Caller,

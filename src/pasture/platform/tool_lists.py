@@ -61,6 +61,18 @@ class ToolLists:
         last = self._release(client)
         return last is not None and last != release
 
+    def due_at_once(self, caller: Caller, release: str) -> bool | None:
+        """`due`'s answer when memory holds the client's release; None when only `due`,
+        which may read the database, can tell."""
+        client = client_of(caller)
+        if client is None:
+            return False
+        with self._lock:  # held for a look in memory, never across a read
+            if client not in self._known:
+                return None
+            last = self._known[client]
+        return last is not None and last != release
+
     def _release(self, client: str) -> str | None:
         with self._lock:
             if client in self._known:

@@ -214,7 +214,7 @@ class _Door(Starlette):
                 await _too_many(e, scope, receive, send)
                 return
         if scope["type"] == "http" and self.service is not None:
-            answer = apps_origins.place(self.service, scope)
+            answer = await apps_origins.place(self.service, scope)
             if answer is not None:
                 await answer(scope, receive, send)
                 return
@@ -399,6 +399,9 @@ class _Web:
                     "the Authorization header is `Bearer <token>` — "
                     "make a token with `pasture token new`"
                 )
+            known = self.service.caller_at_once(token)  # from memory, no wait: no thread
+            if known is not None:
+                return known
             try:
                 return await self.call(self.service.caller_for_token, token.strip())
             except Unavailable:

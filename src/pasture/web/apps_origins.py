@@ -1,7 +1,8 @@
 """How the web door keeps each app's pages to themselves (`pasture.platform.origins`).
 
 Before routing, `place(scope)` reads where a request is going and notes it in
-`scope["state"]`:
+`scope["state"]` (what it asks the Service, it asks in a thread: the database may
+keep it waiting):
 
 - `app_origin`: `(space, slug)` when the Host is an app's own origin (with an
   apps domain). The request's path is then moved under `/<space>/<slug>/`, so
@@ -30,6 +31,7 @@ from starlette.types import Scope
 from pasture.errors import Refused
 from pasture.platform.origins import PASS_MARK, SANDBOX
 from pasture.platform.service import Service
+from pasture.threads import in_thread
 from pasture.web import pages
 
 PASS_COOKIE = "pasture_pass"  # on an app's own origin only: that app's pass
@@ -43,20 +45,21 @@ def safe_next(text: str | None) -> str:
     return text
 
 
-def place(service: Service, scope: Scope) -> Response | None:
+async def place(service: Service, scope: Scope) -> Response | None:
     """Note where the request is going (see the module), or answer it here."""
     state = scope.setdefault("state", {})
     path: str = scope["path"]
     if service.origins.apps_domain:
         host = Headers(scope=scope).get("host")
         if service.origins.label_of(host) is not None:
-            found = service.app_at(host)
+            found = await in_thread(lambda: service.app_at(host))
             if found is None:
                 sentence = f"no app is at {host} — the dashboard lists your apps"
                 return HTMLResponse(pages.message_page("Not here", sentence), status_code=404)
             state["app_origin"] = found
             if path.startswith(PLATFORM):
-                return _platform_page(service, scope, found, path[len(PLATFORM) :])
+                at, what = found, path[len(PLATFORM) :]
+                return await in_thread(lambda: _platform_page(service, scope, at, what))
             space, slug = found
             _move(scope, f"/{space}/{slug}" + (path if path.startswith("/") else "/" + path))
             return None
