@@ -18,9 +18,12 @@ import anyio
 import httpx2
 import pytest
 from mcp.client.streamable_http import streamable_http_client
-from mcp_talk import BASE_URL, MODES, RUNS, Club, ok, refused, running_server, set_up_club
+from mcp_talk import BASE_URL, MODES, Club, refused, set_up_club
 from starlette.testclient import TestClient
 
+from helpers.club import RUNS
+from helpers.mcp_answers import ok
+from helpers.processes import running_server
 from mcp import Client
 from pasture.caller import Caller
 from pasture.commands.model import Result
