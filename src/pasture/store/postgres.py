@@ -57,6 +57,7 @@ from pasture.store.tables import (
     count_sql,
     describe,
     installing,
+    kind_of,
     kind_sql,
     name_of,
     type_changes,
@@ -513,10 +514,9 @@ class PostgresStore:
             if step.row is None:
                 top += 1
                 row = top
-                written = [c for c, cols in step.writes.items() if cols is not None]
-                kind = min(written, key=self._rank.__getitem__, default="created")
-                if kind not in self._rank:
-                    kind = "created"
+                kind = kind_of(
+                    self._rank, (c for c, cols in step.writes.items() if cols is not None)
+                )
                 entities.append((row, step.eid, kind, name_of(step.writes), stamp, by, stamp, by))
                 for comp, cols in step.writes.items():
                     if cols is not None:

@@ -36,6 +36,7 @@ from pasture.store.tables import (
     count_sql,
     describe,
     installing,
+    kind_of,
     kind_sql,
     name_of,
     type_changes,
@@ -354,12 +355,10 @@ class SqliteStore:
             if step.row is None:
                 top += 1
                 row = top
-                kind = "created"
+                kind = kind_of(rank, (c for c, cols in step.writes.items() if cols is not None))
                 for comp, cols in step.writes.items():
                     if cols is None:
                         continue
-                    if comp in rank and (kind == "created" or rank[comp] < rank[kind]):
-                        kind = comp
                     sql = self._sql.get((comp, tuple(cols)))
                     if sql is None:
                         sql = self._insert_sql(comp, tuple(cols))

@@ -24,7 +24,7 @@ the tables, that one reads them; both take their SQL spelling from `dialect.py`.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pasture.store import bundles as b
@@ -131,6 +131,12 @@ def kind_sql(vocab: Vocabulary) -> str:
         if c not in STAMPS
     )
     return f"CASE {cases} ELSE 'created' END"
+
+
+def kind_of(rank: Mapping[str, int], written: Iterable[str]) -> str:
+    """A new entity's kind, as `kind_sql` works it out for a stored one: of the components
+    it is written with, the first in the vocabulary's order (`rank`), else `created`."""
+    return min((c for c in written if c in rank), key=rank.__getitem__, default="created")
 
 
 def name_of(writes: Mapping[str, Mapping[str, Any] | None]) -> Any:
@@ -349,6 +355,7 @@ __all__ = [
     "component_ddl",
     "count_sql",
     "describe",
+    "kind_of",
     "kind_sql",
     "name_of",
     "same_type",
