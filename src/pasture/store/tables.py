@@ -265,14 +265,18 @@ class Writes:
             "SELECT e.eid FROM c_alias a JOIN entity e ON e._e = a._e WHERE a.name = ? LIMIT 5"
         )
 
+    def carries_kind(self, comp: str) -> bool:
+        """Whether a `comp` row carries its entity's kind: a doc row does where a search
+        reads its rows' kind from them (see `Dialect.fts_rows`)."""
+        return comp == "doc" and self.dialect.fts_rows is not None
+
     def carry(self, comp: str) -> tuple[str, ...]:
-        """What a `comp` row carries of its entity (a doc row its kind too, where a search
-        reads its rows' kind from them: see `Dialect.fts_rows`)."""
-        return (*CARRY, "_kind") if comp == "doc" and self.dialect.fts_rows else CARRY
+        """What a `comp` row carries of its entity."""
+        return (*CARRY, "_kind") if self.carries_kind(comp) else CARRY
 
     def of_entity(self, comp: str) -> tuple[str, ...]:
         """The columns of `entity` that `carry(comp)` are copied from."""
-        return (*OF_ENTITY, "kind") if comp == "doc" and self.dialect.fts_rows else OF_ENTITY
+        return (*OF_ENTITY, "kind") if self.carries_kind(comp) else OF_ENTITY
 
     def insert(self, name: str, columns: Sequence[str]) -> str:
         marks = ", ".join("?" for _ in columns)
