@@ -58,7 +58,6 @@ if TYPE_CHECKING:
 INSTALL = "pip install 'pasture[postgres]'"
 SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _COPY_FROM = 50  # new rows of one table from which COPY beats INSERTs
-_W = POSTGRES_WRITES
 # what a write reads first, under its lock: the vocabulary's version, the last entity's
 # integer, and the caller's entity, person row and name
 _HEAD = (
@@ -277,7 +276,7 @@ class PostgresStore(SqlStore["Cursor"]):
         # (should the transaction not commit, the next write finds the version kept differs
         # from this one and reads the vocabulary afresh)
         self._version = str(int(self._version or "0") + 1)
-        cur.executemany(_W.meta, [("vocab", json.dumps(doc)), ("version", self._version)])
+        cur.executemany(self.writes.meta, [("vocab", json.dumps(doc)), ("version", self._version)])
 
     # -- tables ---------------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from pasture.caller import Caller
 from pasture.errors import Refused
 from pasture.store.dialect import SQLITE, q
 from pasture.store.sqlstore import Executes, SqlStore
-from pasture.store.tables import BASE_TABLES, SQLITE_WRITES
+from pasture.store.tables import SQLITE_WRITES, base_tables
 from pasture.store.times import Clock, utc_now
 from pasture.store.vocab import Vocabulary
 
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from pasture.store.postgres import PostgresStore
 
 _LAYOUT = "3"  # component rows carry `_eid`, `_created_at`, `_created_by` (pasture.store.tables)
-_W = SQLITE_WRITES
 # the caller's entity, person row and name, as `SqlStore._person` takes them
 _PERSON = (
     "SELECT e._e, p._e, p.name FROM entity e LEFT JOIN c_person p ON p._e = e._e WHERE e.eid = ?"
@@ -80,7 +79,7 @@ class SqliteStore(SqlStore[sqlite3.Connection]):
             db.execute("PRAGMA synchronous = NORMAL")
             db.execute("PRAGMA temp_store = MEMORY")
         with self._lock, self._writing() as cur:
-            for statement in BASE_TABLES:
+            for statement in base_tables(SQLITE):
                 cur.execute(statement)
             stored = cur.execute("SELECT value FROM pasture_meta WHERE key = 'vocab'").fetchone()
             self._vocab = Vocabulary.from_json(json.loads(stored[0]) if stored else None)
@@ -151,7 +150,7 @@ class SqliteStore(SqlStore[sqlite3.Connection]):
         return [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
 
     def _keep_vocabulary(self, cur: sqlite3.Connection, doc: Mapping[str, Any]) -> None:
-        cur.execute(_W.meta, ("vocab", json.dumps(doc)))
+        cur.execute(self.writes.meta, ("vocab", json.dumps(doc)))
 
     def _install_search(self, cur: sqlite3.Connection) -> None:
         for statement in _FTS:
@@ -175,7 +174,7 @@ class SqliteStore(SqlStore[sqlite3.Connection]):
                 f"UPDATE {q(name)} SET (_eid, _created_at, _created_by) = "
                 f"(SELECT eid, created_at, created_by FROM entity WHERE _e = {q(name)}._e)"
             )
-        db.execute(_W.meta, ("layout", _LAYOUT))
+        db.execute(self.writes.meta, ("layout", _LAYOUT))
 
 
 @overload

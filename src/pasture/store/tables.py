@@ -29,7 +29,7 @@ from typing import Any
 
 from pasture.store import bundles as b
 from pasture.store.dialect import POSTGRES, SQLITE, STAMPS, Dialect, q, sql_type, table
-from pasture.store.vocab import PLATFORM, Column, Component, Vocabulary, changed_type
+from pasture.store.vocab import Column, Component, Vocabulary, changed_type
 
 # -- tables ---------------------------------------------------------------------------------
 
@@ -63,16 +63,11 @@ def base_tables(dialect: Dialect) -> list[str]:
     ]
 
 
-BASE_TABLES = base_tables(SQLITE)
-
-
 def carried_ddl(dialect: Dialect) -> str:
     """What every component row carries of its entity (never changed once written)."""
     t = dialect.text
     return f"_eid {t}, _created_at {t}, _created_by {t}"
 
-
-CARRIED_DDL = carried_ddl(SQLITE)
 
 # Columns too long to be worth an ordinary index (full text covers them).
 UNINDEXED = {("doc", "body")}
@@ -107,9 +102,6 @@ def component_ddl(dialect: Dialect, comp: Component, existing: dict[str, str] | 
                 f"CREATE INDEX {index_name(dialect, comp.name, c.name)} ON {name}({q(c.name)})"
             )
     return out
-
-
-PLATFORM_NAMES = tuple(PLATFORM)
 
 
 # -- what a write keeps on `entity`, the same SQL on every backend ---------------------------
@@ -239,7 +231,6 @@ class Writes:
         self.dialect = dialect
         m = dialect.placeholders
         carry, of = ", ".join(CARRY), ", ".join(OF_ENTITY)
-        self.entity = self.insert("entity", ENTITY_COLUMNS)
         self.person_entity = m(
             "INSERT INTO entity(_e, eid, kind, name, created_at, created_by, updated_at, "
             "updated_by) VALUES (?, ?, 'person', ?, ?, ?, ?, ?)"
@@ -283,10 +274,6 @@ class Writes:
         return self.dialect.placeholders(
             f"INSERT INTO {name}({', '.join(columns)}) VALUES ({marks})"
         )
-
-    def insert_row(self, comp: str, names: Sequence[str]) -> str:
-        """A new `comp` row with the columns `names` (after what it carries)."""
-        return self.insert(table(comp), (*self.carry(comp), *map(q, names)))
 
     def delete_row(self, comp: str) -> str:
         return self.dialect.placeholders(f"DELETE FROM {table(comp)} WHERE _e = ?")
