@@ -174,7 +174,7 @@ class PostgresStore(SqlStore["Cursor"]):
     @contextlib.contextmanager
     def _writing(self, bundles: int | None = None) -> Iterator[Cursor]:
         conn = self._conn()
-        with self._faults():
+        with self._faults:
             if bundles is not None and bundles < _COPY_FROM:
                 with self._pipelined(conn) as cur:
                     yield cur
@@ -201,14 +201,13 @@ class PostgresStore(SqlStore["Cursor"]):
                 conn.execute("ROLLBACK")
             raise
 
-    @contextlib.contextmanager
-    def _faults(self) -> Iterator[None]:
-        try:
-            yield
-        except _psycopg().errors.ProgramLimitExceeded as e:
-            raise Refused(_past_limits(e)) from None
-        except _psycopg().OperationalError:
-            raise Unavailable(_UNREACHABLE) from None
+    def _fault(self, e: BaseException) -> BaseException | None:
+        psycopg = _psycopg()
+        if isinstance(e, psycopg.errors.ProgramLimitExceeded):  # an OperationalError too
+            return Refused(_past_limits(e))
+        if isinstance(e, psycopg.OperationalError):
+            return Unavailable(_UNREACHABLE)
+        return None
 
     def _head(self, cur: Cursor, caller: Caller) -> tuple[int, Sequence[Any] | None]:
         head = cur.execute(_HEAD, (caller.eid,)).fetchone()

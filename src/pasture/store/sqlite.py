@@ -73,7 +73,7 @@ class SqliteStore(SqlStore[sqlite3.Connection]):
         self._top: int | None = None  # the largest `_e` there is
         self._people: dict[str, str | None] = {}  # eid -> name of callers kept as persons
         db = self._db
-        with self._faults():
+        with self._faults:
             db.execute(f"PRAGMA busy_timeout = {int(faults.busy_seconds() * 1000)}")
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
@@ -99,7 +99,7 @@ class SqliteStore(SqlStore[sqlite3.Connection]):
     @contextlib.contextmanager
     def _writing(self, bundles: int | None = None) -> Iterator[sqlite3.Connection]:
         db = self._db
-        with self._faults():
+        with self._faults:
             db.execute("BEGIN IMMEDIATE")
         try:
             yield db
@@ -110,12 +110,8 @@ class SqliteStore(SqlStore[sqlite3.Connection]):
                 db.execute("ROLLBACK")
             raise faults.fault(e, self.path) or e from None
 
-    @contextlib.contextmanager
-    def _faults(self) -> Iterator[None]:
-        try:
-            yield
-        except sqlite3.Error as e:
-            raise faults.fault(e, self.path) or e from None
+    def _fault(self, e: BaseException) -> BaseException | None:
+        return faults.fault(e, self.path)
 
     def _head(self, cur: sqlite3.Connection, caller: Caller) -> tuple[int, Sequence[Any] | None]:
         version = cur.execute("PRAGMA data_version").fetchone()[0]
