@@ -38,7 +38,6 @@ from typing import Any, cast
 from urllib.parse import urlsplit
 
 from jsonschema import Draft202012Validator, FormatChecker, ValidationError
-from jsonschema import _keywords as _jsonschema_keywords
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import extend
 
@@ -130,12 +129,15 @@ def _uri(value: object) -> bool:
     return bool(re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", parts.scheme)) and " " not in value
 
 
+# The draft's own multipleOf, which the one below wraps.
+_MULTIPLE_OF: Any = Draft202012Validator.VALIDATORS["multipleOf"]
+
+
 def _multiple_of(validator: Any, d_b: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
     # jsonschema divides first and only then guards the overflow; a huge whole
     # number over a fraction overflows in the division itself.
     try:
-        keywords: Any = _jsonschema_keywords
-        found: Any = keywords.multipleOf(validator, d_b, instance, schema)
+        found: Any = _MULTIPLE_OF(validator, d_b, instance, schema)
         yield from found or ()
     except OverflowError:
         if (Fraction(instance) / Fraction(d_b)).denominator != 1:

@@ -5,7 +5,14 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pasture.errors import Refused
-from pasture.store.ast import (
+from pasture.store.grammar import (
+    COUNT_OPERATORS,
+    OPERATORS,
+    format_filter,
+    parse,
+    percent_encode_value,
+)
+from pasture.store.syntax import (
     Compare,
     Count,
     Distinct,
@@ -24,13 +31,6 @@ from pasture.store.ast import (
     Reach,
     Tally,
     Words,
-)
-from pasture.store.grammar import (
-    COUNT_OPERATORS,
-    OPERATORS,
-    format_filter,
-    parse,
-    percent_encode_value,
 )
 
 

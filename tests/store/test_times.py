@@ -9,8 +9,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pasture.errors import Refused
-from pasture.store.ast import Compare, Filter, Has
 from pasture.store.grammar import format_filter, parse
+from pasture.store.syntax import Compare, Filter, Has
 from pasture.store.times import (
     ZONE_SETTING,
     Span,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from pasture.errors import echo
-from pasture.store import ast
+from pasture.store import syntax
 from pasture.store.base import Answer
 
 SHOWN = 20  # values a line names before it says how many more there are
@@ -47,9 +47,9 @@ def _column(filter: str) -> str:
     from pasture.store.grammar import parse
 
     for p in parse(filter).predicates:
-        if isinstance(p, ast.Count):
+        if isinstance(p, syntax.Count):
             break
-        if isinstance(p, ast.Tally | ast.Distinct):
+        if isinstance(p, syntax.Tally | syntax.Distinct):
             return ".".join(p.path)
     return "values"  # pragma: no cover - a store answers a tally only to a filter asking one
 

@@ -12,7 +12,7 @@ It is apart so the filter compiler (`sql.py`) and the tables and writes
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,9 @@ from pasture.store.vocab import Column
 
 # The stamps every entity carries, kept as columns of `entity`.
 STAMPS = {"created": ("created_at", "created_by"), "updated": ("updated_at", "updated_by")}
+
+
+_PART = 500  # values in one `IN (…)` list
 
 
 def table(component: str) -> str:
@@ -54,9 +57,17 @@ class Dialect:
     # `created` stamps and kind (`_kind`), so a search need not join `entity`
     fts_rows: str | None = None
     keeps_nul: bool = True  # whether text may hold a NUL character
+    edge_seq: str = "rowid"  # the column of `edge` that keeps the order edges were added in
 
     def placeholders(self, sql: str) -> str:
         return sql
+
+    def among(self, values: Sequence[Any]) -> Iterator[tuple[str, list[Any]]]:
+        """What follows a column that is to be one of `values`, with its parameters: in
+        parts, as many as a statement takes parameters (SQLite's are bounded)."""
+        for i in range(0, len(values), _PART):
+            part = list(values[i : i + _PART])
+            yield f"IN ({', '.join('?' * len(part))})", part
 
     def boolean(self, value: bool) -> Any:
         """A bool as a parameter compared with a bool column."""
@@ -91,6 +102,9 @@ class SqliteDialect(Dialect):
 class PostgresDialect(Dialect):
     def placeholders(self, sql: str) -> str:
         return sql.replace("%", "%%").replace("?", "%s")
+
+    def among(self, values: Sequence[Any]) -> Iterator[tuple[str, list[Any]]]:
+        yield "= ANY(?)", [list(values)]  # one array, however long
 
     def boolean(self, value: bool) -> Any:
         return value
@@ -143,6 +157,7 @@ POSTGRES = PostgresDialect(
     inline_names=True,
     fts_rows="fts",
     keeps_nul=False,
+    edge_seq="seq",  # PostgreSQL has no rowid
 )
 
 

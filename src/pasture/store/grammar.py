@@ -1,4 +1,4 @@
-"""The filter grammar: a filter line in, a `Filter` (see `ast.py`) out, and back again.
+"""The filter grammar: a filter line in, a `Filter` (see `syntax.py`) out, and back again.
 
 A filter line is predicates joined by `&`, all of which must hold::
 
@@ -35,7 +35,7 @@ from functools import lru_cache
 from urllib.parse import unquote
 
 from pasture.errors import Refused
-from pasture.store.ast import (
+from pasture.store.syntax import (
     Compare,
     Count,
     Distinct,

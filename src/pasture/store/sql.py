@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pasture.errors import Refused, echo
-from pasture.store import ast
+from pasture.store import syntax
 from pasture.store.base import Answer
 from pasture.store.bundles import no_column, not_a_component
 from pasture.store.dialect import SQLITE, STAMPS, Dialect, q, table
@@ -93,7 +93,7 @@ class _State:
     name_joins: list[str] = field(default_factory=list)  # a reference's name, for showing
     zone: str | None = None  # the server's time zone, once a time value was read in it
     # what each walked reference brings from its far side: (comp, ref column) -> components
-    brought: dict[ast.Path, list[str]] = field(default_factory=dict)
+    brought: dict[syntax.Path, list[str]] = field(default_factory=dict)
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -128,7 +128,7 @@ def compile_filter(
 
 
 def compile_ast(
-    filt: ast.Filter,
+    filt: syntax.Filter,
     vocabulary: Vocabulary,
     *,
     variables: bool = False,
@@ -142,31 +142,31 @@ def compile_ast(
     return compiled
 
 
-def _compile(filt: ast.Filter, st: _State) -> Compiled:
+def _compile(filt: syntax.Filter, st: _State) -> Compiled:
     vocabulary, dialect = st.vocabulary, st.dialect
     limit: int | None = None
-    aggregate: ast.Aggregate | None = None  # the first one written is the answer
+    aggregate: syntax.Aggregate | None = None  # the first one written is the answer
     tallied: tuple[str, Column, str] | None = None  # the column a tally or distinct reads
     words: list[str] = []
     every = False
     addressed = False  # id= names an entity, not a component of it
     for p in filt.predicates:
-        if isinstance(p, ast.Has):
+        if isinstance(p, syntax.Has):
             _need(st, component_of(p.component, vocabulary).name, inner=True)
             _name(st, p.component)
-        elif isinstance(p, ast.Maybe):
+        elif isinstance(p, syntax.Maybe):
             _need(st, component_of(p.component, vocabulary).name, inner=False)
             _name(st, p.component)
-        elif isinstance(p, ast.Lacks):
+        elif isinstance(p, syntax.Lacks):
             comp = component_of(p.component, vocabulary)
             if comp.name in STAMPS:
                 raise Refused(f"every entity has {comp.name} — .{comp.name}= matches nothing")
             st.conds.append(f"NOT EXISTS (SELECT 1 FROM {table(comp.name)} WHERE _e = e._e)")
-        elif isinstance(p, ast.Every):
+        elif isinstance(p, syntax.Every):
             every = True
-        elif isinstance(p, ast.Compare | ast.Range | ast.Empty | ast.Present):
+        elif isinstance(p, syntax.Compare | syntax.Range | syntax.Empty | syntax.Present):
             _column_predicate(st, p)
-        elif isinstance(p, ast.Words):
+        elif isinstance(p, syntax.Words):
             _whole_characters("the search", p.text)
             if p.text.replace("\x00", " ").strip():
                 words.append(p.text)
@@ -175,33 +175,33 @@ def _compile(filt: ast.Filter, st: _State) -> Compiled:
                         f"a full-text search looks for at most {MAX_SEARCH} characters of "
                         "words — search for fewer words"
                     )
-        elif isinstance(p, ast.Limit):
+        elif isinstance(p, syntax.Limit):
             if limit is not None and limit != p.count:
                 raise Refused(f"limit is written twice — keep one, like limit={p.count}")
             if p.count < 1:
                 raise Refused("limit is a whole number of rows, at least 1, like limit=20")
             limit = p.count
-        elif isinstance(p, ast.Id):
+        elif isinstance(p, syntax.Id):
             _no_nul(p.eid, "the eid in id=")
             st.conds.append("e.eid = ?")
             st.keep_entity = True  # found through entity's eid index
             st.params.append(p.eid)
             addressed = True
-        elif isinstance(p, ast.Count | ast.Tally | ast.Distinct):
+        elif isinstance(p, syntax.Count | syntax.Tally | syntax.Distinct):
             if aggregate is not None:
                 # only the first aggregate answers; a later one's names are still checked
-                if not isinstance(p, ast.Count):
+                if not isinstance(p, syntax.Count):
                     aside = _State(vocabulary, st.variables, st.now, dialect)
                     _resolve_path(aside, p.path, needs_value=False)
                 continue
             aggregate = p
-            if not isinstance(p, ast.Count):
+            if not isinstance(p, syntax.Count):
                 # the values of a column are read from the rows that have its component
                 tallied = _resolve_path(st, p.path, needs_value=False)
                 _need(st, p.path[0], inner=True)
-        elif isinstance(p, ast.Plural):
+        elif isinstance(p, syntax.Plural):
             _plural(st, p)
-        elif isinstance(p, ast.Reach):
+        elif isinstance(p, syntax.Reach):
             _reach(st, p)
         else:  # pragma: no cover - the grammar makes nothing else
             raise Refused("that filter cannot be served — write predicates like .jog!&limit=20")
@@ -384,7 +384,7 @@ def _expr(st: _State, component: str, column: str) -> str:
     return f"{_comp_alias(st, component)}.{q(column)}"
 
 
-def _resolve_path(st: _State, path: ast.Path, *, needs_value: bool) -> tuple[str, Column, str]:
+def _resolve_path(st: _State, path: syntax.Path, *, needs_value: bool) -> tuple[str, Column, str]:
     """The SQL expression of a column path (walking references), its column, and its text."""
     shown = ".".join(path)
     if len(path) < 2 or len(path) % 2:
@@ -420,7 +420,7 @@ def _resolve_path(st: _State, path: ast.Path, *, needs_value: bool) -> tuple[str
     return expr, column, shown
 
 
-def _hop(st: _State, key: ast.Path, expr: str, target: Component) -> _Join:
+def _hop(st: _State, key: syntax.Path, expr: str, target: Component) -> _Join:
     """The join from a reference (`expr`) to `target` on the entity it names, made once per
     path (`key` ends at the target); the row brings `target` along on the reference."""
     walk = st.joins.get(key)
@@ -441,7 +441,7 @@ def _hop(st: _State, key: ast.Path, expr: str, target: Component) -> _Join:
     return walk
 
 
-def _reach(st: _State, p: ast.Reach) -> None:
+def _reach(st: _State, p: syntax.Reach) -> None:
     """`.comment.target.doc?`: bring the component the reference points at (`!`: and require
     it), on the reference's value in the row."""
     shown = "." + ".".join(p.path) + ("!" if p.required else "?")
@@ -491,16 +491,18 @@ def _value(st: _State, column: Column, shown: str, text: str, op: str) -> Any:
     return text
 
 
-def _column_predicate(st: _State, p: ast.Compare | ast.Range | ast.Empty | ast.Present) -> None:
-    if isinstance(p, ast.Empty):
+def _column_predicate(
+    st: _State, p: syntax.Compare | syntax.Range | syntax.Empty | syntax.Present
+) -> None:
+    if isinstance(p, syntax.Empty):
         expr, column, shown = _resolve_path(st, p.path, needs_value=False)
         st.conds.append(f"{expr} IS NULL")
         return
-    if isinstance(p, ast.Present):
+    if isinstance(p, syntax.Present):
         expr, column, shown = _resolve_path(st, p.path, needs_value=True)
         st.conds.append(f"{expr} IS NOT NULL")
         return
-    if isinstance(p, ast.Range):
+    if isinstance(p, syntax.Range):
         expr, column, shown = _resolve_path(st, p.path, needs_value=True)
         if column.type == "bool" or column.reference:
             raise Refused(
@@ -572,7 +574,7 @@ def _column_predicate(st: _State, p: ast.Compare | ast.Range | ast.Empty | ast.P
 # -- times -----------------------------------------------------------------------------
 
 
-def _is_stamp(path: ast.Path) -> bool:
+def _is_stamp(path: syntax.Path) -> bool:
     """Whether a path ends at a stamp (`created.at`): a moment every entity has, to the
     microsecond, so it is compared as one (and through its index)."""
     return path[-2] in STAMPS
@@ -684,7 +686,7 @@ def plural_of(word: str, vocabulary: Vocabulary) -> tuple[Component, Column] | N
     return None
 
 
-def _plural(st: _State, p: ast.Plural) -> None:
+def _plural(st: _State, p: syntax.Plural) -> None:
     found = plural_of(p.word, st.vocabulary)
     if found is None:
         raise Refused(
@@ -703,7 +705,7 @@ def _plural(st: _State, p: ast.Plural) -> None:
 
 def _aggregate(
     st: _State,
-    aggregate: ast.Aggregate,
+    aggregate: syntax.Aggregate,
     tallied: tuple[str, Column, str] | None,
     sources: list[str],
 ) -> Compiled:
@@ -721,7 +723,7 @@ def _aggregate(
     # a row lacking the value has none to count or list
     values = f"SELECT {expr} AS v {matched}{' AND ' if where else ' WHERE '}{expr} IS NOT NULL"
     as_bool = column.type == "bool" and not column.reference
-    if isinstance(aggregate, ast.Distinct):
+    if isinstance(aggregate, syntax.Distinct):
 
         def distinct(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> Answer:
             return {"distinct": [bool(r[0]) if as_bool else r[0] for r in rows]}
@@ -801,7 +803,7 @@ def _row_builder(
         pos += 1
         return f"c{pos - 1}"
 
-    def body_of(comp: Component, at: ast.Path, expr_of: Callable[[str], str]) -> str:
+    def body_of(comp: Component, at: syntax.Path, expr_of: Callable[[str], str]) -> str:
         """The dict display of one component's columns; `at` is where it is in the row."""
         fields: list[str] = []
         for column in comp.columns.values():
@@ -834,7 +836,7 @@ def _row_builder(
             fields.append(f"{column.name!r}: {value}")
         return "{" + ", ".join(fields) + "}"
 
-    def far_of(walked: ast.Path) -> str:
+    def far_of(walked: syntax.Path) -> str:
         """What a reference brings from its far side: each component the filter named there."""
         parts: list[str] = []
         for name in st.brought[walked]:

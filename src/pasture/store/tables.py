@@ -24,12 +24,12 @@ the tables, that one reads them; both take their SQL spelling from `dialect.py`.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pasture.store import bundles as b
 from pasture.store.dialect import POSTGRES, SQLITE, STAMPS, Dialect, q, sql_type, table
-from pasture.store.vocab import PLATFORM, Column, Component, Vocabulary, changed_type
+from pasture.store.vocab import Column, Component, Vocabulary, changed_type
 
 # -- tables ---------------------------------------------------------------------------------
 
@@ -63,16 +63,11 @@ def base_tables(dialect: Dialect) -> list[str]:
     ]
 
 
-BASE_TABLES = base_tables(SQLITE)
-
-
 def carried_ddl(dialect: Dialect) -> str:
     """What every component row carries of its entity (never changed once written)."""
     t = dialect.text
     return f"_eid {t}, _created_at {t}, _created_by {t}"
 
-
-CARRIED_DDL = carried_ddl(SQLITE)
 
 # Columns too long to be worth an ordinary index (full text covers them).
 UNINDEXED = {("doc", "body")}
@@ -109,9 +104,6 @@ def component_ddl(dialect: Dialect, comp: Component, existing: dict[str, str] | 
     return out
 
 
-PLATFORM_NAMES = tuple(PLATFORM)
-
-
 # -- what a write keeps on `entity`, the same SQL on every backend ---------------------------
 
 NAMERS = ("person", "alias", "doc")  # what a reference reads back as `name`, first wins
@@ -131,6 +123,12 @@ def kind_sql(vocab: Vocabulary) -> str:
         if c not in STAMPS
     )
     return f"CASE {cases} ELSE 'created' END"
+
+
+def kind_of(rank: Mapping[str, int], written: Iterable[str]) -> str:
+    """A new entity's kind, as `kind_sql` works it out for a stored one: of the components
+    it is written with, the first in the vocabulary's order (`rank`), else `created`."""
+    return min((c for c in written if c in rank), key=rank.__getitem__, default="created")
 
 
 def name_of(writes: Mapping[str, Mapping[str, Any] | None]) -> Any:
@@ -233,7 +231,6 @@ class Writes:
         self.dialect = dialect
         m = dialect.placeholders
         carry, of = ", ".join(CARRY), ", ".join(OF_ENTITY)
-        self.entity = self.insert("entity", ENTITY_COLUMNS)
         self.person_entity = m(
             "INSERT INTO entity(_e, eid, kind, name, created_at, created_by, updated_at, "
             "updated_by) VALUES (?, ?, 'person', ?, ?, ?, ?, ?)"
@@ -259,24 +256,24 @@ class Writes:
             "SELECT e.eid FROM c_alias a JOIN entity e ON e._e = a._e WHERE a.name = ? LIMIT 5"
         )
 
+    def carries_kind(self, comp: str) -> bool:
+        """Whether a `comp` row carries its entity's kind: a doc row does where a search
+        reads its rows' kind from them (see `Dialect.fts_rows`)."""
+        return comp == "doc" and self.dialect.fts_rows is not None
+
     def carry(self, comp: str) -> tuple[str, ...]:
-        """What a `comp` row carries of its entity (a doc row its kind too, where a search
-        reads its rows' kind from them: see `Dialect.fts_rows`)."""
-        return (*CARRY, "_kind") if comp == "doc" and self.dialect.fts_rows else CARRY
+        """What a `comp` row carries of its entity."""
+        return (*CARRY, "_kind") if self.carries_kind(comp) else CARRY
 
     def of_entity(self, comp: str) -> tuple[str, ...]:
         """The columns of `entity` that `carry(comp)` are copied from."""
-        return (*OF_ENTITY, "kind") if comp == "doc" and self.dialect.fts_rows else OF_ENTITY
+        return (*OF_ENTITY, "kind") if self.carries_kind(comp) else OF_ENTITY
 
     def insert(self, name: str, columns: Sequence[str]) -> str:
         marks = ", ".join("?" for _ in columns)
         return self.dialect.placeholders(
             f"INSERT INTO {name}({', '.join(columns)}) VALUES ({marks})"
         )
-
-    def insert_row(self, comp: str, names: Sequence[str]) -> str:
-        """A new `comp` row with the columns `names` (after what it carries)."""
-        return self.insert(table(comp), (*self.carry(comp), *map(q, names)))
 
     def delete_row(self, comp: str) -> str:
         return self.dialect.placeholders(f"DELETE FROM {table(comp)} WHERE _e = ?")
@@ -349,6 +346,7 @@ __all__ = [
     "component_ddl",
     "count_sql",
     "describe",
+    "kind_of",
     "kind_sql",
     "name_of",
     "same_type",

@@ -1,0 +1,488 @@
+"""One SQL store: how a bundle plan is written and a filter read, on every SQL backend.
+
+`SqlStore` keeps one app's graph in `tables.py`'s tables. A write checks its
+bundles (`bundles.py`), names every entity, then runs the plan's rows through
+the statements `Writes` spells in the backend's `Dialect` (`dialect.py`); a
+read compiles its filter once (`sql.py`) and keeps the compiled SELECT for the
+next call with the same line, reading the names that references read back as
+(`created.by` → `{eid, name}`) after the rows, from the same snapshot.
+
+The backends, `SqliteStore` (`sqlite.py`) and `PostgresStore` (`postgres.py`),
+subclass it and fill in only what the databases really do differently: the
+connection, the write transaction and the lock it holds (with PostgreSQL's
+pipeline for a few bundles), what a write reads first and what it may keep
+known until the next, how many new rows go in at once (PostgreSQL's COPY),
+the full-text search each keeps over docs, and how a driver's error becomes
+the caller's sentence. What SQL text differs (parameter marks, a list of
+values, an edge's order) is the dialect's, not the backend's.
+
+It is an abstract base rather than one class handed a backend object because
+every difference is a step of the same write or read: here the whole of each
+reads top to bottom, and a backend's module holds only its side of the steps,
+each a method named below as abstract or as a default it may override.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+from abc import ABC, abstractmethod
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
+
+from pasture.caller import Caller
+from pasture.errors import DeployRefused, Refused
+from pasture.store import bundles as b
+from pasture.store.base import Answer, Applied, Bundle, Row
+from pasture.store.dialect import Dialect, q, table
+from pasture.store.sql import Compiled, compile_filter
+from pasture.store.tables import (
+    ENTITY_COLUMNS,
+    NAME_SQL,
+    Lookup,
+    Writes,
+    check_guards,
+    count_sql,
+    describe,
+    installing,
+    kind_of,
+    kind_sql,
+    name_of,
+    type_changes,
+)
+from pasture.store.times import Clock, zone_name
+from pasture.store.vocab import Vocabulary
+from pasture.values import stamp as stamp_of
+
+_CACHE = 512  # compiled filters (and INSERT texts) kept per store
+_NONE: dict[str, Any] = {}  # no names to hand a row builder (never written to)
+# every doc row's carried kind made its entity's again (where doc rows carry it)
+DOC_KIND = (
+    "UPDATE c_doc d SET _kind = e.kind FROM entity e WHERE e._e = d._e "
+    "AND d._kind IS DISTINCT FROM e.kind"
+)
+
+
+class Executes(Protocol):
+    """What a read runs SQL through: a connection (or cursor) of either database's driver."""
+
+    def execute(self, sql: Any, params: Any = ..., /) -> Any: ...
+
+
+class Cursor(Executes, Protocol):
+    """What a write runs SQL through, inside its transaction."""
+
+    def executemany(self, sql: Any, params: Any, /) -> Any: ...
+
+
+C = TypeVar("C", bound=Cursor)
+
+
+class Faults:
+    """A block whose storage faults are raised as the caller's sentences, as `fault` says
+    them (an exception it makes no sentence of goes on as it is). A plain object rather
+    than a generator's context: a read of a compiled filter takes only microseconds."""
+
+    def __init__(self, fault: Callable[[BaseException], BaseException | None]) -> None:
+        self.fault = fault
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, e: BaseException | None, traceback: object) -> None:
+        if e is not None:
+            sentence = self.fault(e)
+            if sentence is not None:
+                raise sentence from None
+
+
+class SqlStore(ABC, Generic[C]):
+    """One app's graph in SQL tables (see `pasture.store.base.Store`); `C` is what the
+    backend's writes run through."""
+
+    dialect: ClassVar[Dialect]
+    writes: ClassVar[Writes]
+    snapshot: ClassVar[str]  # begins a read that sees the tables as of one moment
+
+    _vocab: Vocabulary  # the vocabulary installed now, read by the backend as it opens
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock  # what writes are stamped with and time phrases count from
+        self._lock = threading.RLock()
+        self._faults = Faults(self._fault)
+        self._compiled: OrderedDict[str, Compiled] = OrderedDict()
+        self._inserts: dict[tuple[str, tuple[str, ...]], str] = {}
+        # what a write takes from the vocabulary (see `_kinds`)
+        self._rank: dict[str, int] = {}
+        self._kind_sql = ""
+        self._all_tables: list[str] = []
+
+    # -- the Store interface ------------------------------------------------------------
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The vocabulary installed now (the platform's components and the app's own)."""
+        return self._vocab
+
+    def declare(self, vocab: Mapping[str, Any]) -> None:
+        with self._lock:
+            with self._writing() as cur:
+                self._reload(cur)
+                new = Vocabulary.from_json(vocab, self._vocab)
+                problems = type_changes(new, self._physical(cur))
+                if problems:
+                    raise DeployRefused(problems, prefix="vocab.json")
+                self._install(cur, new)
+                self._keep_vocabulary(cur, vocab)
+                if new.kind_order() != self._vocab.kind_order():
+                    cur.execute(f"UPDATE entity SET kind = {kind_sql(new)}")
+                    if self.writes.carries_kind("doc"):
+                        cur.execute(DOC_KIND)
+            self._vocab = new
+            self._compiled.clear()
+            self._forget()
+            self._kinds()
+
+    def apply(self, bundles: Bundle | Sequence[Bundle], caller: Caller) -> Applied:
+        vocab = self._vocab
+        checked = self._check_first(bundles, vocab)
+        with self._lock, self._writing(None if checked is None else len(checked)) as cur:
+            top, person = self._head(cur, caller)
+            if vocab is not self._vocab or checked is None:
+                vocab = self._vocab  # redeclared meanwhile: check again
+                checked = b.check(bundles, vocab)
+            self._keepable(checked)
+            return self._write(cur, checked, caller, vocab, top, person)
+
+    def query(self, filter: str, caller: Caller) -> Answer:
+        with self._lock:
+            compiled = self._compile(filter)
+            with self._faults:
+                conn = self._conn()
+                if compiled.refs:
+                    # the rows and the names they refer to are read from one snapshot
+                    conn.execute(self.snapshot)
+                    try:
+                        found = conn.execute(compiled.sql, compiled.params).fetchall()
+                        names = self._names(conn, found, compiled.refs) if found else _NONE
+                    finally:
+                        conn.execute("COMMIT")
+                else:
+                    found = conn.execute(compiled.sql, compiled.params).fetchall()
+                    names = _NONE
+                answer = compiled.build(found, names)
+                if compiled.edges and isinstance(answer, list) and answer:
+                    self._edges(conn, answer)
+        return answer
+
+    def count(self) -> int:
+        with self._lock, self._faults:
+            self._refresh()  # a component another process declared counts too
+            found = self._conn().execute(count_sql(self._vocab)).fetchone()
+        return int(found[0])
+
+    def schema(self) -> dict[str, Any]:
+        return describe(self._vocab)
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- what a backend provides --------------------------------------------------------
+
+    @abstractmethod
+    def _conn(self) -> Executes:
+        """The connection reads run through, outside any write."""
+
+    @abstractmethod
+    def _writing(self, bundles: int | None = None) -> contextlib.AbstractContextManager[C]:
+        """A write transaction holding this app's write lock, committed when its block ends
+        and rolled back if it raises, storage faults made the caller's sentences;
+        `bundles` is how many it writes, where that is known."""
+
+    @abstractmethod
+    def _fault(self, e: BaseException) -> BaseException | None:
+        """The caller's sentence for a storage fault `e`, or None when `e` is not one."""
+
+    @abstractmethod
+    def _head(self, cur: C, caller: Caller) -> tuple[int, Sequence[Any] | None]:
+        """What a write reads first: the largest `_e` there is, and what `_person` needs of
+        the caller (None when the caller is known to be kept as a person already)."""
+
+    @abstractmethod
+    def _tables(self, conn: Executes) -> list[str]:
+        """Every table there is."""
+
+    @abstractmethod
+    def _install_search(self, cur: C) -> None:
+        """The full-text search over doc's title and body, made if it is not there yet."""
+
+    @abstractmethod
+    def _keep_vocabulary(self, cur: C, doc: Mapping[str, Any]) -> None:
+        """Keep a vocabulary's document beside the tables it installs."""
+
+    def _check_first(
+        self, bundles: Bundle | Sequence[Bundle], vocab: Vocabulary
+    ) -> list[b.Checked] | None:
+        """The bundles checked before the write begins; None where they are to be checked
+        in it (see `_head`)."""
+        return b.check(bundles, vocab)
+
+    def _keepable(self, checked: list[b.Checked]) -> None:
+        """Refuse what this database cannot keep (the checks every backend shares passed)."""
+
+    def _reload(self, cur: C) -> None:
+        """Read the vocabulary again, where another process may have declared one."""
+
+    def _refresh(self) -> bool:
+        """Whether another process declared a vocabulary since this one read it; loads it."""
+        return False
+
+    def _forget(self) -> None:
+        """Forget what writes kept known between them (see `_written`)."""
+
+    def _written(self, top: int, eids: list[str]) -> None:
+        """A write is done (it commits unless it raises): its largest `_e` and the entities
+        it touched."""
+
+    def _insert(
+        self, cur: C, name: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]]
+    ) -> None:
+        """New rows of table `name`."""
+        sql = self._inserts.get((name, columns))
+        if sql is None:
+            sql = self.writes.insert(name, columns)
+            if len(self._inserts) < _CACHE:
+                self._inserts[(name, columns)] = sql
+        run(cur, sql, rows)
+
+    # -- reading ------------------------------------------------------------------------
+
+    def _compile(self, filter: str) -> Compiled:
+        compiled = self._compiled.get(filter) if isinstance(filter, str) else None
+        if compiled is not None and compiled.zone in (None, zone_name()):
+            return compiled  # not written in a time zone the server no longer has
+        now = self._clock()
+        try:
+            compiled = compile_filter(filter, self._vocab, now=now, dialect=self.dialect)
+        except Refused:
+            # another process may have declared what this filter names
+            if not self._refresh():
+                raise
+            compiled = compile_filter(filter, self._vocab, now=now, dialect=self.dialect)
+        if compiled.cacheable:
+            self._compiled[filter] = compiled
+            if len(self._compiled) > _CACHE:
+                self._compiled.popitem(last=False)
+        return compiled
+
+    def _names(
+        self, conn: Executes, found: list[tuple[Any, ...]], refs: tuple[int, ...]
+    ) -> dict[str, Any]:
+        """{eid: name} of the entities the rows refer to, each read once."""
+        eids = {r[at] for r in found for at in refs}
+        eids.discard(None)
+        if not eids:
+            return _NONE
+        d = self.dialect
+        names: dict[str, Any] = {}
+        for among, params in d.among(list(eids)):
+            sql = d.placeholders(f"SELECT eid, name FROM entity WHERE eid {among}")
+            names.update(conn.execute(sql, params).fetchall())
+        return names
+
+    def _edges(self, conn: Executes, rows: list[Row]) -> None:
+        """Each row's edges, `[{type, child: {eid, name?}}]`, where it has any."""
+        by_eid = {r["entity"]["eid"]: r for r in rows}
+        d = self.dialect
+        for among, params in d.among(list(by_eid)):
+            sql = d.placeholders(
+                "SELECT p.eid, g.type, g.child, c.name FROM edge g "
+                "JOIN entity p ON p._e = g.parent LEFT JOIN entity c ON c.eid = g.child "
+                f"WHERE p.eid {among} ORDER BY g.parent, g.{d.edge_seq}"
+            )
+            for parent, kind, child, name in conn.execute(sql, params):
+                ref = {"eid": child} if name is None else {"eid": child, "name": name}
+                by_eid[parent].setdefault("edges", []).append({"type": kind, "child": ref})
+
+    # -- installing a vocabulary --------------------------------------------------------
+
+    def _physical(self, conn: Executes) -> dict[str, dict[str, str]]:
+        out: dict[str, dict[str, str]] = defaultdict(dict)
+        for comp, col, kind in conn.execute("SELECT component, col, type FROM pasture_columns"):
+            out[comp][col] = kind
+        return out
+
+    def _install(self, cur: C, vocab: Vocabulary) -> None:
+        physical = self._physical(cur)
+        tables = set(self._tables(cur))
+        for ddl, columns in installing(self.dialect, vocab, physical, tables):
+            for statement in ddl:
+                cur.execute(statement)
+            cur.executemany(self.writes.column, columns)
+        self._install_search(cur)
+
+    def _kinds(self, conn: Executes | None = None) -> None:
+        """What writes take from the vocabulary installed now: its order of kinds, and every
+        component table there is, declared now or before (a tombstone empties them all)."""
+        self._rank = {name: i for i, name in enumerate(self._vocab.kind_order())}
+        self._kind_sql = kind_sql(self._vocab)
+        tables = self._tables(self._conn() if conn is None else conn)
+        self._all_tables = [t[2:] for t in tables if t.startswith("c_")]
+
+    # -- writing ------------------------------------------------------------------------
+
+    def _write(
+        self,
+        cur: C,
+        checked: list[b.Checked],
+        caller: Caller,
+        vocab: Vocabulary,
+        top: int,
+        person: Sequence[Any] | None,
+    ) -> Applied:
+        """The bundles `checked` against `vocab`, written in the transaction `cur` is in;
+        `top` and `person` are what it read first (see `_head`)."""
+        w = self.writes
+        stamp = stamp_of(self._clock())
+        by = caller.eid
+        if person is not None:
+            top = self._person(cur, caller, stamp, top, person)
+        plan = b.resolve(checked, Lookup(w, cur.execute))
+        for step in plan.steps:
+            if step.was:
+                check_guards(step, functools.partial(self._current, cur))
+        entities: list[tuple[Any, ...]] = []
+        fresh: dict[tuple[str, tuple[str, ...]], list[tuple[Any, ...]]] = defaultdict(list)
+        grouped: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
+        patched: list[int] = []  # new `updated` stamps
+        changed: list[int] = []  # patched components: kind and name again
+        tombs: list[tuple[int, str]] = []
+        edges: list[tuple[Any, ...]] = []
+        unedges: list[tuple[Any, ...]] = []
+        for step in plan.steps:
+            if step.row is None:
+                top += 1
+                row = top
+                kind = kind_of(
+                    self._rank, (c for c, cols in step.writes.items() if cols is not None)
+                )
+                entities.append((row, step.eid, kind, name_of(step.writes), stamp, by, stamp, by))
+                for comp, cols in step.writes.items():
+                    if cols is not None:
+                        carried: tuple[Any, ...] = (row, step.eid, stamp, by)
+                        if w.carries_kind(comp):
+                            carried = (*carried, kind)
+                        fresh[(comp, tuple(cols))].append((*carried, *cols.values()))
+            else:
+                row = step.row
+                if step.tombstone:
+                    tombs.append((row, step.eid))
+                    continue
+                for comp, cols in step.writes.items():
+                    if cols is None:
+                        grouped[w.delete_row(comp)].append((row,))
+                    elif not cols:
+                        grouped[w.keep_row(comp)].append((row,))
+                    else:
+                        sql = w.set_row(vocab.components[comp], tuple(cols))
+                        grouped[sql].append((*cols.values(), row))
+                patched.append(row)
+                if step.writes:
+                    changed.append(row)
+            for kind_of_edge, child in step.edges:
+                edges.append((row, kind_of_edge, child))
+            for kind_of_edge, child in step.unedges:
+                unedges.append((row, kind_of_edge, child))
+        for eid in plan.bare:
+            top += 1
+            entities.append((top, eid, "created", None, stamp, by, stamp, by))
+        if entities:
+            self._insert(cur, "entity", ENTITY_COLUMNS, entities)
+        for (comp, names), rows in fresh.items():
+            self._insert(cur, table(comp), (*w.carry(comp), *map(q, names)), rows)
+        for sql, params in grouped.items():
+            run(cur, sql, params)
+        if patched:
+            run(cur, w.restamp, [(stamp, by, row) for row in patched])
+        if changed:  # after the component rows: kind and name are read from them
+            self._rekind(cur, changed)
+        if unedges:
+            run(cur, w.unedge, unedges)
+        if edges:
+            run(cur, w.edge, edges)
+        if tombs:
+            self._bury(cur, tombs)
+        touched = [s.eid for s in plan.steps]
+        self._written(top, touched)
+        return Applied(touched, dict(plan.aliases))
+
+    def _person(self, cur: C, caller: Caller, stamp: str, top: int, found: Sequence[Any]) -> int:
+        """Keep the caller as a person of this app, so `created.by` reads back a name.
+
+        `found` is what the write read first of the caller: its entity's `_e`, its person
+        row's `_e` and name (all None when the caller is not an entity here yet)."""
+        w = self.writes
+        if found[0] is None:
+            top += 1
+            cur.execute(
+                w.person_entity,
+                (top, caller.eid, caller.name, stamp, caller.eid, stamp, caller.eid),
+            )
+            cur.execute(w.person, (top, caller.eid, stamp, caller.eid, caller.name))
+        elif found[1] is None or found[2] != caller.name:
+            cur.execute(w.person_name, (caller.name, found[0]))
+            self._rekind(cur, [found[0]])
+        return top
+
+    def _rekind(self, cur: C, rows: list[int]) -> None:
+        """Work out these entities' kind and name again (and their doc rows' carried kind)."""
+        d = self.dialect
+        for among, params in d.among(rows):
+            sql = f"UPDATE entity SET kind = {self._kind_sql}, name = {NAME_SQL} WHERE _e {among}"
+            if self.writes.carries_kind("doc"):
+                sql = (
+                    f"WITH k AS ({sql} RETURNING _e, kind) "
+                    "UPDATE c_doc d SET _kind = k.kind FROM k WHERE d._e = k._e "
+                    "AND d._kind IS DISTINCT FROM k.kind"
+                )
+            cur.execute(d.placeholders(sql), params)
+
+    def _bury(self, cur: C, tombs: list[tuple[int, str]]) -> None:
+        """Take tombstoned entities away: their rows of every component, their edges either
+        way, and the entities themselves."""
+        d = self.dialect
+        for among, params in d.among([row for row, _ in tombs]):
+            for comp in self._all_tables:
+                cur.execute(d.placeholders(f"DELETE FROM {table(comp)} WHERE _e {among}"), params)
+            cur.execute(d.placeholders(f"DELETE FROM edge WHERE parent {among}"), params)
+            cur.execute(d.placeholders(f"DELETE FROM entity WHERE _e {among}"), params)
+        for among, params in d.among([eid for _, eid in tombs]):
+            cur.execute(d.placeholders(f"DELETE FROM edge WHERE child {among}"), params)
+
+    def _current(self, cur: C, row: int, comp: str, col: str) -> Any:
+        """What a `$was` guard on `comp.col` compares with, for one entity."""
+        found = cur.execute(self.writes.current(comp, col), (row,)).fetchone()
+        value = None if found is None else found[0]
+        column = self._vocab.components[comp].columns[col]
+        if column.type == "bool" and value is not None:
+            return bool(value)  # SQLite keeps a bool as 0 or 1
+        return value
+
+
+def run(cur: Cursor, sql: str, params: list[tuple[Any, ...]]) -> None:
+    """One statement over its rows: a single row as a plain execute, which costs less."""
+    if len(params) == 1:
+        cur.execute(sql, params[0])
+    else:
+        cur.executemany(sql, params)
+
+
+__all__ = ["DOC_KIND", "Cursor", "Executes", "SqlStore", "run"]
