@@ -177,9 +177,6 @@ def hand_written_schema() -> tuple[list[str], str]:
 
 def serve_bare(port: int, db_path: str, indexed: bool) -> None:
     import mcp_types as types
-    import uvicorn
-    from mcp.server import Server
-    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
     db = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False)
     db.execute("PRAGMA journal_mode = WAL")
@@ -240,6 +237,16 @@ def serve_bare(port: int, db_path: str, indexed: bool) -> None:
             structured_content={"entities": [eid], "aliases": {"$run": eid}},
         )
 
+    serve_one_tool(port, tool, list_tools, call_tool)
+
+
+def serve_one_tool(port: int, tool: Any, list_tools: Any, call_tool: Any) -> None:
+    """The SDK's low-level server offering one tool over stateless streamable HTTP (JSON
+    replies, as pasture's `/mcp`), on uvicorn at `port`."""
+    import uvicorn
+    from mcp.server import Server
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
     server: Server[Any] = Server(
         "bare",
         on_list_tools=list_tools,
@@ -268,9 +275,6 @@ def serve_bare_answer(port: int, answer_path: str) -> None:
     answer read from `answer_path` (pasture's own, as it was once): the transport and the
     SDK's share of a call whose answer costs nothing to make."""
     import mcp_types as types
-    import uvicorn
-    from mcp.server import Server
-    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
     from pasture.mcp._tools import TOOLS
 
@@ -287,26 +291,7 @@ def serve_bare_answer(port: int, answer_path: str) -> None:
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         return answer
 
-    server: Server[Any] = Server(
-        "bare",
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        get_tool_input_schema=lambda name: tool.input_schema if name == tool.name else None,
-    )
-    manager = StreamableHTTPSessionManager(app=server, json_response=True, stateless=True)
-
-    async def app(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            message = await receive()
-            async with manager.run():
-                await send({"type": "lifespan.startup.complete"})
-                message = await receive()
-            assert message["type"] == "lifespan.shutdown"
-            await send({"type": "lifespan.shutdown.complete"})
-            return
-        await manager.handle_request(scope, receive, send)
-
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+    serve_one_tool(port, tool, list_tools, call_tool)
 
 
 def serve_floor(port: int, replies_path: str) -> None:
