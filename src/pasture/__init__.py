@@ -4,8 +4,7 @@ The public API is what `__all__` names; everything else is the platform's own.
 """
 
 from pasture._lazy import lazy_names
-
-__version__ = "0.1.0"
+from pasture.version import __version__
 
 TYPE_CHECKING = False  # not typing's: `python -m pasture` imports this package first
 if TYPE_CHECKING:
@@ -21,7 +20,7 @@ if TYPE_CHECKING:
         string,
         user_id,
     )
-    from pasture.commands.model import Command, Context, Result
+    from pasture.commands.model import Command, Context
     from pasture.commands.registry import Registry
     from pasture.errors import (
         Conflict,
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
         Unauthorized,
         UsageError,
     )
+    from pasture.result import Result
 
 
 # Every name is loaded on first use: `pasture --help` (whose `python -m pasture` imports
@@ -46,7 +46,7 @@ __getattr__ = lazy_names(
         "Caller": "pasture.caller",
         "Command": "pasture.commands.model",
         "Context": "pasture.commands.model",
-        "Result": "pasture.commands.model",
+        "Result": "pasture.result",
         **{
             name: _ERRORS
             for name in (

@@ -19,10 +19,10 @@ from helpers.club import RUNS
 from helpers.processes import Pasture
 from mcp import Client
 from pasture.cli import show_query
-from pasture.commands.model import Result
 from pasture.errors import Refused
 from pasture.mcp import build_server
 from pasture.platform.service import Service
+from pasture.result import Result
 from pasture.web import create_app
 
 BASE = "http://testserver"

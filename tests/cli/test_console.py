@@ -22,8 +22,9 @@ from helpers import needs
 from helpers.club import CART, RUNS, TODOS
 from helpers.processes import pasture
 from pasture.cli.console import CommandCompleter, Known, _at_cursor, known_commands
-from pasture.commands.model import Command, Context, Result
+from pasture.commands.model import Command, Context
 from pasture.platform.service import Service
+from pasture.result import Result
 
 
 @pytest.fixture

@@ -15,8 +15,9 @@ from helpers.club import EXAMPLES
 from pasture.caller import Caller
 from pasture.commands import load_commands
 from pasture.commands.appstore import StoreAsCaller
-from pasture.commands.model import Command, Context, Result
+from pasture.commands.model import Command, Context
 from pasture.errors import Refused, UsageError
+from pasture.result import Result
 from pasture.store import SqliteStore, Vocabulary, open_store
 
 ADA = Caller("a1a1a1a1a1a1a1a1", "Ada")

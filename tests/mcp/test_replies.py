@@ -26,8 +26,8 @@ from helpers.mcp_answers import ok
 from helpers.processes import running_server
 from mcp import Client
 from pasture.caller import Caller
-from pasture.commands.model import Result
 from pasture.platform.service import Service
+from pasture.result import Result
 from pasture.web import create_app
 
 HANDSHAKE_ERA = "2025-11-25"  # stateless: a tools/call needs no initialize first

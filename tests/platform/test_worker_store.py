@@ -19,13 +19,13 @@ from hypothesis import strategies as st
 
 from helpers.club import RUNS
 from pasture.caller import NOBODY, Caller
-from pasture.commands.model import Result
 from pasture.errors import Forbidden, Refused, Unauthorized
 from pasture.platform.model import VIEWER_WRITES
 from pasture.platform.sandbox import Limits
 from pasture.platform.service import Service
 from pasture.platform.worker_process import Stopped
 from pasture.platform.workers import Version, _answer, commands_of
+from pasture.result import Result
 
 WORKER = '''
 KEPT = {}

@@ -10,8 +10,8 @@ from starlette.testclient import TestClient
 from web_site import BASE, Site
 
 from pasture.caller import Caller
-from pasture.commands.model import Result
 from pasture.platform.service import Service
+from pasture.result import Result
 from pasture.web import create_app
 from pasture.web.app import SERVER_FAULT
 from pasture.web.query_string import filter_of

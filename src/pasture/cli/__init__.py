@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from pasture.commands.model import Result
     from pasture.platform.limits import Rates
     from pasture.platform.service import Service
+    from pasture.result import Result
 
     Verb = Callable[[argparse.Namespace], int]
 
@@ -291,7 +291,7 @@ def do_user_remove(args: argparse.Namespace) -> int:
 
 
 def do_signin(args: argparse.Namespace) -> int:
-    from pasture.commands.model import Result
+    from pasture.result import Result
 
     url = args.public_url or os.environ.get("PASTURE_PUBLIC_URL") or "http://127.0.0.1:8000"
     service = open_service(args, url)
@@ -308,7 +308,7 @@ def do_member_add(args: argparse.Namespace) -> int:
 
 
 def do_user_new(args: argparse.Namespace) -> int:
-    from pasture.commands.model import Result
+    from pasture.result import Result
 
     service = open_service(args)
     user = service.new_user(service.local_owner(), args.name, args.password)
@@ -334,8 +334,8 @@ def do_password(args: argparse.Namespace) -> int:
 
 
 def do_token_new(args: argparse.Namespace) -> int:
-    from pasture.commands.model import Result
     from pasture.platform.tokens import scope_words
+    from pasture.result import Result
 
     service = open_service(args)
     owner = service.local_owner()
@@ -379,7 +379,7 @@ def server_log() -> None:
 
 def do_serve(args: argparse.Namespace) -> int:
     from pasture.faults import check_writable
-    from pasture.store.times import server_zone
+    from pasture.values import server_zone
 
     server_log()
     check_writable(home_of(args))  # said now, not at the first write

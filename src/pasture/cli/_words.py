@@ -19,8 +19,9 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pasture.commands.model import Command, Result
 from pasture.errors import Refused, UsageError
+from pasture.platform.service import Command
+from pasture.result import Result
 
 if TYPE_CHECKING:
     from pasture.caller import Caller

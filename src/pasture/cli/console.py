@@ -34,10 +34,10 @@ from pasture.caller import Caller
 from pasture.cli import _words
 from pasture.cli._render import apps_table, key_values, rows_table
 from pasture.cli._words import Confirm, Words, run_words, split_words
-from pasture.commands.model import Command, Result
 from pasture.errors import Refused, UsageError
 from pasture.platform.listing import Offered
-from pasture.platform.service import Service
+from pasture.platform.service import Command, Service
+from pasture.result import Result
 from pasture.schema import EXAMPLE_OF_FORMAT
 from pasture.values import type_of_property
 

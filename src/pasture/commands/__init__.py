@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     from pasture.commands.declared import Template, declared_commands
     from pasture.commands.generated import generated_commands
     from pasture.commands.loader import load_commands, read_tools
-    from pasture.commands.model import Command, Context, Result
+    from pasture.commands.model import Command, Context
+    from pasture.result import Result
 
 _WHERE = {
     "Template": "pasture.commands.declared",
@@ -23,7 +24,7 @@ _WHERE = {
     "read_tools": "pasture.commands.loader",
     "Command": "pasture.commands.model",
     "Context": "pasture.commands.model",
-    "Result": "pasture.commands.model",
+    "Result": "pasture.result",
 }
 
 # The names load on first use, so `pasture --help` does not import this package.

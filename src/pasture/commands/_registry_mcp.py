@@ -26,9 +26,10 @@ from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-import pasture
-from pasture.commands.model import Command, Result
+from pasture.commands.model import Command
 from pasture.errors import Refused
+from pasture.result import Result
+from pasture.version import __version__
 
 if TYPE_CHECKING:
     from pasture.commands.registry import Registry
@@ -164,7 +165,7 @@ def build_registry_server(registry: Registry, name: str = "pasture") -> Server[A
 
     server: Server[Any] = Server(
         name,
-        version=pasture.__version__,
+        version=__version__,
         lifespan=lifespan,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,

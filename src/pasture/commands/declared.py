@@ -14,7 +14,7 @@ from collections.abc import Collection, Mapping, Set
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pasture.commands.model import Command, Context, Result
+from pasture.commands.model import Command, Context
 from pasture.commands.template import (
     BUNDLE_KEYS,
     ApplyPlan,
@@ -26,6 +26,7 @@ from pasture.commands.template import (
     whole_variable,
 )
 from pasture.errors import Refused, UsageError
+from pasture.result import Result
 from pasture.store.answers import answer_data, answer_text
 from pasture.store.base import Applied
 from pasture.store.bundles import not_a_component

@@ -50,8 +50,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, overload
 
 from pasture.caller import Caller
-from pasture.commands.model import Context, Result
+from pasture.commands.model import Context
 from pasture.errors import Refused, Unauthorized
+from pasture.result import Result
 
 Kind = Literal["query", "mutation", "action"]
 KINDS: tuple[Kind, ...] = ("query", "mutation", "action")

@@ -12,17 +12,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pasture.caller import Caller
+from pasture.result import Result
 
 if TYPE_CHECKING:
     from pasture.commands.appstore import AppStore
-
-
-@dataclass(frozen=True)
-class Result:
-    """What a command (or any Service call) answers: a line for people, data for agents."""
-
-    text: str
-    data: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pasture.caller import NOBODY, Caller
 from pasture.commands.appstore import AppStore, StoreAsCaller
-from pasture.commands.model import Command, Context, Result, Suggest
+from pasture.commands.model import Command, Context, Suggest
 from pasture.errors import DeployRefused, NotFound, Refused, UsageError
+from pasture.result import Result
 from pasture.schema import InputSchema, shown
 
 if TYPE_CHECKING:

@@ -27,14 +27,14 @@ from mcp.server.subscriptions import (
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-import pasture
 from pasture import jsontext
 from pasture.caller import Caller
-from pasture.commands.model import Result
 from pasture.errors import NotFound, Refused, UsageError
 from pasture.mcp._tools import CHANGED, INPUT_SCHEMAS, RELEASE, TOOL_NAMES, TOOLS
 from pasture.platform.service import Access, AppInfo, Service, with_base
+from pasture.result import Result
 from pasture.threads import in_command_thread, in_thread
+from pasture.version import __version__
 
 logger = logging.getLogger("pasture.mcp")
 
@@ -385,7 +385,7 @@ def build_server(
 
     server = _Server(
         "pasture",
-        version=pasture.__version__,
+        version=__version__,
         title="pasture",
         instructions=INSTRUCTIONS,
         get_tool_input_schema=INPUT_SCHEMAS.get,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pasture import jsontext
 from pasture.caller import Caller
-from pasture.commands.model import Command, Result
+from pasture.commands.model import Command
 from pasture.errors import DeployRefused, NotFound, Refused, UsageError
 from pasture.platform import deploy as _deploy
 from pasture.platform import identity as _id
@@ -28,6 +28,7 @@ from pasture.platform.model import ACCESSES, Access, Loaded, now, plural
 from pasture.platform.people import People
 from pasture.platform.spaces import Spaces
 from pasture.platform.workers import WORKER, Version, clashes, commands_of, untrusted
+from pasture.result import Result
 
 if TYPE_CHECKING:
     from pasture.platform.audit import Call

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from pasture.caller import Caller
 from pasture.commands.appstore import AppStore
-from pasture.commands.model import Result
 from pasture.platform.access import Gate
 from pasture.platform.catalog import Catalog
 from pasture.platform.model import Reached, plural
+from pasture.result import Result
 from pasture.store.answers import answer_data, answer_text
 from pasture.store.base import Answer, Applied, Bundle
 

@@ -12,13 +12,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pasture.caller import Caller
-from pasture.commands.model import Command, Context, Result
+from pasture.commands.model import Command, Context
 from pasture.errors import NotFound, Refused, Unauthorized, UsageError, echo
 from pasture.platform.access import Gate
 from pasture.platform.catalog import Catalog
 from pasture.platform.graph import CheckedStore, Graph
 from pasture.platform.model import SIGN_IN, AppInfo, Loaded, Reached, and_, plural
 from pasture.platform.workers import handlers_of
+from pasture.result import Result
 
 if TYPE_CHECKING:
     from pasture.platform.audit import Call

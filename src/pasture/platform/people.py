@@ -12,12 +12,12 @@ import getpass
 import os
 
 from pasture.caller import NOBODY, Caller
-from pasture.commands.model import Result
 from pasture.errors import Conflict, Forbidden, NotFound, Unauthorized, UsageError
 from pasture.platform import identity as _id
 from pasture.platform.db import Conn, PlatformDB
 from pasture.platform.model import SIGN_IN, now
 from pasture.platform.sessions import Sessions
+from pasture.result import Result
 
 _OWNER = "SELECT eid, name FROM users WHERE admin = 1 ORDER BY created LIMIT 1"
 

@@ -42,8 +42,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import pasture
-
 # Each sandbox sees these read-only when they are there (or their link, where they are one).
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # Only with the network: what resolving names and checking certificates read.
@@ -212,7 +210,7 @@ def _python_paths() -> tuple[str, ...]:
         sys.base_prefix,
         sys.exec_prefix,
         *site.getsitepackages(),
-        str(Path(pasture.__file__).resolve().parent.parent),
+        str(Path(__file__).resolve().parents[2]),
         str(Path(sys.executable).resolve().parent.parent),
     ]
     # Each as it is named (a virtual environment is found by the way it is named) and

@@ -16,11 +16,11 @@ from __future__ import annotations
 import re
 
 from pasture.caller import Caller
-from pasture.commands.model import Result
 from pasture.errors import Forbidden, NotFound, UsageError
 from pasture.platform.access import Gate, require_writes
 from pasture.platform.db import PlatformDB
 from pasture.platform.model import Reached, now, plural
+from pasture.result import Result
 from pasture.values import lone_surrogate, not_characters
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")

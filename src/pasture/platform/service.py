@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pasture.caller import NOBODY, Caller
-from pasture.commands.model import Command, Result
+from pasture.commands.model import Command
 from pasture.errors import Forbidden, NotFound, Unauthorized
 from pasture.platform.access import Gate
 from pasture.platform.apps import Apps
@@ -65,6 +65,7 @@ from pasture.platform.secrets import Secrets
 from pasture.platform.spaces import Spaces
 from pasture.platform.tokens import Tokens
 from pasture.platform.tool_lists import ToolLists
+from pasture.result import Result
 
 if TYPE_CHECKING:
     from mcp.shared.auth import OAuthMetadata
@@ -601,6 +602,7 @@ __all__ = [
     "VIEWER_WRITES",
     "Access",
     "AppInfo",
+    "Command",
     "Limits",
     "Page",
     "Role",

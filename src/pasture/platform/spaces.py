@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import NoReturn, cast
 
 from pasture.caller import Caller
-from pasture.commands.model import Result
 from pasture.errors import Conflict, Forbidden, NotFound, Unauthorized, UsageError
 from pasture.platform import identity as _id
 from pasture.platform.access import require_writes
@@ -14,6 +13,7 @@ from pasture.platform.db import PlatformDB
 from pasture.platform.model import ROLES, SIGN_IN, Role, now
 from pasture.platform.people import People
 from pasture.platform.sandbox import confinement
+from pasture.result import Result
 
 
 class Spaces:

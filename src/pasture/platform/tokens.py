@@ -19,12 +19,12 @@ import json
 from typing import Any
 
 from pasture.caller import Caller
-from pasture.commands.model import Result
 from pasture.errors import NotFound, Unauthorized, UsageError
 from pasture.platform import identity as _id
 from pasture.platform.db import PlatformDB
 from pasture.platform.model import now, plural
 from pasture.platform.remembered import Remembered, Touches
+from pasture.result import Result
 
 _BY_HASH = (
     "SELECT users.eid, users.name, tokens.writes, tokens.spaces FROM tokens "

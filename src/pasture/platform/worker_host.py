@@ -44,10 +44,11 @@ from typing import Any
 from pasture.caller import Caller
 from pasture.commands import handlers as _handlers
 from pasture.commands.appstore import AppStore
-from pasture.commands.model import Command, Context, Result
+from pasture.commands.model import Command, Context
 from pasture.commands.registry import BadCommand, Registry, _CodeRun
 from pasture.errors import Refused
 from pasture.platform.wire import Channel, Closed, refusal_message, refusal_of
+from pasture.result import Result
 from pasture.store.base import Answer, Applied, Bundle
 
 logger = logging.getLogger("pasture.worker")

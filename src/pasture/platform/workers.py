@@ -37,13 +37,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pasture.commands.model import Command, Context, Result
+from pasture.commands.model import Command, Context
 from pasture.commands.registry import CommandFailed
 from pasture.errors import Forbidden, Refused
 from pasture.platform.sandbox import Limits
 from pasture.platform.wire import WireError, refusal_of
 from pasture.platform.worker_host import WORKER, WorkerRegistry
 from pasture.platform.worker_process import Problems, Stopped, WorkerProcess
+from pasture.result import Result
 
 logger = logging.getLogger("pasture.platform")
 

@@ -92,12 +92,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pasture import jsontext
 from pasture.caller import NOBODY, Caller
-from pasture.commands.model import Result
 from pasture.errors import Forbidden, NotFound, Refused, TooMany, Unauthorized, Unavailable
 from pasture.platform.model import SIGN_IN
 from pasture.platform.origins import PASS_MARK
 from pasture.platform.rewrite import with_base
 from pasture.platform.service import Service
+from pasture.result import Result
 from pasture.threads import in_command_thread, in_thread
 from pasture.web import apps_origins, pages, webmcp
 from pasture.web.client import CLIENT_JS
