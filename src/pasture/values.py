@@ -188,9 +188,11 @@ def _normalize_time(text: str) -> str:
     return moment.replace(tzinfo=None).isoformat(timespec=spec) + "Z"
 
 
-def now() -> str:
-    """This moment as the store stamps it."""
-    return stamp(datetime.now(UTC))
+def now(timespec: Literal["seconds", "microseconds"] = "microseconds") -> str:
+    """This moment in UTC as pasture writes one: to the microsecond, as the store stamps
+    (`2026-09-01T10:00:00.000000Z`), or to the second, as the platform's records keep it
+    (`2026-09-01T10:00:00Z`). One precision per table: they are compared as text."""
+    return datetime.now(UTC).replace(tzinfo=None).isoformat(timespec=timespec) + "Z"
 
 
 def stamp(moment: datetime) -> str:

@@ -57,7 +57,7 @@ def test_a_note_is_written_once_a_minute(
     touches = Touches(service.db, "UPDATE tokens SET last_used = ? WHERE label = ?")
     clock = [1000.0]
     monkeypatch.setattr("pasture.platform.remembered.time.monotonic", lambda: clock[0])
-    monkeypatch.setattr("pasture.platform.remembered.now", lambda: f"at {clock[0]}")
+    monkeypatch.setattr("pasture.platform.remembered.now", lambda *_: f"at {clock[0]}")
     touches.touch("laptop")
     clock[0] += TOUCH / 2
     touches.touch("laptop")

@@ -24,11 +24,12 @@ from pasture.platform import paths
 from pasture.platform.access import Gate, require_writes
 from pasture.platform.catalog import Catalog
 from pasture.platform.db import PlatformDB
-from pasture.platform.model import ACCESSES, Access, Loaded, now, plural
+from pasture.platform.model import ACCESSES, Access, Loaded, plural
 from pasture.platform.people import People
 from pasture.platform.spaces import Spaces
 from pasture.platform.workers import WORKER, Version, clashes, commands_of, untrusted
 from pasture.result import Result
+from pasture.values import now
 
 if TYPE_CHECKING:
     from pasture.platform.audit import Call
@@ -196,7 +197,7 @@ class Apps:
                 "INSERT INTO versions "
                 "(space, slug, version, title, deployed_by, deployed_at, code) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (space, slug, version, title, caller.eid, now(), code),
+                (space, slug, version, title, caller.eid, now("seconds"), code),
             )
             conn.execute(
                 "INSERT INTO apps (space, slug, title, access, version) VALUES (?, ?, ?, ?, ?) "

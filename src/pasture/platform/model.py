@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from pasture.commands.model import Command
@@ -104,10 +103,6 @@ class Reached:
     @property
     def at(self) -> str:
         return f"{self.space}/{self.slug}"
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def plural(n: int, one: str, many: str) -> str:

@@ -50,9 +50,10 @@ from pasture.errors import NotFound, UsageError
 from pasture.platform import identity as _id
 from pasture.platform.client_documents import ClientDocuments, DocumentRefused, is_document_id
 from pasture.platform.db import PlatformDB
-from pasture.platform.model import OAUTH_ACCESS_PREFIX, now
+from pasture.platform.model import OAUTH_ACCESS_PREFIX
 from pasture.platform.remembered import Remembered
 from pasture.platform.tokens import ID, scope_words, spaces_of
+from pasture.values import now
 
 log = logging.getLogger("pasture.oauth")
 
@@ -144,7 +145,7 @@ class OAuth:
             conn.execute(
                 "INSERT INTO oauth_clients (client_id, info, created) VALUES (?, ?, ?) "
                 "ON CONFLICT (client_id) DO UPDATE SET info = excluded.info",
-                (client_id, client.model_dump_json(), now()),
+                (client_id, client.model_dump_json(), now("seconds")),
             )
         return client
 
@@ -165,7 +166,7 @@ class OAuth:
             with self.db.transaction() as conn:
                 conn.execute(
                     "INSERT INTO oauth_clients (client_id, info, created) VALUES (?, ?, ?)",
-                    (client_info.client_id, client_info.model_dump_json(), now()),
+                    (client_info.client_id, client_info.model_dump_json(), now("seconds")),
                 )
 
         await self._run(save)
@@ -272,7 +273,7 @@ class OAuth:
                     caller.eid,
                     int(writes),
                     None if spaces is None else json.dumps(chosen),
-                    now(),
+                    now("seconds"),
                 ),
             )
             conn.execute(

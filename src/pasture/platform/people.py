@@ -15,9 +15,10 @@ from pasture.caller import NOBODY, Caller
 from pasture.errors import Conflict, Forbidden, NotFound, Unauthorized, UsageError
 from pasture.platform import identity as _id
 from pasture.platform.db import Conn, PlatformDB
-from pasture.platform.model import SIGN_IN, now
+from pasture.platform.model import SIGN_IN
 from pasture.platform.sessions import Sessions
 from pasture.result import Result
+from pasture.values import now
 
 _OWNER = "SELECT eid, name FROM users WHERE admin = 1 ORDER BY created LIMIT 1"
 
@@ -66,10 +67,10 @@ class People:
                 space,
                 _id.hash_password(password) if password else None,
                 int(admin),
-                now(),
+                now("seconds"),
             ),
         )
-        conn.execute("INSERT INTO spaces (name, created) VALUES (?, ?)", (space, now()))
+        conn.execute("INSERT INTO spaces (name, created) VALUES (?, ?)", (space, now("seconds")))
         conn.execute("INSERT INTO members (space, user, role) VALUES (?, ?, 'owner')", (space, eid))
         return Caller(eid, name)
 

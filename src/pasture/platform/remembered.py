@@ -18,7 +18,7 @@ from typing import Generic, TypeVar
 
 from pasture.errors import Unavailable
 from pasture.platform.db import PlatformDB
-from pasture.platform.model import now
+from pasture.values import now
 
 V = TypeVar("V")
 
@@ -84,7 +84,7 @@ class Touches:
             self._touched[digest] = moment
         try:  # a note, never a reason to refuse the call (a full disk, a busy file)
             with self.db.transaction() as conn:
-                conn.execute(self.sql, (now(), digest))
+                conn.execute(self.sql, (now("seconds"), digest))
         except Unavailable:
             with self._lock:
                 self._touched.pop(digest, None)

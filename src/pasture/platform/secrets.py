@@ -19,9 +19,9 @@ from pasture.caller import Caller
 from pasture.errors import Forbidden, NotFound, UsageError
 from pasture.platform.access import Gate, require_writes
 from pasture.platform.db import PlatformDB
-from pasture.platform.model import Reached, now, plural
+from pasture.platform.model import Reached, plural
 from pasture.result import Result
-from pasture.values import lone_surrogate, not_characters
+from pasture.values import lone_surrogate, not_characters, now
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 NAME_RULE = "letters, digits and _, starting with a letter or _, like STRIPE_KEY"
@@ -61,7 +61,7 @@ class Secrets:
                 "INSERT INTO secrets (space, slug, name, value, updated) VALUES (?, ?, ?, ?, ?) "
                 "ON CONFLICT (space, slug, name) DO UPDATE SET value = excluded.value, "
                 "updated = excluded.updated",
-                (reached.space, reached.slug, name, value, now()),
+                (reached.space, reached.slug, name, value, now("seconds")),
             )
         return Result(
             f"{name} is set for {reached.at}: its code reads it as ctx.secrets[{name!r}]",

@@ -19,8 +19,8 @@ from pasture.caller import Caller
 from pasture.errors import Unauthorized
 from pasture.platform import identity as _id
 from pasture.platform.db import PlatformDB
-from pasture.platform.model import now
 from pasture.platform.remembered import Touches
+from pasture.values import now
 
 LINK_LIFE = timedelta(minutes=10)
 
@@ -55,7 +55,7 @@ class Sessions:
         if not caller.signed_in:
             raise Unauthorized("sign in first")
         session = _id.new_secret("pss")
-        moment = now()
+        moment = now("seconds")
         with self.db.transaction() as conn:
             conn.execute(
                 "INSERT INTO sessions (hash, user, created, last_seen) VALUES (?, ?, ?, ?)",

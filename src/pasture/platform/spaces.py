@@ -10,10 +10,11 @@ from pasture.platform import identity as _id
 from pasture.platform.access import require_writes
 from pasture.platform.catalog import Catalog
 from pasture.platform.db import PlatformDB
-from pasture.platform.model import ROLES, SIGN_IN, Role, now
+from pasture.platform.model import ROLES, SIGN_IN, Role
 from pasture.platform.people import People
 from pasture.platform.sandbox import confinement
 from pasture.result import Result
+from pasture.values import now
 
 
 class Spaces:
@@ -31,7 +32,7 @@ class Spaces:
         with self.db.transaction() as conn:
             if conn.execute("SELECT 1 FROM spaces WHERE name = ?", (name,)).fetchone():
                 raise Conflict(f"there is already a space named {name} — pick another name")
-            conn.execute("INSERT INTO spaces (name, created) VALUES (?, ?)", (name, now()))
+            conn.execute("INSERT INTO spaces (name, created) VALUES (?, ?)", (name, now("seconds")))
             conn.execute(
                 "INSERT INTO members (space, user, role) VALUES (?, ?, 'owner')",
                 (name, caller.eid),

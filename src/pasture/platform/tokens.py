@@ -22,9 +22,10 @@ from pasture.caller import Caller
 from pasture.errors import NotFound, Unauthorized, UsageError
 from pasture.platform import identity as _id
 from pasture.platform.db import PlatformDB
-from pasture.platform.model import now, plural
+from pasture.platform.model import plural
 from pasture.platform.remembered import Remembered, Touches
 from pasture.result import Result
+from pasture.values import now
 
 _BY_HASH = (
     "SELECT users.eid, users.name, tokens.writes, tokens.spaces FROM tokens "
@@ -130,7 +131,7 @@ class Tokens:
                     _id.secret_hash(token),
                     user.eid,
                     label.strip(),
-                    now(),
+                    now("seconds"),
                     int(writes),
                     None if chosen is None else json.dumps(sorted(chosen)),
                 ),

@@ -16,7 +16,7 @@ import threading
 from pasture.caller import Caller
 from pasture.errors import Unavailable
 from pasture.platform.db import PlatformDB
-from pasture.platform.model import now
+from pasture.values import now
 
 _MOST = 4096  # clients remembered in memory at most; past it they are read again
 
@@ -47,7 +47,7 @@ class ToolLists:
                     "INSERT INTO tool_lists (client, release, listed) VALUES (?, ?, ?) "
                     "ON CONFLICT (client) DO UPDATE SET release = excluded.release, "
                     "listed = excluded.listed",
-                    (client, release, now()),
+                    (client, release, now("seconds")),
                 )
         except Unavailable:
             return
