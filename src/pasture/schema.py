@@ -205,43 +205,49 @@ def _plural(n: Any, one: str, many: str) -> str:
 
 def sentence(who: str, keyword: str, expected: Any) -> str:
     """The plain sentence for one keyword a value broke: `qty is at least 1`."""
+    return f"{who} {requirement(keyword, expected)}"
+
+
+def requirement(keyword: str, expected: Any) -> str:
+    """What one keyword asks of a value, said after its name: `is at least 1`, `has at
+    most 3 items`, `matches the pattern ^[a-z]+$` (refusals and the console's `man`)."""
     if keyword == "type":
         kinds = [expected] if isinstance(expected, str) else list(expected)
         words = [_type_words(k) for k in kinds if k != "null"] or ["left out"]
-        return f"{who} is {' or '.join(words)}"
+        return f"is {' or '.join(words)}"
     if keyword == "enum":
-        return f"{who} is one of {_listed(expected)}"
+        return f"is one of {_listed(expected)}"
     if keyword == "const":
-        return f"{who} is {shown(expected)}"
+        return f"is {shown(expected)}"
     if keyword == "format":
-        return f"{who} is {EXAMPLE_OF_FORMAT.get(expected, f'in the {expected} format')}"
+        return f"is {EXAMPLE_OF_FORMAT.get(expected, f'in the {expected} format')}"
     if keyword == "minimum":
-        return f"{who} is at least {shown(expected)}"
+        return f"is at least {shown(expected)}"
     if keyword == "maximum":
-        return f"{who} is at most {shown(expected)}"
+        return f"is at most {shown(expected)}"
     if keyword == "exclusiveMinimum":
-        return f"{who} is more than {shown(expected)}"
+        return f"is more than {shown(expected)}"
     if keyword == "exclusiveMaximum":
-        return f"{who} is less than {shown(expected)}"
+        return f"is less than {shown(expected)}"
     if keyword == "multipleOf":
-        return f"{who} is a multiple of {shown(expected)}"
+        return f"is a multiple of {shown(expected)}"
     if keyword == "minLength":
         if expected == 1:
-            return f"{who} is not empty"
-        return f"{who} is at least {_plural(expected, 'character', 'characters')}"
+            return "is not empty"
+        return f"is at least {_plural(expected, 'character', 'characters')}"
     if keyword == "maxLength":
-        return f"{who} is at most {_plural(expected, 'character', 'characters')}"
+        return f"is at most {_plural(expected, 'character', 'characters')}"
     if keyword == "pattern":
-        return f"{who} matches the pattern {expected}"
+        return f"matches the pattern {expected}"
     if keyword == "minItems":
-        return f"{who} has at least {_plural(expected, 'item', 'items')}"
+        return f"has at least {_plural(expected, 'item', 'items')}"
     if keyword == "maxItems":
-        return f"{who} has at most {_plural(expected, 'item', 'items')}"
+        return f"has at most {_plural(expected, 'item', 'items')}"
     if keyword == "uniqueItems":
-        return f"{who} has no item twice"
+        return "has no item twice"
     if keyword == "required":
-        return f"{who} is required"
-    return f"{who} does not fit its schema ({keyword})"
+        return "is required"
+    return f"does not fit its schema ({keyword})"
 
 
 def _where(path: Sequence[Any], root: str = "") -> str:

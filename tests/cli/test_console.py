@@ -124,7 +124,7 @@ def test_man_shows_a_command_s_whole_page(home: Path) -> None:
     assert _section(lines, "ARGUMENTS") == [
         "sku — text, required",
         "The product code, e.g. V60-02",
-        "at most 40 characters; matching ^[A-Za-z0-9][A-Za-z0-9-]*$",
+        "at most 40 characters; matches the pattern ^[A-Za-z0-9][A-Za-z0-9-]*$",
         "qty — whole number, optional, default 1",
         "at least 1; at most 99",
     ]

@@ -38,7 +38,7 @@ from pasture.errors import Refused, UsageError
 from pasture.platform.listing import Offered
 from pasture.platform.service import Command, Service
 from pasture.result import Result
-from pasture.schema import EXAMPLE_OF_FORMAT
+from pasture.schema import EXAMPLE_OF_FORMAT, requirement
 from pasture.values import type_of_property
 
 HISTORY = "console_history"
@@ -369,33 +369,41 @@ def man_page(command: Command, at: str, app_title: str) -> list[str]:
     return lines
 
 
+# The keywords `man` words, in the order it says them; a time's format is its type's to say.
+_LIMITS = (
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "pattern",
+    "uniqueItems",
+    "const",
+    "format",
+)
+
+
 def limits_of(schema: dict[str, Any]) -> list[str]:
-    """What an argument's schema holds a value to, in words: `at least 1`, `at most 40
-    characters`, `matching ^[a-z]+$`."""
+    """What an argument's schema holds a value to, in the words its refusals use, less the
+    verb: `at least 1`, `at most 40 characters`, `matches the pattern ^[a-z]+$`."""
     said: list[str] = []
-    words = {
-        "minimum": "at least {}",
-        "maximum": "at most {}",
-        "exclusiveMinimum": "more than {}",
-        "exclusiveMaximum": "less than {}",
-        "multipleOf": "a multiple of {}",
-        "minLength": "at least {} characters",
-        "maxLength": "at most {} characters",
-        "minItems": "at least {} items",
-        "maxItems": "at most {} items",
-        "pattern": "matching {}",
-    }
-    for key, sentence in words.items():
-        if key in schema:
-            said.append(sentence.format(_text(schema[key])))
-    if schema.get("uniqueItems") is True:
-        said.append("no item twice")
-    if "const" in schema:
-        said.append(f"always {_text(schema['const'])}")
-    fmt = schema.get("format")
-    if isinstance(fmt, str) and fmt in EXAMPLE_OF_FORMAT and type_of_property(schema) != "time":
-        said.append(EXAMPLE_OF_FORMAT[fmt])
+    for key in _LIMITS:
+        if key not in schema or (key == "uniqueItems" and schema[key] is not True):
+            continue
+        if key == "format" and (schema[key] not in EXAMPLE_OF_FORMAT or _is_time(schema)):
+            continue
+        words = requirement(key, schema[key])
+        # `is 5` stays whole: a lone value needs its verb to read as a limit.
+        said.append(words if key == "const" else words.removeprefix("is ").removeprefix("has "))
     return said
+
+
+def _is_time(schema: dict[str, Any]) -> bool:
+    return type_of_property(schema) == "time"
 
 
 _EG = re.compile(r"\be\.g\.,?\s+([^\s,;)]+)")
