@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pasture.errors import Conflict, Refused, Unavailable
+from pasture.platform.bus import Bus, PostgresBus
 from pasture.platform.db import ADDED_COLUMNS, Conn, Cursor, PlatformDB, Row
 
 if TYPE_CHECKING:
@@ -312,6 +313,12 @@ class PostgresPlatformDB(PlatformDB):
     def all(self, sql: str, *params: Any) -> list[Row]:
         with self._guard():
             return list(self._conn().execute(to_postgres(sql), params).fetchall())
+
+    def bus(self) -> Bus:
+        import psycopg
+
+        url = self.url
+        return PostgresBus(lambda: psycopg.connect(url, autocommit=True))
 
     def app_store(self, space: str, slug: str, app_dir: Path) -> Store:
         from pasture.store import open_store

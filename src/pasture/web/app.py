@@ -18,6 +18,8 @@ Routes (the app's address is `{base_url}/{space}/{app}/`):
                                         HTML gets `<base href="{app address}">` after <head>
                                         and the WebMCP module after it (pasture.platform.rewrite)
     POST /{space}/{app}/api/apply       body: bundles (an object or a list)
+    GET  /{space}/{app}/api/subscribe?F the same answer as an event stream, sent again
+                                        whenever it changes (`pasture.web.live`)
     GET  /{space}/{app}/api/query?F     F is the filter as written, each &-separated part
                                         percent-decoded as any client encodes it
                                         (pasture.web.query_string); or ?filter=<F
@@ -103,6 +105,7 @@ from pasture.web import apps_origins, pages, webmcp
 from pasture.web.client import CLIENT_JS
 from pasture.web.consent import oauth_routes
 from pasture.web.hosts import Hosts
+from pasture.web.live import Live
 from pasture.web.query_string import filter_of
 
 log = logging.getLogger("pasture.web")
@@ -161,6 +164,7 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
         Route("/{space}/{app}", web.to_app, methods=["GET", "HEAD"]),
         Route("/{space}/{app}/api/apply", web.apply, methods=["POST"]),
         Route("/{space}/{app}/api/query", web.query, methods=["GET"]),
+        Route("/{space}/{app}/api/subscribe", web.subscribe, methods=["GET"]),
         Route("/{space}/{app}/api/command", web.command, methods=["POST"]),
         Route("/{space}/{app}/api/call", web.call_handler, methods=["POST"]),
         Route("/{space}/{app}/api/me", web.me, methods=["GET"]),
@@ -174,6 +178,7 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         async with mcp_lifespan():
             yield
+        web.live.stop()
         # Stopping (uvicorn ends the process with the signal it was sent, past `atexit`):
         # the audit's last records are written now.
         await in_thread(service.flush_audit)
@@ -380,6 +385,7 @@ class _Web:
         self.service = service
         self.base = _public(service)
         self.secure = self.base.startswith("https://")
+        self.live = Live(service)
 
     async def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         # The Service is synchronous (SQLite, files): keep it off the event loop.
@@ -774,6 +780,19 @@ class _Web:
 
         async def work(caller: Caller) -> Response:
             return _result(await self.call(self.service.query, caller, at, text, via_web=True))
+
+        return await self.api(request, work)
+
+    async def subscribe(self, request: Request) -> Response:
+        at = _at(request)
+        text = filter_of(request.scope.get("query_string", b""))
+        seen = request.headers.get("last-event-id")
+
+        async def work(caller: Caller) -> Response:
+            async def who() -> Caller:  # asked again when who may reach what changes
+                return came_by(await self.caller(request), request)
+
+            return await self.live.open(caller, who, at, text, seen)
 
         return await self.api(request, work)
 
