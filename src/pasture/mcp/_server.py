@@ -21,7 +21,6 @@ from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     ListenHandler,
-    ResourcesListChanged,
     ToolsListChanged,
 )
 from mcp.shared.exceptions import MCPError
@@ -30,6 +29,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pasture import jsontext
 from pasture.caller import Caller
 from pasture.errors import NotFound, Refused, UsageError
+from pasture.mcp._changes import EMPTY, Relay
 from pasture.mcp._tools import CHANGED, INPUT_SCHEMAS, RELEASE, TOOL_NAMES, TOOLS
 from pasture.platform.service import Access, AppInfo, Service, with_base
 from pasture.result import Result
@@ -238,6 +238,7 @@ def build_server(
     told on its next call: `notifications/tools/list_changed` (on the call's own channel,
     or the listen streams of the newest protocol) and a line on the reply."""
     bus = InMemorySubscriptionBus()
+    relay = Relay(service, bus)  # deploys made anywhere, told here
     tool_lists = service.tool_lists
 
     async def call(name: str, run: Callable[[], Any]) -> Any:
@@ -291,6 +292,7 @@ def build_server(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         caller = caller_of()
+        relay.seen(ctx, caller)
         if caller.signed_in:
             await in_thread(lambda: tool_lists.listed(caller, RELEASE))
         return types.ListToolsResult(tools=list(TOOLS))
@@ -302,6 +304,7 @@ def build_server(
         if refused is not None:
             return _refusal(refused.sentence)
         caller = caller_of().at_door("mcp")  # for the audit
+        relay.seen(ctx, caller)
         arguments = params.arguments or {}
         told = False
 
@@ -314,7 +317,7 @@ def build_server(
 
         result: Wire = await call(params.name, run)
         if params.name == "app_deploy" and not result.get("isError"):
-            await _announce_new_views(ctx)
+            await relay.settled()  # its own connection hears of it before the reply
         if told:
             await _announce_new_tools(ctx)
             result = {**result, "content": [*result["content"], {"type": "text", "text": CHANGED}]}
@@ -331,20 +334,11 @@ def build_server(
         except Exception:
             logger.debug("tools/list_changed had no channel to go out on")
 
-    async def _announce_new_views(ctx: ServerRequestContext[Any]) -> None:
-        # The newest protocol carries change notices on subscriptions/listen streams
-        # only; the handshake generation on the connection's own channel.
-        await bus.publish(ResourcesListChanged())
-        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            try:
-                await ctx.session.send_resource_list_changed()
-            except Exception:
-                logger.debug("resources/list_changed had no channel to go out on")
-
     async def on_list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         caller = caller_of()
+        relay.seen(ctx, caller)
         try:
             views = await in_thread(lambda: service.views(caller))
         except Refused as refused:
@@ -396,6 +390,26 @@ def build_server(
     )
     # Registered as a plain request handler, which may answer with the wire dict.
     server.add_request_handler("tools/call", types.CallToolRequestParams, on_call_tool)
+    if notifications.resources_changed:
+        # Only a connection that lives on can hear that a view it follows changed.
+        async def on_subscribe(
+            ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
+        ) -> types.EmptyResult:
+            relay.follow(ctx, caller_of(), str(params.uri))
+            return EMPTY
+
+        async def on_unsubscribe(
+            ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
+        ) -> types.EmptyResult:
+            relay.unfollow(ctx, str(params.uri))
+            return EMPTY
+
+        server.add_request_handler(
+            "resources/subscribe", types.SubscribeRequestParams, on_subscribe
+        )
+        server.add_request_handler(
+            "resources/unsubscribe", types.UnsubscribeRequestParams, on_unsubscribe
+        )
     server.extensions[EXTENSION_ID] = {}
     server.notifications = notifications
     return server

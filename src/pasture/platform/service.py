@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from pasture.caller import NOBODY, Caller
 from pasture.commands.model import Command
-from pasture.errors import Forbidden, NotFound, Unauthorized
+from pasture.errors import Forbidden, NotFound, Refused, Unauthorized
 from pasture.platform.access import Gate
 from pasture.platform.apps import Apps
 from pasture.platform.audit import Audit, args_shape, bundles_shape, files_shape, lines, since_of
@@ -568,6 +568,15 @@ class Service:
     def views(self, caller: Caller) -> list[tuple[str, AppInfo]]:
         """Every `ui://…` view the caller can read, with its app."""
         return self._pages.views(caller)
+
+    def view_uris(self, space: str, slug: str) -> list[str]:
+        """The `ui://` addresses of an app's views, to say they changed: names only, and
+        none for an app that is gone (reading a view asks who reads)."""
+        try:
+            views = self._catalog.info(space, slug).views
+        except Refused:
+            return []
+        return [f"ui://{space}/{slug}/{view}" for view in views]
 
     # -- the audit (pasture.platform.audit) ------------------------------------
     def audit(

@@ -1,0 +1,154 @@
+"""A deploy anywhere, told to this process's MCP clients.
+
+The platform's bus (`pasture.platform.bus`) hears every deploy and rollback made
+through any server sharing the database. For each, the connector announces:
+
+- on the newest protocol's `subscriptions/listen` streams (over HTTP and stdio):
+  `ResourcesListChanged`, and `ResourceUpdated` for each of the app's views — a
+  stream hears only the kinds and addresses it asked for;
+- on a connection of the handshake generation that lives on (stdio, in memory):
+  `notifications/resources/list_changed`, and `notifications/resources/updated`
+  for each view it subscribed to with `resources/subscribe` and still reads.
+
+Stateless HTTP of the handshake generation has no channel between calls, so its
+handshake promises neither (`pasture.mcp.http`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import ResourcesListChanged, ResourceUpdated, SubscriptionBus
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from pasture.caller import Caller
+from pasture.errors import Refused
+from pasture.platform.bus import Change
+from pasture.platform.service import Service
+from pasture.threads import in_thread
+
+logger = logging.getLogger("pasture.mcp")
+
+
+class Connection:
+    """A connection of the handshake generation: who it is, and the views it follows."""
+
+    def __init__(self, caller: Caller) -> None:
+        self.caller = caller
+        self.followed: set[str] = set()
+
+
+class Relay:
+    """Deploys heard on the platform's bus, announced to this server's clients."""
+
+    def __init__(self, service: Service, listeners: SubscriptionBus) -> None:
+        self.service = service
+        self.listeners = listeners  # the SDK's bus, which feeds the listen streams
+        self.connections: weakref.WeakKeyDictionary[ServerSession, Connection] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: Callable[[], None] | None = None
+        self._telling: set[asyncio.Future[None]] = set()
+
+    def seen(self, ctx: ServerRequestContext[Any], caller: Caller) -> Connection | None:
+        """Every request passes here: the first starts hearing the bus on this loop, and a
+        connection of the handshake generation is kept (while it lives) to be told."""
+        if self._stop is None:
+            self._loop = asyncio.get_running_loop()
+            self._stop = self.service.bus.listen(self._heard)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return None
+        connection = self.connections.get(ctx.session)
+        if connection is None:
+            connection = self.connections[ctx.session] = Connection(caller)
+        return connection
+
+    async def settled(self) -> None:
+        """Until what was heard so far has been told (a deploying call's reply waits, so
+        its own connection hears of the deploy before the reply)."""
+        await asyncio.sleep(0)  # a change handed over by a thread runs first
+        while self._telling:
+            await asyncio.gather(*list(self._telling), return_exceptions=True)
+
+    def _heard(self, change: Change) -> None:
+        """On the bus's thread, or the deploying one."""
+        if change.kind not in ("deploy", "lost"):
+            return
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            if self._stop is not None:
+                self._stop()  # the loop it served has ended
+            return
+        loop.call_soon_threadsafe(self._begin, change)
+
+    def _begin(self, change: Change) -> None:
+        told = asyncio.ensure_future(self._tell(change))
+        self._telling.add(told)
+        told.add_done_callback(self._telling.discard)
+
+    async def _tell(self, change: Change) -> None:
+        try:
+            await self.listeners.publish(ResourcesListChanged())
+            views: list[str] = []
+            if change.space is not None and change.slug is not None:
+                space, slug = change.space, change.slug
+                views = await in_thread(lambda: self.service.view_uris(space, slug))
+                for uri in views:
+                    await self.listeners.publish(ResourceUpdated(uri=uri))
+            for session, connection in list(self.connections.items()):
+                await self._tell_connection(session, connection, change)
+        except Exception:
+            logger.exception("a deploy could not be announced")
+
+    async def _tell_connection(
+        self, session: ServerSession, connection: Connection, change: Change
+    ) -> None:
+        try:
+            await session.send_resource_list_changed()
+        except Exception:
+            logger.debug("resources/list_changed had no channel to go out on")
+            return
+        under = "ui://" if change.space is None else f"ui://{change.space}/"
+        if change.space is not None and change.slug is not None:
+            under += f"{change.slug}/"
+        for uri in sorted(connection.followed):
+            if not uri.startswith(under):
+                continue
+            if not await self._reads(connection.caller, uri):
+                continue
+            try:
+                await session.send_resource_updated(uri)
+            except Exception:
+                logger.debug("resources/updated had no channel to go out on")
+
+    async def _reads(self, caller: Caller, uri: str) -> bool:
+        """Whether `caller` may still read the view: only then is it said to have changed."""
+        try:
+            await in_thread(lambda: self.service.view(caller, uri))
+        except Refused:
+            return False
+        return True
+
+    # -- resources/subscribe and resources/unsubscribe (the handshake generation) ----------
+    def follow(self, ctx: ServerRequestContext[Any], caller: Caller, uri: str) -> None:
+        connection = self.seen(ctx, caller)
+        if connection is not None:
+            connection.followed.add(uri)
+
+    def unfollow(self, ctx: ServerRequestContext[Any], uri: str) -> None:
+        connection = self.connections.get(ctx.session)
+        if connection is not None:
+            connection.followed.discard(uri)
+
+
+EMPTY = types.EmptyResult()
+
+__all__ = ["EMPTY", "Connection", "Relay"]
