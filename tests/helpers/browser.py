@@ -18,7 +18,7 @@ import uvicorn
 
 from helpers.needs import CHROMIUM
 
-__all__ = ["CHROMIUM", "LAUNCH_ARGS", "in_chromium", "loopback", "serving"]
+__all__ = ["CHROMIUM", "LAUNCH_ARGS", "board_drawn", "in_chromium", "loopback", "serving"]
 
 LAUNCH_ARGS = [
     "--no-sandbox",
@@ -29,6 +29,14 @@ LAUNCH_ARGS = [
 ]
 
 in_chromium = pytest.mark.usefixtures("needs_chromium")
+
+
+def board_drawn(page: Any) -> None:
+    """Until the run club's page has drawn its board from its subscription's first answer.
+
+    The page keeps that subscription open, so the network is never idle: this is the
+    moment its scripts have run and asked what they ask at first."""
+    page.wait_for_selector('#board[aria-busy="false"]', state="attached")
 
 
 def loopback() -> tuple[socket.socket, str]:
@@ -42,6 +50,8 @@ def loopback() -> tuple[socket.socket, str]:
 def serving(app: Any, sock: socket.socket, **config: Any) -> Iterator[None]:
     """uvicorn serving `app` on `sock` in a thread of this process, until the block ends
     (then the socket is closed)."""
+    # A page's subscription is a stream that ends only when closed: closed on stopping.
+    config.setdefault("timeout_graceful_shutdown", 2)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", **config))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

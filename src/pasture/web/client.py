@@ -91,7 +91,7 @@ export function subscribe(filter, callback, onRefused) {
     let event = "message";
     let id = null;
     const data = [];
-    for (const line of block.split("\n")) {
+    for (const line of block.split("\\n")) {
       if (line === "" || line.startsWith(":")) continue;
       const colon = line.indexOf(":");
       const name = colon < 0 ? line : line.slice(0, colon);
@@ -101,7 +101,7 @@ export function subscribe(filter, callback, onRefused) {
       else if (name === "id") id = value;
       else if (name === "data") data.push(value);
     }
-    return { event, id, data: data.length ? JSON.parse(data.join("\n")) : null };
+    return { event, id, data: data.length ? JSON.parse(data.join("\\n")) : null };
   }
 
   async function follow() {
@@ -128,9 +128,9 @@ export function subscribe(filter, callback, onRefused) {
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
-      buffer += value.replaceAll("\r\n", "\n");
+      buffer += value.replaceAll("\\r\\n", "\\n");
       let end;
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
+      while ((end = buffer.indexOf("\\n\\n")) >= 0) {
         const { event, id, data } = read(buffer.slice(0, end));
         buffer = buffer.slice(end + 2);
         if (data === null) continue;
