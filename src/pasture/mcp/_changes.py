@@ -63,7 +63,7 @@ class Relay:
         connection of the handshake generation is kept (while it lives) to be told."""
         if self._stop is None:
             self._loop = asyncio.get_running_loop()
-            self._stop = self.service.bus.listen(self._heard)
+            self._stop = self.service.bus.listen(self._heard, wait=False)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return None
         connection = self.connections.get(ctx.session)

@@ -42,6 +42,8 @@ Listener = Callable[["Change"], None]
 CHANNEL = "pasture_changes"
 # How often a SQLite listener looks at the file: well under a person's notice.
 POLL_SECONDS = 0.02
+# How long a first listener waits for the bus to hear.
+READY_SECONDS = 5.0
 # Rows of changes.db kept for listeners that are a little behind.
 KEPT = 10_000
 
@@ -83,6 +85,7 @@ class Bus:
         self._listeners: dict[object, Listener] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self._ready = threading.Event()  # the thread hears what is said from now on
         self._thread: threading.Thread | None = None
 
     def publish(self, change: Change) -> None:
@@ -94,20 +97,31 @@ class Bus:
         except Exception:
             log.warning("a change could not be announced to other servers", exc_info=True)
 
-    def listen(self, listener: Listener) -> Callable[[], None]:
-        """Call `listener` with every change from now on; returns the way to stop."""
+    def listen(self, listener: Listener, *, wait: bool = True) -> Callable[[], None]:
+        """Call `listener` with every change from now on; returns the way to stop.
+
+        The first listener starts the bus's thread; `wait`: until it hears (a moment, or
+        `READY_SECONDS` at most when the database is away), so that what another process
+        says next is not missed. An event loop passes `wait=False`, or calls this in a
+        thread."""
         token = object()
         with self._lock:
             self._listeners[token] = listener
             if self._thread is None and not self._stopping.is_set():
                 self._thread = threading.Thread(target=self._hear, name="pasture-bus", daemon=True)
                 self._thread.start()
+        if wait:
+            self.ready()
 
         def stop() -> None:
             with self._lock:
                 self._listeners.pop(token, None)
 
         return stop
+
+    def ready(self) -> bool:
+        """Until the bus's thread hears (`READY_SECONDS` at most); whether it does."""
+        return self._ready.wait(READY_SECONDS)
 
     def close(self) -> None:
         self._stopping.set()
@@ -173,6 +187,7 @@ class SqliteBus(Bus):
                     conn = self._connect()
                     last = conn.execute("SELECT coalesce(max(seq), 0) FROM changes").fetchone()[0]
                     version = None
+                    self._ready.set()
                 now = conn.execute("PRAGMA data_version").fetchone()[0]
                 if now != version:
                     version = now
@@ -240,6 +255,7 @@ class PostgresBus(Bus):
                 continue
             try:
                 conn.execute(f"LISTEN {CHANNEL}")
+                self._ready.set()
                 if heard_before:
                     self._deliver(Change("lost"))  # what was said while away is gone
                 heard_before = True

@@ -105,11 +105,13 @@ class Live:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: Callable[[], None] | None = None
 
-    def start(self) -> None:
+    async def start(self) -> None:
         """Hear the bus on the running loop (done by the first subscription)."""
         if self._stop is None:
             self._loop = asyncio.get_running_loop()
-            self._stop = self.service.bus.listen(self._heard)
+            self._stop = self.service.bus.listen(self._heard, wait=False)
+            # Until the bus hears, off the loop: a write said meanwhile would be missed.
+            await in_thread(self.service.bus.ready)
 
     def stop(self) -> None:
         if self._stop is not None:
@@ -121,7 +123,7 @@ class Live:
     ) -> StreamingResponse:
         """A stream of `filter`'s answers on the app `at` (`space/slug`), for `caller`; a
         refusal (no such app, a bad filter) is raised before anything is sent."""
-        self.start()
+        await self.start()
         space, _, slug = at.partition("/")
         key = (at, filter)
         watched = self.watched.get(key)
