@@ -14,9 +14,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-import uvicorn
 
 from helpers.needs import CHROMIUM
+from pasture.web.serving import Server
 
 __all__ = ["CHROMIUM", "LAUNCH_ARGS", "board_drawn", "in_chromium", "loopback", "serving"]
 
@@ -50,9 +50,7 @@ def loopback() -> tuple[socket.socket, str]:
 def serving(app: Any, sock: socket.socket, **config: Any) -> Iterator[None]:
     """uvicorn serving `app` on `sock` in a thread of this process, until the block ends
     (then the socket is closed)."""
-    # A page's subscription is a stream that ends only when closed: closed on stopping.
-    config.setdefault("timeout_graceful_shutdown", 2)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", **config))
+    server = Server(app, **config)  # as `pasture serve` serves it
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:

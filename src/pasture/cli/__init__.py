@@ -393,23 +393,11 @@ def do_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-GRACE_SECONDS = 2
-
-
 def serve(service: Service, host: str, port: int) -> None:
-    import uvicorn
-
     from pasture.web import create_app
+    from pasture.web.serving import Server
 
-    # Pages' subscriptions are streams that never end by themselves: on a stop they are
-    # closed after a moment, and their pages open them again on the next server.
-    uvicorn.run(
-        create_app(service, bind_host=host),
-        host=host,
-        port=port,
-        log_level="warning",
-        timeout_graceful_shutdown=GRACE_SECONDS,
-    )
+    Server(create_app(service, bind_host=host), host=host, port=port).run()
 
 
 def do_mcp(args: argparse.Namespace) -> int:

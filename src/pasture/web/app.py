@@ -189,6 +189,7 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
         exception_handlers={HTTPException: _http_error, Exception: _server_fault},
     )
     app.mcp = _McpAt(mcp_app)
+    app.live = web.live
     app.hosts = Hosts.of(_public(service), bind_host, service.origins.apps_domain)
     app.service = service
     return app
@@ -203,6 +204,7 @@ class _Door(Starlette):
     """
 
     mcp: ASGIApp | None = None
+    live: Live | None = None  # pages' subscriptions, ended first when the server stops
     hosts: Hosts | None = None
     service: Service | None = None
 

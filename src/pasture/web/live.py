@@ -60,6 +60,7 @@ class Watcher:
     who: Who  # the person asked afresh, from the request's own credentials
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     refused: Refused | None = None
+    ended: bool = False  # the server is stopping: the page opens it again elsewhere
 
 
 @dataclass(eq=False)
@@ -118,6 +119,13 @@ class Live:
             self._stop()
             self._stop = None
 
+    def end(self) -> None:
+        """End every stream now (the server is stopping); on the loop."""
+        for watched in list(self.watched.values()):
+            for watcher in list(watched.watchers):
+                watcher.ended = True
+                watcher.wake.set()
+
     async def open(
         self, caller: Caller, who: Who, at: str, filter: str, seen: str | None
     ) -> StreamingResponse:
@@ -148,7 +156,7 @@ class Live:
     ) -> AsyncIterator[bytes]:
         sent = seen or ""
         try:
-            while True:
+            while not watcher.ended:
                 if watcher.refused is not None:
                     body = json.dumps(
                         {"error": watcher.refused.sentence, "status": watcher.refused.status}
