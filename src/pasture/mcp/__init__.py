@@ -26,6 +26,7 @@ def run_stdio(service: Service, caller: Caller) -> None:
     options = server.create_initialization_options()
 
     async def serve() -> None:
+        await server.hearing()
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, options)
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -38,22 +37,28 @@ logger = logging.getLogger("pasture.mcp")
 
 
 class Connection:
-    """A connection of the handshake generation: who it is, and the views it follows."""
+    """A connection of the handshake generation that lives on: who it is, a way to send on
+    its own channel, and the views it follows."""
 
-    def __init__(self, caller: Caller) -> None:
+    def __init__(self, caller: Caller, session: ServerSession, hello: object) -> None:
         self.caller = caller
+        self.session = session  # one request's; its channel apart from replies is the connection's
+        self.hello = hello  # the connection's `initialize`, kept so its id names it alone
         self.followed: set[str] = set()
 
 
 class Relay:
     """Deploys heard on the platform's bus, announced to this server's clients."""
 
-    def __init__(self, service: Service, listeners: SubscriptionBus) -> None:
+    def __init__(self, service: Service, listeners: SubscriptionBus, *, living: bool) -> None:
+        """`living`: the transport's connections live on (stdio, in memory), so the
+        handshake generation's are kept to be told; stateless HTTP's end with each call."""
         self.service = service
         self.listeners = listeners  # the SDK's bus, which feeds the listen streams
-        self.connections: weakref.WeakKeyDictionary[ServerSession, Connection] = (
-            weakref.WeakKeyDictionary()
-        )
+        self.living = living
+        # A connection is known by its `initialize` (one per connection): the SDK hands a
+        # handler a session made for that request, not the connection.
+        self.connections: dict[int, Connection] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: Callable[[], None] | None = None
         self._telling: set[asyncio.Future[None]] = set()
@@ -62,14 +67,24 @@ class Relay:
         """Every request passes here: the first starts hearing the bus on this loop, and a
         connection of the handshake generation is kept (while it lives) to be told."""
         if self._stop is None:
-            self._loop = asyncio.get_running_loop()
-            self._stop = self.service.bus.listen(self._heard, wait=False)
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            self._listen()
+        hello = ctx.session.client_params
+        if not self.living or hello is None or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return None
-        connection = self.connections.get(ctx.session)
+        connection = self.connections.get(id(hello))
         if connection is None:
-            connection = self.connections[ctx.session] = Connection(caller)
+            connection = self.connections[id(hello)] = Connection(caller, ctx.session, hello)
         return connection
+
+    async def start(self) -> None:
+        """Hear the bus on the running loop, once it hears (waited for off the loop)."""
+        if self._stop is None:
+            self._listen()
+        await in_thread(self.service.bus.ready)
+
+    def _listen(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = self.service.bus.listen(self._heard, wait=False)
 
     async def settled(self) -> None:
         """Until what was heard so far has been told (a deploying call's reply waits, so
@@ -103,19 +118,20 @@ class Relay:
                 views = await in_thread(lambda: self.service.view_uris(space, slug))
                 for uri in views:
                     await self.listeners.publish(ResourceUpdated(uri=uri))
-            for session, connection in list(self.connections.items()):
-                await self._tell_connection(session, connection, change)
+            for key, connection in list(self.connections.items()):
+                if not await self._tell_connection(connection, change):
+                    del self.connections[key]  # closed
         except Exception:
             logger.exception("a deploy could not be announced")
 
-    async def _tell_connection(
-        self, session: ServerSession, connection: Connection, change: Change
-    ) -> None:
+    async def _tell_connection(self, connection: Connection, change: Change) -> bool:
+        """Whether the connection is still there to be told."""
+        session = connection.session
         try:
             await session.send_resource_list_changed()
         except Exception:
             logger.debug("resources/list_changed had no channel to go out on")
-            return
+            return False
         under = "ui://" if change.space is None else f"ui://{change.space}/"
         if change.space is not None and change.slug is not None:
             under += f"{change.slug}/"
@@ -128,6 +144,8 @@ class Relay:
                 await session.send_resource_updated(uri)
             except Exception:
                 logger.debug("resources/updated had no channel to go out on")
+                return False
+        return True
 
     async def _reads(self, caller: Caller, uri: str) -> bool:
         """Whether `caller` may still read the view: only then is it said to have changed."""
@@ -144,7 +162,8 @@ class Relay:
             connection.followed.add(uri)
 
     def unfollow(self, ctx: ServerRequestContext[Any], uri: str) -> None:
-        connection = self.connections.get(ctx.session)
+        hello = ctx.session.client_params
+        connection = None if hello is None else self.connections.get(id(hello))
         if connection is not None:
             connection.followed.discard(uri)
 

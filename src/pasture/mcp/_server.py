@@ -40,7 +40,6 @@ logger = logging.getLogger("pasture.mcp")
 
 CallerOf = Callable[[], Caller]
 RefusedOf = Callable[[], Refused | None]
-MCPServer = Server[Any]
 
 NO_RESOURCE = "no resource"
 
@@ -205,6 +204,13 @@ class _Server(Server[Any]):
     the initialization options with none of its own, and would otherwise promise none."""
 
     notifications = NotificationOptions()
+    relay: Relay | None = None  # deploys heard on the platform's bus, told to its clients
+
+    async def hearing(self) -> None:
+        """Hear deploys from now on, on this loop: a transport calls this as it starts, so
+        a listen stream opened at once misses none (a request would start it too)."""
+        if self.relay is not None:
+            await self.relay.start()
 
     def create_initialization_options(
         self,
@@ -216,6 +222,8 @@ class _Server(Server[Any]):
             notification_options or self.notifications, experimental_capabilities, extensions
         )
 
+
+MCPServer = _Server
 
 # On a connection that lives on (stdio, in memory): a deploy's new views and a release's
 # new tools are both announced on it.
@@ -238,7 +246,7 @@ def build_server(
     told on its next call: `notifications/tools/list_changed` (on the call's own channel,
     or the listen streams of the newest protocol) and a line on the reply."""
     bus = InMemorySubscriptionBus()
-    relay = Relay(service, bus)  # deploys made anywhere, told here
+    relay = Relay(service, bus, living=notifications.resources_changed)  # deploys, told here
     tool_lists = service.tool_lists
 
     async def call(name: str, run: Callable[[], Any]) -> Any:
@@ -377,6 +385,14 @@ def build_server(
             ]
         )
 
+    listen = ListenHandler(bus)
+
+    async def on_listen(
+        ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        relay.seen(ctx, caller_of())
+        return await listen(ctx, params)
+
     server = _Server(
         "pasture",
         version=__version__,
@@ -386,7 +402,7 @@ def build_server(
         on_list_tools=on_list_tools,
         on_list_resources=on_list_resources,
         on_read_resource=on_read_resource,
-        on_subscriptions_listen=ListenHandler(bus),
+        on_subscriptions_listen=on_listen,
     )
     # Registered as a plain request handler, which may answer with the wire dict.
     server.add_request_handler("tools/call", types.CallToolRequestParams, on_call_tool)
@@ -411,6 +427,7 @@ def build_server(
             "resources/unsubscribe", types.UnsubscribeRequestParams, on_unsubscribe
         )
     server.extensions[EXTENSION_ID] = {}
+    server.relay = relay
     server.notifications = notifications
     return server
 
