@@ -475,8 +475,11 @@ class Registry:
 
     # -- served on its own --------------------------------------------------------------
     def mcp_server(self, name: str = "pasture") -> Server[Any]:
-        """An MCP server with each command as its own tool (`cart_add`), and `status`."""
-        from pasture.commands._registry_mcp import build_registry_server
+        """An MCP server with each command as its own tool (`cart_add`), and `status`.
+
+        The MCP door builds it (`pasture.mcp.build_registry_server`), loaded only here:
+        the one place below the doors that names one (scripts/layers.py says so)."""
+        from pasture.mcp._registry import build_registry_server
 
         return build_registry_server(self, name)
 
@@ -506,10 +509,12 @@ def run_status(commands: Sequence[Command], context: Callable[[Command], Context
 
 
 def serve_stdio(registry: Registry, name: str = "pasture") -> None:
-    """Serve a registry's commands as MCP tools on stdin/stdout until the client closes."""
-    from pasture.commands._registry_mcp import serve_stdio as serve
+    """Serve a registry's commands as MCP tools on stdin/stdout until the client closes.
 
-    serve(registry, name)
+    The MCP door serves it (`pasture.mcp.serve_registry`), loaded only when called."""
+    from pasture.mcp._registry import serve_registry
+
+    serve_registry(registry, name)
 
 
 __all__ = [
