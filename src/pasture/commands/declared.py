@@ -9,7 +9,6 @@ as the caller.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Mapping, Set
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -26,6 +25,7 @@ from pasture.commands.template import (
     whole_variable,
 )
 from pasture.errors import Refused, UsageError
+from pasture.names import WORD
 from pasture.result import Result
 from pasture.store.answers import answer_data, answer_text
 from pasture.store.base import Applied
@@ -33,7 +33,6 @@ from pasture.store.bundles import not_a_component
 from pasture.store.vocab import PLATFORM, Column, Component, Vocabulary, check_filter
 from pasture.values import TYPES, BadValue, ValueType, convert, is_type, json_schema
 
-NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 ENTRY_KEYS = ("description", "input", "apply", "query", "view")
 
 NAME_RULE = "a-z, 0-9 and _, starting with a letter, at most 40 characters"
@@ -234,7 +233,7 @@ def _entry(
     missing_views: list[str],
 ) -> Command | None:
     name = _shown(key)
-    if not isinstance(key, str) or not NAME.fullmatch(key):
+    if not isinstance(key, str) or not WORD.fullmatch(key):
         problems.append(f"{name} — a command's name is {NAME_RULE}")
     if not isinstance(entry, Mapping):
         problems.append(
@@ -301,7 +300,7 @@ def _input(name: str, given: object, problems: list[str], loose: set[str]) -> di
     types: dict[str, ValueType] = {}
     for arg, kind in given.items():
         shown = _shown(arg)
-        good_name = isinstance(arg, str) and NAME.fullmatch(arg) is not None
+        good_name = isinstance(arg, str) and WORD.fullmatch(arg) is not None
         if not good_name:
             problems.append(f"{name}: {shown} — an argument's name is {NAME_RULE}")
         if not is_type(kind):
@@ -519,7 +518,6 @@ def _view(
 
 __all__ = [
     "ENTRY_KEYS",
-    "NAME",
     "Template",
     "components_of",
     "declared_commands",
