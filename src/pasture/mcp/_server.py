@@ -85,18 +85,12 @@ def _object(arguments: Mapping[str, Any], key: str) -> dict[str, Any]:
     return dict(cast(Mapping[str, Any], value))
 
 
-def _bundles(arguments: Mapping[str, Any]) -> list[Any]:
+def _bundles(arguments: Mapping[str, Any]) -> Any:
     value = arguments.get("bundles")
     if value is None:
         raise UsageError("bundles is required")
-    # A model often sends one bundle bare; it means a list of one.
-    return (
-        [value]
-        if isinstance(value, Mapping)
-        else list(value)
-        if isinstance(value, list)
-        else [value]
-    )
+    # One bundle or a list of them, as the web's apply takes: the store decides the shape.
+    return value
 
 
 def _files(arguments: Mapping[str, Any]) -> dict[str, str]:
