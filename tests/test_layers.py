@@ -42,3 +42,15 @@ def test_the_rule_names_each_kind_of_break() -> None:
     assert rule.layer_of("pasture.store.sql") == "store"
     assert rule.layer_of("pasture") == "api"
     assert rule.layer_of("mcp.server") is None
+
+
+def test_a_registry_names_its_door_only_inside_the_function_that_serves_it() -> None:
+    rule = layers()
+    door = ("pasture.commands.registry", "pasture.mcp._registry")
+    assert rule.excused(*door, lazy=True)
+    assert not rule.excused(*door, lazy=False)
+    assert not rule.excused("pasture.commands.model", "pasture.mcp._registry", lazy=True)
+    registry = rule.SRC / "commands" / "registry.py"
+    named = {(module, lazy) for _, module, lazy in rule.imports_of(registry)}
+    assert ("pasture.mcp._registry", True) in named
+    assert ("pasture.commands.model", False) in named

@@ -1,4 +1,6 @@
-"""Code commands: registering, the rules on names and fields, running, status, and MCP."""
+"""Code commands: registering, the rules on names and fields, running, status, changes.
+
+Served on its own over MCP: tests/mcp/test_registry.py."""
 
 from __future__ import annotations
 
@@ -6,65 +8,14 @@ import logging
 from typing import Any
 
 import anyio
-import mcp_types as types
 import pytest
-from mcp.client.session import IncomingMessage
 
-from mcp import Client
+from helpers.cart import cart_registry
 from pasture import Registry, Result
 from pasture.caller import Caller
 from pasture.commands.model import Context
 from pasture.commands.registry import BadCommand, CommandFailed, agent_name
 from pasture.errors import NotFound, Refused, UsageError
-
-ADD_INPUT: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "sku": {"type": "string", "description": "Product code"},
-        "qty": {"type": "integer", "minimum": 1, "default": 1},
-    },
-    "required": ["sku"],
-}
-
-
-class Cart:
-    """A provider with state of its own, as a page's cart would be."""
-
-    def __init__(self) -> None:
-        self.lines: dict[str, int] = {}
-
-    def add(self, args: dict[str, Any], ctx: Context) -> Result:
-        self.lines[args["sku"]] = self.lines.get(args["sku"], 0) + args["qty"]
-        return Result(f"Added {args['qty']} × {args['sku']}.", {"count": self.count})
-
-    def status(self, args: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        return {"text": f"{self.count} items", "data": {"count": self.count}}
-
-    @property
-    def count(self) -> int:
-        return sum(self.lines.values())
-
-
-def cart_registry() -> tuple[Registry, Cart]:
-    registry, cart = Registry(), Cart()
-    registry.register(
-        "cart add",
-        title="Add to the cart",
-        description="Add a product to the cart",
-        input=ADD_INPUT,
-        positional=["sku", "qty"],
-        annotations={},
-        examples=["cart add V60-02 --qty=2"],
-        see_also=["cart status"],
-        run=cart.add,
-    )
-    registry.register(
-        "cart status",
-        description="What is in the cart",
-        annotations={"readOnly": True},
-        run=cart.status,
-    )
-    return registry, cart
 
 
 def problems(name: str = "cart add", **fields: Any) -> str:
@@ -361,104 +312,3 @@ def test_register_returns_the_remover_and_listeners_hear_both() -> None:
         ["cart_add", "cart_status", "cart_checkout"],
         ["cart_add", "cart_status"],
     ]
-
-
-# -- served on its own, over MCP -------------------------------------------------------------------
-def _talk(registry: Registry, mode: str, talk: Any, heard: list[IncomingMessage]) -> Any:
-    async def handler(message: IncomingMessage) -> None:
-        heard.append(message)
-
-    async def main() -> Any:
-        async with Client(registry.mcp_server(), mode=mode, message_handler=handler) as client:
-            return await talk(client)
-
-    return anyio.run(main)
-
-
-@pytest.mark.parametrize("mode", ["legacy", "auto"])
-def test_each_command_is_its_own_tool_with_status(mode: str) -> None:
-    registry, _ = cart_registry()
-
-    async def talk(client: Client) -> tuple[list[types.Tool], Any, Any, Any]:
-        tools = (await client.list_tools()).tools
-        added = await client.call_tool("cart_add", {"sku": "V60-02", "qty": 2})
-        bad = await client.call_tool("cart_add", {"qty": "2"})
-        status = await client.call_tool("status", {})
-        return tools, added, bad, status
-
-    tools, added, bad, status = _talk(registry, mode, talk, [])
-    assert [t.name for t in tools] == ["cart_add", "cart_status", "status"]
-    add = tools[0]
-    assert add.title == "Add to the cart" and add.description == "Add a product to the cart"
-    assert add.input_schema["required"] == ["sku"]
-    assert add.annotations is not None and add.annotations.read_only_hint is False
-    assert tools[1].annotations is not None and tools[1].annotations.read_only_hint is True
-    assert not added.is_error and added.structured_content == {"count": 2}
-    assert added.content[0].text == "Added 2 × V60-02."
-    # An agent's values arrive typed: "2" for an integer is not converted.
-    assert bad.is_error and bad.content[0].text == "qty is a whole number; sku is required"
-    assert status.content[0].text == "cart: 2 items"
-
-
-def test_registering_and_removing_announce_that_the_tools_changed() -> None:
-    registry, _ = cart_registry()
-    heard: list[IncomingMessage] = []
-
-    async def talk(client: Client) -> list[list[str]]:
-        seen = [[t.name for t in (await client.list_tools()).tools]]
-        remove = registry.register(
-            "cart checkout",
-            description="Pay for what is in the cart",
-            annotations={"consequential": True},
-            run=lambda a, c: Result("paid", {}),
-        )
-        await anyio.sleep(0.05)
-        seen.append([t.name for t in (await client.list_tools()).tools])
-        remove()
-        await anyio.sleep(0.05)
-        seen.append([t.name for t in (await client.list_tools()).tools])
-        return seen
-
-    seen = _talk(registry, "legacy", talk, heard)
-    assert seen == [
-        ["cart_add", "cart_status", "status"],
-        ["cart_add", "cart_status", "cart_checkout", "status"],
-        ["cart_add", "cart_status", "status"],
-    ]
-    changed = [m for m in heard if isinstance(m, types.ToolListChangedNotification)]
-    assert len(changed) == 2
-
-
-def test_a_change_reaches_a_listen_stream_in_the_newest_protocol() -> None:
-    registry, _ = cart_registry()
-
-    async def main() -> list[object]:
-        events: list[object] = []
-        async with (
-            Client(registry.mcp_server(), mode="auto") as client,
-            client.listen(tools_list_changed=True) as subscription,
-        ):
-            registry.register("cart empty", description="Empty", annotations={}, run=lambda a, c: 0)
-            with anyio.fail_after(10):
-                async for event in subscription:
-                    events.append(event)
-                    break
-        return events
-
-    [event] = anyio.run(main)
-    assert type(event).__name__ == "ToolsListChanged"
-
-
-def test_a_consequential_command_is_marked_destructive_for_agents() -> None:
-    registry = Registry()
-    registry.register(
-        "cart checkout", description="Pay", annotations={"consequential": True}, run=lambda a, c: 0
-    )
-
-    async def talk(client: Client) -> list[types.Tool]:
-        return (await client.list_tools()).tools
-
-    [tool] = _talk(registry, "legacy", talk, [])
-    assert tool.annotations is not None and tool.annotations.destructive_hint is True
-    command = registry.get("cart checkout")
-    assert command is not None and command.listing("a/b", "B")["consequential"] is True

@@ -223,6 +223,26 @@ def test_a_command_call_missing_its_name_says_so(club: Club, mode: str) -> None:
 
 
 # -- the graph and the app tools ------------------------------------------------
+def test_graph_apply_takes_what_the_web_takes_and_refuses_as_it_does(club: Club) -> None:
+    bundle = {"jog": {"who": "Bo", "miles": 2}}
+
+    async def call(client: Client) -> list[types.CallToolResult]:
+        return [
+            await client.call_tool("graph_apply", {"app": "ada/runs", "bundles": bundles})
+            for bundles in (bundle, [bundle, bundle], "jog", ["jog"])
+        ]
+
+    one, two, word, words = in_memory(club.service, club.ada, "legacy", call)
+    assert one.structured_content is not None and len(one.structured_content["entities"]) == 1
+    assert two.structured_content is not None and len(two.structured_content["entities"]) == 2
+    # The store decides the shape, for every door: the web's apply says the same.
+    for bundles, answer in (("jog", word), (["jog"], words)):
+        with pytest.raises(Refused) as caught:
+            club.service.apply(club.ada, "ada/runs", bundles, via_web=True)
+        assert refused(answer) == caught.value.sentence
+    assert refused(word).startswith("a write is a bundle or a list of bundles")
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_graph_and_app_tools_answer_as_the_service_does(club: Club, mode: str) -> None:
     bundle = {"entity": {"eid": "$r"}, "jog": {"who": "Bo", "miles": 2}}

@@ -1,4 +1,4 @@
-"""Who may run code: the spaces the server's owner trusts (apps' secrets: test_secrets.py)."""
+"""Who may run code: the spaces the server's owner trusts (apps' secrets: test_app_secrets.py)."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ from store_fixtures import ADA, BOB, RUNS, AnyStore, refuse_bad_batches
 from pasture.caller import NOBODY
 from pasture.errors import Conflict, NotFound, Refused
 from pasture.store import fingerprint, open_store
+from pasture.store.bundles import listed
 
 
 def one(store: AnyStore, filter: str) -> dict[str, Any]:
@@ -289,6 +290,14 @@ def test_the_kind_is_the_first_declared_kind_the_entity_carries(store: AnyStore)
     eid = store.query(".doc!", ADA)[1]["entity"]["eid"]
     store.apply({"entity": {"eid": eid}, "jog": None}, ADA)
     assert one(store, f"id={eid}")["kind"] == "recipe"
+
+
+def test_one_bundle_is_a_list_of_one_and_nothing_else_is_a_write() -> None:
+    bundle = {"doc": {"title": "note"}}
+    assert listed(bundle) == [bundle] and listed((bundle, bundle)) == [bundle, bundle]
+    for nothing in ("jog", b"jog", 5, None):
+        with pytest.raises(Refused, match=r"^a write is a bundle or a list of bundles"):
+            listed(nothing)
 
 
 def test_a_bundle_that_is_not_an_object_is_refused(store: AnyStore) -> None:

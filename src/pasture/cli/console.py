@@ -8,7 +8,7 @@ console itself (`BUILTINS`). A refusal prints its sentence in red and the
 console reads the next line; nothing ends it but Ctrl-D, `exit` or `quit`.
 
 At a terminal the prompt is prompt_toolkit's, with Tab completion
-(`CommandCompleter`) and a history in the data directory. With stdin piped it
+(`pasture.cli._completion`) and a history in the data directory. With stdin piped it
 reads plain lines and prints plain results, so a script can drive it; its exit
 code is then the last refusal's (0 when every line was served).
 """
@@ -16,30 +16,25 @@ code is then the last refusal's (0 when every line was served).
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from datetime import date
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from prompt_toolkit.completion import CompleteEvent, Completer, Completion
-from prompt_toolkit.document import Document
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from pasture.caller import Caller
 from pasture.cli import _words
+from pasture.cli._completion import CommandCompleter
+from pasture.cli._man import arguments_table, by_provider, man_page
 from pasture.cli._render import apps_table, key_values, rows_table
 from pasture.cli._words import Confirm, Words, run_words, split_words
 from pasture.errors import Refused, UsageError
 from pasture.platform.listing import Offered
-from pasture.platform.service import Command, Service
+from pasture.platform.service import Service
 from pasture.result import Result
-from pasture.schema import EXAMPLE_OF_FORMAT, requirement
-from pasture.values import type_of_property
 
 HISTORY = "console_history"
 
@@ -68,431 +63,6 @@ def known_commands(service: Service, caller: Caller) -> list[Known]:
 def command_name(words: Sequence[str], known: Iterable[Known]) -> tuple[str, list[str]]:
     """The command a line names and the words after it (`cart add V60-02` is cart add)."""
     return _words.command_name(words, {k.command.agent_name for k in known})
-
-
-# -- completion --------------------------------------------------------------
-def _at_cursor(text: str) -> tuple[list[str], str, str]:
-    """The finished words before the cursor, the word being typed as written, and its value.
-
-    Quotes are followed as shlex follows them, so `--who="Ada L` is one word being typed.
-    """
-    start = len(text)
-    quote: str | None = None
-    escaped = False
-    in_word = False
-    for i, ch in enumerate(text):
-        if not in_word and not ch.isspace():
-            start, in_word = i, True
-        if escaped:
-            escaped = False
-        elif ch == "\\" and quote != "'":
-            escaped = True
-        elif quote:
-            if ch == quote:
-                quote = None
-        elif ch in "'\"":
-            quote = ch
-        elif ch.isspace():
-            in_word = False
-    if not in_word:
-        start = len(text)
-    raw = text[start:]
-    try:
-        done = shlex.split(text[:start])
-    except ValueError:
-        done = text[:start].split()
-    closed = (raw[:-1] if escaped else raw) + (quote or "")
-    try:
-        value = "".join(shlex.split(closed))
-    except ValueError:
-        value = raw
-    return done, raw, value
-
-
-def _quote(value: str) -> str:
-    return shlex.quote(value) if value else "''"
-
-
-def type_words(schema: dict[str, Any]) -> str:
-    """An argument's type as a person reads it: `number`, `time`, `one of a, b`, `list of text`."""
-    enum = schema.get("enum")
-    if isinstance(enum, list):
-        return "one of " + ", ".join(str(v) for v in enum)
-    if schema.get("type") == "integer":
-        return "whole number"
-    kind = type_of_property(schema)
-    if kind is not None:
-        return kind
-    items = schema.get("items")
-    if schema.get("type") == "array" and isinstance(items, dict):
-        return f"list of {type_words(items)}"
-    declared = schema.get("type")
-    if isinstance(declared, list):
-        return " or ".join(str(t) for t in declared if t != "null") or "any"
-    return str(declared or "any")
-
-
-class CommandCompleter(Completer):
-    """Tab completion: command names, then `--argument=` names, then values.
-
-    Values come from the argument's `enum`, `true`/`false` for a boolean, and a
-    code command's `suggest(key, partial)` hook when it has one (its answers may
-    be strings or `{value, description}`).
-    """
-
-    def __init__(
-        self,
-        known: Callable[[], Sequence[Known]],
-        builtins: Iterable[str] = BUILTINS,
-    ) -> None:
-        self.known = known
-        self.builtins = list(builtins)
-
-    def get_completions(
-        self, document: Document, complete_event: CompleteEvent
-    ) -> Iterator[Completion]:
-        done, raw, value = _at_cursor(document.text_before_cursor)
-        try:
-            yield from self._complete(self.known(), done, raw, value)
-        except Exception:  # completion never ends the prompt, whatever an app's hook does
-            return
-
-    def _complete(
-        self, known: Sequence[Known], done: list[str], raw: str, value: str
-    ) -> Iterator[Completion]:
-        back = -len(raw)
-        if not done:
-            yield from self._names(known, value, back, builtins=True)
-            return
-        # `help NAME` and `man NAME` complete NAME as a line's first words are, and no more.
-        named = done[1:] if done[0] in ("help", "man") else done
-        if not named:
-            yield from self._names(known, value, back, builtins=False)
-            return
-        spaced = [k for k in known if " " in k.command.name]
-        following = self._next_words(spaced, named, value)
-        if following or named is not done:
-            for word, meta in following:
-                yield Completion(word, back, display_meta=meta)
-            return
-        name, rest = command_name(done, known)
-        agent = name.replace(" ", "_")
-        matches = [k for k in known if k.command.agent_name == agent]
-        if not matches:
-            return
-        words = _lenient(rest)
-        if words.app is not None:
-            matches = [k for k in matches if words.app in (k.at, k.at.split("/", 1)[-1])] or matches
-        command = matches[0].command
-        # `--level ` waits for the value of level, as split_words reads it.
-        if rest and rest[-1].startswith("--") and "=" not in rest[-1] and not raw.startswith("--"):
-            key = rest[-1][2:].replace("-", "_")
-            if key == "app":
-                yield from self._apps(known, matches, value, back, "")
-                return
-            if key in command.arguments:
-                yield from self._values(command, key, value, back, "")
-                return
-        if raw.startswith("--") and "=" in raw:
-            key, _, typed = value[2:].partition("=")
-            key = key.replace("-", "_")
-            prefix = f"--{key}="
-            if key == "app":
-                yield from self._apps(known, matches, typed, back, prefix)
-            else:
-                yield from self._values(command, key, typed, back, prefix)
-            return
-        if not raw.startswith("-"):
-            order = list(command.positional) or command.arguments
-            free = [a for a in order if a not in words.named]
-            if len(words.positional) < len(free):
-                yield from self._values(command, free[len(words.positional)], value, back, "")
-            if raw:
-                return
-        yield from self._arguments(command, words, value, back, multi_app=len(matches) > 1)
-
-    def _names(
-        self, known: Sequence[Known], typed: str, back: int, *, builtins: bool
-    ) -> Iterator[Completion]:
-        seen: set[str] = set()
-        for k in known:
-            cmd = k.command
-            candidates = [cmd.agent_name]
-            if " " in cmd.name:
-                candidates.append(cmd.name.split()[0])
-            for name in candidates:
-                if name not in seen and name.startswith(typed):
-                    seen.add(name)
-                    meta = cmd.description if name == cmd.agent_name else ""
-                    yield Completion(name, back, display_meta=meta)
-        if builtins:
-            for name in self.builtins:
-                if name not in seen and name.startswith(typed):
-                    seen.add(name)
-                    yield Completion(name, back, display_meta=BUILTINS.get(name, ""))
-
-    @staticmethod
-    def _next_words(spaced: Sequence[Known], done: list[str], typed: str) -> list[tuple[str, str]]:
-        """The next word of multi-word names that begin with the words typed so far."""
-        found: dict[str, str] = {}
-        for k in spaced:
-            parts = k.command.name.split()
-            if len(parts) > len(done) and parts[: len(done)] == done:
-                word = parts[len(done)]
-                if word.startswith(typed) and word not in found:
-                    last = len(parts) == len(done) + 1
-                    found[word] = k.command.description if last else ""
-        return list(found.items())
-
-    @staticmethod
-    def _arguments(
-        command: Command, words: Words, typed: str, back: int, *, multi_app: bool
-    ) -> Iterator[Completion]:
-        order = list(command.positional) or command.arguments
-        filled = set(words.named) | set(
-            [a for a in order if a not in words.named][: len(words.positional)]
-        )
-        props = command.input.get("properties", {})
-        for name in command.arguments:
-            option = f"--{name}="
-            if name not in filled and option.startswith(typed):
-                schema = props.get(name, {})
-                meta = type_words(schema)
-                if schema.get("description"):
-                    meta += f" — {schema['description']}"
-                yield Completion(option, back, display_meta=meta)
-        if words.app is None and "--app=".startswith(typed) and (multi_app or typed):
-            yield Completion("--app=", back, display_meta="the app, where two have this command")
-        if not words.json and "--json".startswith(typed) and typed:
-            yield Completion("--json", back, display_meta="print the data as JSON")
-
-    @staticmethod
-    def _values(
-        command: Command, key: str, typed: str, back: int, prefix: str
-    ) -> Iterator[Completion]:
-        schema = command.input.get("properties", {}).get(key, {})
-        if not isinstance(schema, dict):
-            return
-        offered: list[tuple[str, str]] = []
-        enum = schema.get("enum")
-        items = schema.get("items")
-        if not isinstance(enum, list) and isinstance(items, dict):
-            enum = items.get("enum")
-        if isinstance(enum, list):
-            offered = [(_text(v), "") for v in enum]
-        elif schema.get("type") == "boolean" or type_of_property(schema) == "bool":
-            offered = [("true", ""), ("false", "")]
-        elif type_of_property(schema) == "time":
-            offered = [(date.today().isoformat(), "today")]
-        suggest = getattr(command, "suggest", None)
-        if callable(suggest):
-            offered += [_suggestion(s) for s in suggest(key, typed) or []]
-        seen: set[str] = set()
-        for value, meta in offered:
-            if value not in seen and value.startswith(typed):
-                seen.add(value)
-                yield Completion(prefix + _quote(value), back, display=value, display_meta=meta)
-
-    @staticmethod
-    def _apps(
-        known: Sequence[Known], matches: Sequence[Known], typed: str, back: int, prefix: str
-    ) -> Iterator[Completion]:
-        for at in dict.fromkeys(k.at for k in (matches or known)):
-            if at.startswith(typed):
-                yield Completion(prefix + at, back, display=at)
-
-
-def _arguments_table(command: Command) -> Table:
-    """Each argument: its name, type, whether it is needed (or its default), its description."""
-    table = Table(show_edge=False, show_header=True, header_style="bold", box=None)
-    for column in ("argument", "type", "", "description"):
-        table.add_column(column)
-    for arg, schema in command.input.get("properties", {}).items():
-        schema = schema if isinstance(schema, dict) else {}
-        need = "required" if arg in command.required else "optional"
-        if schema.get("default") is not None:
-            need = f"default {_text(schema['default'])}"
-        table.add_row(arg, type_words(schema), need, str(schema.get("description") or ""))
-    return table
-
-
-def man_page(command: Command, at: str, app_title: str) -> list[str]:
-    """The lines of `man NAME`: headings in capitals, the rest indented under them."""
-    title = f"{command.name} — {command.title}" if command.title else command.name
-    provider = (
-        f"a {command.handler} in {at}'s worker.py"
-        if command.handler
-        else command.provider or f"{at}, declared"
-    )
-    what = (
-        "it only reads"
-        if command.read_only
-        else "it is hard to undo: you are asked before it runs (--yes runs it without asking)"
-        if command.consequential
-        else "it changes things"
-    )
-    lines = [title, f"  {command.description}", ""]
-    lines += ["ABOUT", f"  provider: {provider}", f"  app: {app_title} ({at})", f"  {what}"]
-    lines += ["  agents call it " + command.agent_name, ""]
-    props = command.input.get("properties", {})
-    lines.append("ARGUMENTS")
-    if not props:
-        lines.append("  none")
-    for arg, schema in props.items():
-        schema = schema if isinstance(schema, dict) else {}
-        need = "required" if arg in command.required else "optional"
-        if schema.get("default") is not None:
-            need = f"optional, default {_text(schema['default'])}"
-        lines.append(f"  {arg} — {type_words(schema)}, {need}")
-        if schema.get("description"):
-            lines.append(f"      {schema['description']}")
-        limits = limits_of(schema)
-        if limits:
-            lines.append(f"      {'; '.join(limits)}")
-    order = list(command.positional) or command.arguments
-    lines += ["", "USAGE"]
-    if props:
-        lines.append(f"  {command.name} {' '.join(a.upper() for a in order)}")
-        lines.append(f"  {command.name} {' '.join(f'--{a}=…' for a in command.arguments)}")
-    else:
-        lines.append(f"  {command.name}")
-    lines += ["", "EXAMPLES"]
-    lines += [f"  {e}" for e in command.examples] or [f"  {example_line(command)}"]
-    if command.output is not None:
-        out = command.output.get("properties", {})
-        lines += ["", "ANSWERS WITH"]
-        lines += [f"  {k} — {type_words(v if isinstance(v, dict) else {})}" for k, v in out.items()]
-        if not out:
-            lines.append(f"  {type_words(command.output)}")
-    if command.see_also:
-        lines += ["", "SEE ALSO", "  " + ", ".join(command.see_also)]
-    return lines
-
-
-# The keywords `man` words, in the order it says them; a time's format is its type's to say.
-_LIMITS = (
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "minLength",
-    "maxLength",
-    "minItems",
-    "maxItems",
-    "pattern",
-    "uniqueItems",
-    "const",
-    "format",
-)
-
-
-def limits_of(schema: dict[str, Any]) -> list[str]:
-    """What an argument's schema holds a value to, in the words its refusals use, less the
-    verb: `at least 1`, `at most 40 characters`, `matches the pattern ^[a-z]+$`."""
-    said: list[str] = []
-    for key in _LIMITS:
-        if key not in schema or (key == "uniqueItems" and schema[key] is not True):
-            continue
-        if key == "format" and (schema[key] not in EXAMPLE_OF_FORMAT or _is_time(schema)):
-            continue
-        words = requirement(key, schema[key])
-        # `is 5` stays whole: a lone value needs its verb to read as a limit.
-        said.append(words if key == "const" else words.removeprefix("is ").removeprefix("has "))
-    return said
-
-
-def _is_time(schema: dict[str, Any]) -> bool:
-    return type_of_property(schema) == "time"
-
-
-_EG = re.compile(r"\be\.g\.,?\s+([^\s,;)]+)")
-
-
-def example_line(command: Command) -> str:
-    """A line that runs the command, made from its arguments when it gives no example:
-    a value each required argument could take, or its name in capitals where no value
-    can be made up (an id, a pattern)."""
-    props = command.input.get("properties", {})
-    order = list(command.positional) or command.arguments
-    words = [command.name]
-    for arg in order:
-        if arg not in command.required:
-            continue
-        schema = props.get(arg)
-        words.append(_quote(_sample(arg, schema if isinstance(schema, dict) else {})))
-    return " ".join(words)
-
-
-def _sample(arg: str, schema: dict[str, Any]) -> str:
-    enum = schema.get("enum")
-    if isinstance(enum, list) and enum:
-        return _text(enum[0])
-    if "default" in schema:
-        return _text(schema["default"])
-    kind = type_of_property(schema)
-    if schema.get("type") == "boolean":
-        return "true"
-    if schema.get("type") in ("integer", "number"):
-        low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
-        return _text(max(int(low) + (1 if "exclusiveMinimum" in schema else 0), 1))
-    if kind == "time":
-        return date.today().isoformat()
-    if kind == "url":
-        return "https://example.org/"
-    found = _EG.search(str(schema.get("description") or ""))
-    if found:
-        return found.group(1)
-    if kind == "text" and "pattern" not in schema:
-        return arg.replace("_", " ")
-    return arg.upper()
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def _suggestion(item: Any) -> tuple[str, str]:
-    """A `suggest` answer as (value, description): a string, a dict, or an object with `.value`."""
-    if isinstance(item, dict):
-        return _text(item.get("value", "")), str(item.get("description") or "")
-    value = getattr(item, "value", None)
-    if value is not None:
-        return _text(value), str(getattr(item, "description", None) or "")
-    return _text(item), ""
-
-
-def _lenient(words: Sequence[str]) -> Words:
-    """The words after a name, as the command line reads them, or as much as reads cleanly."""
-    try:
-        return split_words(words)
-    except UsageError:
-        return Words(positional=[w for w in words if not w.startswith("--")])
-
-
-def by_provider(offered: Sequence[Offered]) -> str:
-    """`help`'s listing: `commands`' lines app by app, with an app's code commands under
-    their provider (`## ada/cart`, then `cart:` and its commands indented) where its first
-    one stands; declared commands and handlers keep their own lines."""
-    apps: dict[str, list[list[str]]] = {}
-    grouped: dict[tuple[str, str], list[str]] = {}
-    for o in offered:
-        items = apps.setdefault(o.at, [[f"## {o.at}"]])
-        command = o.command
-        if command.family != "code" or command.handler is not None:
-            items.append([o.line()])
-            continue
-        provider = command.provider or command.name.split()[0]
-        group = grouped.get((o.at, provider))
-        if group is None:
-            group = grouped[(o.at, provider)] = [f"{provider}:"]
-            items.append(group)
-        group.append(f"  {o.line()}")
-    return "\n\n".join(
-        "\n".join(line for item in items for line in item) for items in apps.values()
-    )
 
 
 # -- one line ----------------------------------------------------------------
@@ -627,7 +197,7 @@ class Session:
         )
         props = command.input.get("properties", {})
         if props:
-            self.out.print(_arguments_table(command))
+            self.out.print(arguments_table(command))
             order = list(command.positional) or command.arguments
             by_place = " ".join(a.upper() for a in order)
             by_name = " ".join(f"--{a}=…" for a in command.arguments)
@@ -700,7 +270,7 @@ def _interactive(session: Session, history: Path) -> int:
 
     prompt: PromptSession[str] = PromptSession(
         history=FileHistory(str(history)),
-        completer=CommandCompleter(lambda: session.known),
+        completer=CommandCompleter(lambda: session.known, BUILTINS),
         auto_suggest=AutoSuggestFromHistory(),
         complete_while_typing=False,
     )

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from pasture._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from pasture.commands.declared import Template, declared_commands
+    from pasture.commands.declared import Template
+    from pasture.commands.deploy_checks import declared_commands
     from pasture.commands.generated import generated_commands
     from pasture.commands.loader import load_commands, read_tools
     from pasture.commands.model import Command, Context
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 
 _WHERE = {
     "Template": "pasture.commands.declared",
-    "declared_commands": "pasture.commands.declared",
+    "declared_commands": "pasture.commands.deploy_checks",
     "generated_commands": "pasture.commands.generated",
     "load_commands": "pasture.commands.loader",
     "read_tools": "pasture.commands.loader",

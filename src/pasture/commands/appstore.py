@@ -19,7 +19,7 @@ platform's over its channel (`pasture.platform.worker_host`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from pasture.caller import Caller
 from pasture.errors import Refused
 from pasture.store.base import Answer, Applied, Bundle
+from pasture.store.bundles import listed
 
 if TYPE_CHECKING:
     from pasture.store.base import Store
@@ -74,11 +75,11 @@ class AppStore:
                 f"{self.read_only} only reads (it is marked readOnly), so it cannot write — "
                 "its app's author registers it without readOnly if it changes things"
             )
-        listed = [bundles] if isinstance(bundles, Mapping) else list(bundles)
+        each = listed(bundles)
         if self._batch is not None:
-            self._batch.bundles.extend(listed)
+            self._batch.bundles.extend(each)
             return Applied()
-        return self._write(listed)
+        return self._write(each)
 
     @contextmanager
     def batch(self) -> Iterator[Batch]:

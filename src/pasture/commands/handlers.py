@@ -52,13 +52,13 @@ from typing import Any, Literal, overload
 from pasture.caller import Caller
 from pasture.commands.model import Context
 from pasture.errors import Refused, Unauthorized
+from pasture.names import LOWER_WORD
 from pasture.result import Result
 
 Kind = Literal["query", "mutation", "action"]
 KINDS: tuple[Kind, ...] = ("query", "mutation", "action")
 TOOL_KEYS = ("description", "args", "title", "consequential")
 EID = re.compile(r"[0-9a-f]{16}")
-KIND_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
 # -- the arguments' builders --------------------------------------------------------------------
@@ -108,7 +108,7 @@ class Arg:
                 f"{name}: .default() is not for a tool's args — an agent gives every value it "
                 "means; make it .optional() and choose the value in the handler"
             )
-        if self.type == "id" and not KIND_NAME.fullmatch(str(self.kind)):
+        if self.type == "id" and not LOWER_WORD.fullmatch(str(self.kind)):
             return f'{name}: id() names a component of this app, like id("todo")'
         return None
 
@@ -303,7 +303,7 @@ def check(handlers: list[Handler]) -> list[str]:
     seen: dict[str, Handler] = {}
     for handler in handlers:
         name = handler.name
-        if not re.fullmatch(r"[a-z][a-z0-9_]*", name or "") or len(name) > 64:
+        if not LOWER_WORD.fullmatch(name or "") or len(name) > 64:
             problems.append(
                 f"{name or 'a handler'}: a handler's name is its function's, lowercase with "
                 "underscores (a-z, 0-9, _), at most 64 characters"
@@ -344,7 +344,7 @@ def _tool_problems(handler: Handler) -> list[str]:
         args = {}
     built: dict[str, Arg] = {}
     for key, arg in args.items():
-        if not isinstance(key, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", key):
+        if not isinstance(key, str) or not LOWER_WORD.fullmatch(key):
             problems.append(f"args: {key!r} is not a name (lowercase, with underscores)")
         elif not isinstance(arg, Arg):
             problems.append(

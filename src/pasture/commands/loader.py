@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from pasture import jsontext
-from pasture.commands.declared import declared_commands
+from pasture.commands.deploy_checks import declared_commands
 from pasture.commands.generated import generated_commands
 from pasture.commands.model import Command
 from pasture.errors import DeployRefused, Refused

@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ from pasture.caller import NOBODY, Caller
 from pasture.commands.appstore import AppStore, StoreAsCaller
 from pasture.commands.model import Command, Context, Suggest
 from pasture.errors import DeployRefused, NotFound, Refused, UsageError
+from pasture.names import COMMAND_NAME
 from pasture.result import Result
 from pasture.schema import InputSchema, shown
 
@@ -54,7 +54,6 @@ RESERVED_WORDS = ("help", "man", "status", "clear")
 # argument of that name could never be given there.
 RESERVED_INPUTS = ("help", "json", "wide", "app")
 ANNOTATIONS = ("readOnly", "consequential")
-NAME = re.compile(r"[a-z][a-z0-9_]*( [a-z][a-z0-9_]*)*")
 NAME_RULE = "lowercase words (a-z, 0-9, _) separated by one space, like cart add"
 MAX_NAME = 64  # what MCP clients take as a tool name
 
@@ -267,7 +266,7 @@ class Registry:
     ) -> Command:
         problems: list[str] = []
         shown_name = name if isinstance(name, str) else shown(name)
-        if not isinstance(name, str) or not NAME.fullmatch(name) or len(name) > MAX_NAME:
+        if not isinstance(name, str) or not COMMAND_NAME.fullmatch(name) or len(name) > MAX_NAME:
             problems.append(
                 f"the name is {NAME_RULE}, at most {MAX_NAME} characters"
                 + (f" (not {shown(name)})" if isinstance(name, str) else "")
@@ -282,7 +281,7 @@ class Registry:
             )
         if provider is None:
             provider = words[0]
-        elif not isinstance(provider, str) or not NAME.fullmatch(provider):
+        elif not isinstance(provider, str) or not COMMAND_NAME.fullmatch(provider):
             problems.append(f"provider is {NAME_RULE}")
             provider = words[0]
         if not isinstance(description, str) or not description.strip() or "\n" in description:
@@ -475,8 +474,11 @@ class Registry:
 
     # -- served on its own --------------------------------------------------------------
     def mcp_server(self, name: str = "pasture") -> Server[Any]:
-        """An MCP server with each command as its own tool (`cart_add`), and `status`."""
-        from pasture.commands._registry_mcp import build_registry_server
+        """An MCP server with each command as its own tool (`cart_add`), and `status`.
+
+        The MCP door builds it (`pasture.mcp.build_registry_server`), loaded only here:
+        the one place below the doors that names one (scripts/layers.py says so)."""
+        from pasture.mcp._registry import build_registry_server
 
         return build_registry_server(self, name)
 
@@ -506,10 +508,12 @@ def run_status(commands: Sequence[Command], context: Callable[[Command], Context
 
 
 def serve_stdio(registry: Registry, name: str = "pasture") -> None:
-    """Serve a registry's commands as MCP tools on stdin/stdout until the client closes."""
-    from pasture.commands._registry_mcp import serve_stdio as serve
+    """Serve a registry's commands as MCP tools on stdin/stdout until the client closes.
 
-    serve(registry, name)
+    The MCP door serves it (`pasture.mcp.serve_registry`), loaded only when called."""
+    from pasture.mcp._registry import serve_registry
+
+    serve_registry(registry, name)
 
 
 __all__ = [

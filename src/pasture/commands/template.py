@@ -17,23 +17,11 @@ import re
 from collections.abc import Iterator, Mapping, Set
 from typing import Any
 
-from pasture.values import ValueType
-
 # `$$` first, so `$$run` is a dollar sign followed by the word "run".
 VARIABLE = re.compile(r"\$\$|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 # A bundle's own keys, beside its components. `was` is the store's `$was` guard.
 BUNDLE_KEYS = frozenset({"entity", "edges", "tombstone", "was", "$was"})
-
-# What stands in for an argument when a query template is checked at deploy:
-# a value every column of that type accepts (the text one also reads as an eid).
-PLACEHOLDERS: dict[ValueType, Any] = {
-    "text": "0123456789abcdef",
-    "number": 1,
-    "bool": True,
-    "time": "2026-09-01",
-    "url": "https://example.com/page",
-}
 
 
 def whole_variable(value: object) -> str | None:
@@ -333,11 +321,6 @@ def fill_query(
     return QueryPlan(template, optional, words).fill(args)
 
 
-def placeholders(types: Mapping[str, ValueType]) -> dict[str, Any]:
-    """A stand-in value for every argument, to check a query template before it runs."""
-    return {name: PLACEHOLDERS[kind] for name, kind in types.items()}
-
-
 __all__ = [
     "BUNDLE_KEYS",
     "VARIABLE",
@@ -346,7 +329,6 @@ __all__ = [
     "as_text",
     "fill_apply",
     "fill_query",
-    "placeholders",
     "strings",
     "variables",
     "whole_variable",

@@ -5,32 +5,45 @@ Two transports over one server (`build_server`): stdio for `pasture mcp`
 streamable HTTP at `/mcp` on `pasture serve` (`pasture.mcp.http.mcp_http`,
 the caller named by each request's bearer token). Both protocol generations
 the SDK serves are answered: the initialize handshake and the newest.
+
+A registry served on its own, with no platform, is this door too
+(`build_registry_server`, `serve_registry`): each command its own tool. Names are
+loaded on first use, so serving a registry never loads the platform.
 """
 
 from __future__ import annotations
 
-import anyio
-from mcp.server.stdio import stdio_server
+from pasture._lazy import lazy_names
 
-from pasture.caller import Caller
-from pasture.mcp._server import NO_RESOURCE, build_server
-from pasture.mcp._tools import TOOL_NAMES, TOOLS
-from pasture.platform.rewrite import with_base
-from pasture.platform.service import Service
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pasture.mcp._registry import build_registry_server, serve_registry
+    from pasture.mcp._server import NO_RESOURCE, build_server, run_stdio
+    from pasture.mcp._tools import TOOL_NAMES, TOOLS
+    from pasture.platform.rewrite import with_base
 
+_SERVER = "pasture.mcp._server"
+__getattr__ = lazy_names(
+    globals(),
+    {
+        "NO_RESOURCE": _SERVER,
+        "build_server": _SERVER,
+        "run_stdio": _SERVER,
+        "TOOLS": "pasture.mcp._tools",
+        "TOOL_NAMES": "pasture.mcp._tools",
+        "build_registry_server": "pasture.mcp._registry",
+        "serve_registry": "pasture.mcp._registry",
+        "with_base": "pasture.platform.rewrite",
+    },
+)
 
-def run_stdio(service: Service, caller: Caller) -> None:
-    """Serve MCP on stdin/stdout as `caller` until the client closes the pipe."""
-    server = build_server(service, lambda: caller)
-    # Over a pipe the connection lives on: a deploy and a release are announced on it.
-    options = server.create_initialization_options()
-
-    async def serve() -> None:
-        await server.hearing()
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, options)
-
-    anyio.run(serve)
-
-
-__all__ = ["NO_RESOURCE", "TOOLS", "TOOL_NAMES", "build_server", "run_stdio", "with_base"]
+__all__ = [
+    "NO_RESOURCE",
+    "TOOLS",
+    "TOOL_NAMES",
+    "build_registry_server",
+    "build_server",
+    "run_stdio",
+    "serve_registry",
+    "with_base",
+]

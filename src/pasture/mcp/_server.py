@@ -3,8 +3,9 @@
 Nothing here decides who may do what or touches a store: a tool reads its
 arguments, calls the Service as the caller, and renders the `Result` (text as
 `content`, data as `structuredContent`). A `Refused` becomes an `isError`
-result carrying its sentence and nothing else, in `_answer` and nowhere else;
-anything unexpected becomes a plain sentence, its traceback kept in the log.
+result carrying its sentence and nothing else, in `answer` and nowhere else;
+anything unexpected becomes a plain sentence, its traceback kept in the log
+(`pasture.mcp._answers`, which a registry served on its own answers with too).
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
+import anyio
 import mcp_types as types
 from mcp.server import NotificationOptions, Server
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from mcp.server.context import ServerRequestContext
 from mcp.server.models import InitializationOptions
+from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     ListenHandler,
@@ -29,6 +32,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pasture import jsontext
 from pasture.caller import Caller
 from pasture.errors import NotFound, Refused, UsageError
+from pasture.mcp._answers import Wire, answer, refusal
 from pasture.mcp._changes import EMPTY, Relay
 from pasture.mcp._tools import CHANGED, INPUT_SCHEMAS, RELEASE, TOOL_NAMES, TOOLS
 from pasture.platform.service import Access, AppInfo, Service, with_base
@@ -80,18 +84,12 @@ def _object(arguments: Mapping[str, Any], key: str) -> dict[str, Any]:
     return dict(cast(Mapping[str, Any], value))
 
 
-def _bundles(arguments: Mapping[str, Any]) -> list[Any]:
+def _bundles(arguments: Mapping[str, Any]) -> Any:
     value = arguments.get("bundles")
     if value is None:
         raise UsageError("bundles is required")
-    # A model often sends one bundle bare; it means a list of one.
-    return (
-        [value]
-        if isinstance(value, Mapping)
-        else list(value)
-        if isinstance(value, list)
-        else [value]
-    )
+    # One bundle or a list of them, as the web's apply takes: the store decides the shape.
+    return value
 
 
 def _files(arguments: Mapping[str, Any]) -> dict[str, str]:
@@ -114,48 +112,6 @@ def _access(arguments: Mapping[str, Any]) -> Access | None:
         if value == access:
             return access
     raise UsageError("access is private, public or open")
-
-
-# -- results -----------------------------------------------------------------
-# A tool's answer goes back as the dict the SDK would have dumped from a
-# CallToolResult: the SDK checks that dict against the protocol's own model
-# before it is sent, and dumping a large structuredContent once more before
-# that check cost as much as the rest of a `commands` call.
-Wire = dict[str, Any]
-
-
-def _dumped(is_error: bool) -> Wire:
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text="")], is_error=is_error
-    ).model_dump(by_alias=True, mode="json", exclude_none=True)
-
-
-# The SDK's own dump of an answer with empty text, once: each answer is a copy with its text.
-_ANSWER, _REFUSAL = _dumped(False), _dumped(True)
-
-
-def _success(result: Result) -> Wire:
-    text = {**_ANSWER["content"][0], "text": result.text}
-    return {**_ANSWER, "content": [text], "structuredContent": result.data}
-
-
-def _refusal(sentence: str) -> Wire:
-    text = {**_REFUSAL["content"][0], "text": sentence}
-    return {**_REFUSAL, "content": [text]}
-
-
-def _answer(tool: str, run: Callable[[], Result]) -> Wire:
-    """Run one Service call: its Result, its refusal's sentence, or a plain sentence for a bug."""
-    try:
-        return _success(run())
-    except Refused as refused:
-        return _refusal(refused.sentence)
-    except Exception:
-        logger.exception("tool %s failed", tool)
-        return _refusal(
-            f"{tool} failed on the server; nothing about it is your mistake — try again, "
-            "and if it keeps failing tell the person who runs this pasture"
-        )
 
 
 # -- views -------------------------------------------------------------------
@@ -294,7 +250,7 @@ def build_server(
                 )
             raise NotFound(f"no tool {name} — the tools are {', '.join(TOOL_NAMES)}")
 
-        return _answer(name, run)
+        return answer(name, run)
 
     async def on_list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -310,7 +266,7 @@ def build_server(
     ) -> Wire:
         refused = refused_of() if refused_of is not None else None
         if refused is not None:
-            return _refusal(refused.sentence)
+            return refusal(refused.sentence)
         caller = caller_of().at_door("mcp")  # for the audit
         relay.seen(ctx, caller)
         arguments = params.arguments or {}
@@ -430,6 +386,20 @@ def build_server(
     server.relay = relay
     server.notifications = notifications
     return server
+
+
+def run_stdio(service: Service, caller: Caller) -> None:
+    """Serve MCP on stdin/stdout as `caller` until the client closes the pipe."""
+    server = build_server(service, lambda: caller)
+    # Over a pipe the connection lives on: a deploy and a release are announced on it.
+    options = server.create_initialization_options()
+
+    async def serve() -> None:
+        await server.hearing()
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, options)
+
+    anyio.run(serve)
 
 
 def _app_list(apps: list[AppInfo]) -> Result:

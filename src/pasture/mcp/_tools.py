@@ -34,15 +34,17 @@ def _object(
     return schema
 
 
-def _tool(
+def tool(
     name: str,
-    title: str,
+    title: str | None,
     description: str,
     input_schema: dict[str, Any],
     *,
     read_only: bool,
+    destructive: bool = False,
     idempotent: bool | None = None,
 ) -> types.Tool:
+    """A tool as agents see it: what it is called, says, takes, and does to the world."""
     return types.Tool(
         name=name,
         title=title,
@@ -51,7 +53,7 @@ def _tool(
         annotations=types.ToolAnnotations(
             title=title,
             read_only_hint=read_only,
-            destructive_hint=None if read_only else False,
+            destructive_hint=None if read_only else destructive,
             idempotent_hint=idempotent,
             open_world_hint=False,
         ),
@@ -59,7 +61,7 @@ def _tool(
 
 
 TOOLS: tuple[types.Tool, ...] = (
-    _tool(
+    tool(
         "commands",
         "List the commands of your apps",
         "Every command the apps you can reach offer, grouped by app, each with its arguments "
@@ -71,7 +73,7 @@ TOOLS: tuple[types.Tool, ...] = (
         read_only=True,
         idempotent=True,
     ),
-    _tool(
+    tool(
         "command",
         "Run a command of one of your apps",
         "Run one command that `commands` listed, as the person you act for, and get its answer: "
@@ -96,7 +98,7 @@ TOOLS: tuple[types.Tool, ...] = (
         ),
         read_only=False,
     ),
-    _tool(
+    tool(
         "status",
         "The state of your apps",
         "One line for every app you can reach: its address, version and access. Reach for it "
@@ -105,7 +107,7 @@ TOOLS: tuple[types.Tool, ...] = (
         read_only=True,
         idempotent=True,
     ),
-    _tool(
+    tool(
         "graph_schema",
         "What an app's data is made of",
         "Every component an app stores — its own from vocab.json and the platform's (doc, "
@@ -115,7 +117,7 @@ TOOLS: tuple[types.Tool, ...] = (
         read_only=True,
         idempotent=True,
     ),
-    _tool(
+    tool(
         "graph_query",
         "Read an app's data with a filter",
         "Read rows from an app with a filter, the same one its pages use: predicates joined by "
@@ -136,7 +138,7 @@ TOOLS: tuple[types.Tool, ...] = (
         read_only=True,
         idempotent=True,
     ),
-    _tool(
+    tool(
         "graph_apply",
         "Write to an app's data",
         "Write one bundle or a list of bundles to an app, all or nothing: "
@@ -157,7 +159,7 @@ TOOLS: tuple[types.Tool, ...] = (
         ),
         read_only=False,
     ),
-    _tool(
+    tool(
         "app_list",
         "List your apps",
         "Every app in every space the person belongs to, with its title, address, access and "
@@ -167,7 +169,7 @@ TOOLS: tuple[types.Tool, ...] = (
         read_only=True,
         idempotent=True,
     ),
-    _tool(
+    tool(
         "app_files",
         "Read an app's source",
         "Read an app's source back: without `path`, the list of its files; with `path`, that "
@@ -186,7 +188,7 @@ TOOLS: tuple[types.Tool, ...] = (
         read_only=True,
         idempotent=True,
     ),
-    _tool(
+    tool(
         "app_deploy",
         "Deploy an app",
         "Install an app as a new version from its files: `index.html` and its pages, "
@@ -224,14 +226,14 @@ TOOLS: tuple[types.Tool, ...] = (
 )
 """Exactly these, in this order: changing them is a platform release."""
 
-TOOL_NAMES: tuple[str, ...] = tuple(tool.name for tool in TOOLS)
+TOOL_NAMES: tuple[str, ...] = tuple(each.name for each in TOOLS)
 
-INPUT_SCHEMAS: dict[str, dict[str, Any]] = {tool.name: tool.input_schema for tool in TOOLS}
+INPUT_SCHEMAS: dict[str, dict[str, Any]] = {each.name: each.input_schema for each in TOOLS}
 
 
 def release_of(tools: tuple[types.Tool, ...]) -> str:
     """A short name for one release of the tool list: it changes when any tool does."""
-    listed = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
+    listed = [each.model_dump(mode="json", by_alias=True, exclude_none=True) for each in tools]
     return hashlib.sha256(json.dumps(listed, sort_keys=True).encode()).hexdigest()[:16]
 
 

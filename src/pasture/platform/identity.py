@@ -15,14 +15,13 @@ import secrets
 
 from pasture.errors import Unauthorized as Unauthorized  # its home is pasture.errors
 from pasture.errors import UsageError
+from pasture.names import SLUG, USER_NAME
 from pasture.values import lone_surrogate, not_characters
 
 # scrypt's cost: 16 MiB of memory per check, the usual interactive setting.
 _N, _R, _P = 2**14, 8, 1
 
-NAME = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
 MAX_TITLE = 200  # characters of an app's title
-USER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,39}$")
 
 # Space names sit at the root of the web's addresses, beside the platform's own.
 RESERVED = frozenset(
@@ -98,7 +97,7 @@ def space_name_for(user: str) -> str:
 
 
 def check_space_name(name: str) -> None:
-    if not NAME.match(name) or name in RESERVED:
+    if not SLUG.fullmatch(name) or name in RESERVED:
         raise UsageError(
             f"{name!r} is not a space name — use lowercase letters, digits and -, "
             "starting with a letter (not api, mcp, signin or static)"
@@ -106,7 +105,7 @@ def check_space_name(name: str) -> None:
 
 
 def check_slug(slug: str) -> None:
-    if not NAME.match(slug):
+    if not SLUG.fullmatch(slug):
         raise UsageError(
             f"{slug!r} is not an app name — use lowercase letters, digits and -, "
             "starting with a letter; name it with --app"
@@ -114,7 +113,7 @@ def check_slug(slug: str) -> None:
 
 
 def check_user_name(name: str) -> None:
-    if not USER_NAME.match(name):
+    if not USER_NAME.fullmatch(name):
         raise UsageError(
             f"{name!r} is not a user name — use letters, digits, _ . and -, starting with a letter"
         )

@@ -13,6 +13,7 @@ import os
 
 from pasture.caller import NOBODY, Caller
 from pasture.errors import Conflict, Forbidden, NotFound, Unauthorized, UsageError
+from pasture.names import USER_NAME
 from pasture.platform import identity as _id
 from pasture.platform.db import Conn, PlatformDB
 from pasture.platform.model import SIGN_IN
@@ -97,7 +98,7 @@ class People:
         # a name no user can have (not a user name at all) is looked up nowhere
         row = (
             self.db.one("SELECT eid, name, password FROM users WHERE name = ?", name)
-            if _id.USER_NAME.match(name)
+            if USER_NAME.fullmatch(name)
             else None
         )
         stored = row["password"] if row is not None else None

@@ -37,6 +37,7 @@ from pasture.caller import NOBODY, Caller
 from pasture.commands.model import Command
 from pasture.errors import Forbidden, NotFound, Refused, Unauthorized
 from pasture.platform.access import Gate
+from pasture.platform.app_secrets import Secrets
 from pasture.platform.apps import Apps
 from pasture.platform.audit import Audit, args_shape, bundles_shape, files_shape, lines, since_of
 from pasture.platform.bus import Change
@@ -62,7 +63,6 @@ from pasture.platform.passes import Passes
 from pasture.platform.people import People
 from pasture.platform.rewrite import with_base
 from pasture.platform.sandbox import Limits
-from pasture.platform.secrets import Secrets
 from pasture.platform.spaces import Spaces
 from pasture.platform.tokens import Tokens
 from pasture.platform.tool_lists import ToolLists

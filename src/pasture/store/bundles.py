@@ -109,18 +109,21 @@ def no_column(component: str, column: str, vocabulary: Vocabulary) -> str:
     return f"{component} has no column {echo(column)} — its columns are {comp.column_list()}"
 
 
+def listed(bundles: object) -> list[Any]:
+    """What a write sent, as its list of bundles: one bundle is a list of one. This is the
+    one place the shape is decided, for every door and for code writing through a command."""
+    if isinstance(bundles, Mapping):
+        return [bundles]
+    if isinstance(bundles, Sequence) and not isinstance(bundles, str | bytes):
+        return list(bundles)
+    raise Refused(
+        'a write is a bundle or a list of bundles: {"entity": {"eid": "$new"}, "<component>": {…}}'
+    )
+
+
 def check(bundles: Mapping[str, Any] | Sequence[Any], vocabulary: Vocabulary) -> list[Checked]:
     """Every bundle checked, in order; Refused at the first that cannot be written."""
-    if isinstance(bundles, Mapping):
-        items: Sequence[Any] = [bundles]
-    elif isinstance(bundles, Sequence) and not isinstance(bundles, str | bytes):
-        items = bundles
-    else:
-        raise Refused(
-            'a write is a bundle or a list of bundles: {"entity": {"eid": "$new"}, '
-            '"<component>": {…}}'
-        )
-    checked = [_bundle(b, vocabulary) for b in items]
+    checked = [_bundle(b, vocabulary) for b in listed(bundles)]
     seen: set[str] = set()
     for c in checked:
         if c.target is not None and c.target.alias is not None:
@@ -436,6 +439,7 @@ __all__ = [
     "check",
     "fingerprint",
     "guard_holds",
+    "listed",
     "moved",
     "no_column",
     "not_a_component",

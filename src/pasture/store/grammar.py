@@ -35,6 +35,7 @@ from functools import lru_cache
 from urllib.parse import unquote
 
 from pasture.errors import Refused
+from pasture.names import LOWER_WORD, WORD
 from pasture.store.syntax import (
     Compare,
     Count,
@@ -62,7 +63,6 @@ OPERATORS = ("~=", "!=", "<=", ">=", "=", "<", ">")
 # The operators a reverse plural (`.comments>=2`) compares its count with.
 COUNT_OPERATORS = ("!=", "<=", ">=", "=", "<", ">")
 
-_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 _WHOLE = re.compile(r"[0-9]{1,18}")  # bounded, so int() never meets a giant
 _OP_CHARS = frozenset("=<>!~")
 # Characters that end a name: the grammar's own punctuation and whitespace.
@@ -325,9 +325,9 @@ class _Segment:
                     f"a name must follow every dot in {_echo(text)}: names are lowercase letters, "
                     f"digits and _, like .jog.miles"
                 )
-            if not _NAME.fullmatch(name):
+            if not WORD.fullmatch(name):
                 name = _echo(name)
-                if re.fullmatch(r"[a-z][a-z0-9_]*", name):
+                if LOWER_WORD.fullmatch(name):
                     raise Refused(
                         f"{name} is too long for a {kind} name — names are at most 40 "
                         f"lowercase letters, digits and _"

@@ -1,26 +1,24 @@
-"""A filter compiled to parameterised SQL, and the rows it reads turned into the store's.
+"""A filter compiled to parameterised SQL: the filter compiler.
 
 `compile_filter` turns a filter line into one SELECT. A value is never spliced
 into SQL text: names are checked against the vocabulary (and match
 `[a-z][a-z0-9_]*`), values are parameters. What differs between SQLite and
 PostgreSQL comes from a `Dialect` (`dialect.py`); the tables it reads are laid
-out in `tables.py`.
+out in `tables.py`; the rows the SQL reads are turned into the store's by `rows.py`.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from pasture.errors import Refused, echo
 from pasture.store import syntax
-from pasture.store.base import Answer
 from pasture.store.bundles import no_column, not_a_component
 from pasture.store.dialect import SQLITE, STAMPS, Dialect, q, table
+from pasture.store.rows import Build, counted, distinct_values, row_builder, tallied_values
 from pasture.store.times import (
     EXAMPLES,
     Span,
@@ -45,9 +43,6 @@ from pasture.values import (
 MAX_HOPS = 4  # references one path walks: .a.ref.b.ref.c.ref.d.ref.e.col
 MAX_TABLES = 60  # tables one filter joins: the entity, components, walks (SQLite: 64)
 MAX_SEARCH = 1000  # characters a ~= looks for, and the words of a full-text search
-# SQL rows and the names of the entities they refer to -> the store's rows (or an aggregate's
-# one object)
-Build = Callable[[list[tuple[Any, ...]], dict[str, Any]], Answer]
 
 
 # -- compiling a filter --------------------------------------------------------------------
@@ -98,6 +93,16 @@ class _State:
     def fresh(self, prefix: str) -> str:
         self.counter += 1
         return f"{prefix}{self.counter}"
+
+    # What reading the rows back asks of it (pasture.store.rows.Selecting).
+    def column_of(self, component: str, column: str) -> str:
+        return _expr(self, component, column)
+
+    def alias_of(self, component: str) -> str:
+        return _comp_alias(self, component)
+
+    def walk_alias(self, path: syntax.Path) -> str:
+        return self.joins[path].alias
 
 
 def _is_variable(text: str) -> bool:
@@ -254,7 +259,7 @@ def _compile(filt: syntax.Filter, st: _State) -> Compiled:
     # newest N are selected newest first; the builder turns them round
     reverse = not words and limit is not None
     shown = list(vocabulary.components) if every else st.named
-    builder, extra, refs = _row_builder(st, shown, every, len(select), known_kind, reverse)
+    builder, extra, refs = row_builder(st, shown, every, len(select), known_kind, reverse)
     select.extend(extra)
     head = f"SELECT {', '.join(select)}"
     sql = f"{head} FROM {' '.join(sources + _walks(st) + st.name_joins)}"
@@ -714,180 +719,16 @@ def _aggregate(
     matched = f"FROM {' '.join(sources + _walks(st))}{where}"
     params = list(st.params)
     if tallied is None:
-
-        def count(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> Answer:
-            return {"count": int(rows[0][0])}
-
-        return Compiled(f"SELECT count(*) {matched}", params, count, cacheable=st.cacheable)
+        return Compiled(f"SELECT count(*) {matched}", params, counted, cacheable=st.cacheable)
     expr, column, _ = tallied
     # a row lacking the value has none to count or list
     values = f"SELECT {expr} AS v {matched}{' AND ' if where else ' WHERE '}{expr} IS NOT NULL"
     as_bool = column.type == "bool" and not column.reference
     if isinstance(aggregate, syntax.Distinct):
-
-        def distinct(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> Answer:
-            return {"distinct": [bool(r[0]) if as_bool else r[0] for r in rows]}
-
         sql = f"SELECT DISTINCT v FROM ({values}) AS found ORDER BY v"
-        return Compiled(sql, params, distinct, cacheable=st.cacheable)
-
-    def tally(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> Answer:
-        # JSON keys are text: a number as it is written, a bool as true or false
-        return {"tally": {tally_key(r[0], as_bool): int(r[1]) for r in rows}}
-
+        return Compiled(sql, params, distinct_values(as_bool), cacheable=st.cacheable)
     sql = f"SELECT v, count(*) AS n FROM ({values}) AS tallied GROUP BY v ORDER BY n DESC, v"
-    return Compiled(sql, params, tally, cacheable=st.cacheable)
-
-
-def tally_key(value: Any, as_bool: bool = False) -> str:
-    """A value as a key of a tally: text as it is, a number as JSON writes it, true/false."""
-    if as_bool or isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return json.dumps(value)
-    return str(value)
-
-
-# -- reading rows back --------------------------------------------------------------------
-
-
-def _ref(eid: Any, name: Any) -> dict[str, Any] | None:
-    if eid is None:
-        return None
-    return {"eid": eid} if name is None else {"eid": eid, "name": name}
-
-
-def _bool(value: Any) -> bool | None:
-    return None if value is None else bool(value)
-
-
-def _walked_columns(alias: str, component: str) -> Callable[[str], str]:
-    """How a column of `component` reached through a walk (`alias`) is written in SQL."""
-    if component in STAMPS:
-        at, by = STAMPS[component]
-        return lambda col: f"{alias}.{at if col == 'at' else by}"
-    return lambda col: f"{alias}.{q(col)}"
-
-
-def _far(reference: dict[str, Any] | None, far: dict[str, Any]) -> dict[str, Any] | None:
-    """A reference's `{eid, name}` with what the filter brings from its far side beside them."""
-    if reference is not None:
-        reference.update(far)
-    return reference
-
-
-def _row_builder(
-    st: _State,
-    shown: list[str],
-    every: bool,
-    start: int,
-    known_kind: str | None,
-    reverse: bool,
-) -> tuple[Build, list[str], tuple[int, ...]]:
-    """A function made for this filter that turns SQL rows into the store's rows.
-
-    It is generated as Python source (names come from the checked vocabulary,
-    positions are integers) because building rows is most of a read's cost:
-    each SQL row is unpacked into locals `c0, c1, …` once, and every row is one
-    dict display. A reference column selects only its eid; the function is
-    handed `names` ({eid: name}, read once per distinct eid) to make `{eid, name}`.
-    """
-    select: list[str] = []
-    refs: list[int] = []
-    pos = start
-
-    def take(expr: str) -> str:
-        """`expr` selected: the local its value is unpacked into."""
-        nonlocal pos
-        select.append(expr)
-        pos += 1
-        return f"c{pos - 1}"
-
-    def body_of(comp: Component, at: syntax.Path, expr_of: Callable[[str], str]) -> str:
-        """The dict display of one component's columns; `at` is where it is in the row."""
-        fields: list[str] = []
-        for column in comp.columns.values():
-            c = take(expr_of(column.name))
-            if column.reference and st.dialect.inline_names:
-                # the name read in the same statement: cheaper than another round trip to
-                # the server, and a join (not a subquery a row) lets the planner read each
-                # distinct eid once (Memoize)
-                alias = f"n{len(st.name_joins)}"
-                st.name_joins.append(f"LEFT JOIN entity {alias} ON {alias}.eid = {select[-1]}")
-                n = take(f"{alias}.name")
-                value = (
-                    f"({{'eid': {c}, 'name': {n}}} if {n} is not None "
-                    f"else ({{'eid': {c}}} if {c} is not None else None))"
-                )
-            elif column.reference:
-                refs.append(pos - 1)
-                # inline rather than a call: this runs once per row and column
-                value = (
-                    f"({{'eid': {c}, 'name': _n}} if (_n := names.get({c})) is not None "
-                    f"else ({{'eid': {c}}} if {c} is not None else None))"
-                )
-            elif column.type == "bool":
-                value = f"(None if {c} is None else bool({c}))"
-            else:
-                value = c
-            walked = (*at, column.name)
-            if column.reference and walked in st.brought:
-                value = f"_far({value}, {{{far_of(walked)}}})"
-            fields.append(f"{column.name!r}: {value}")
-        return "{" + ", ".join(fields) + "}"
-
-    def far_of(walked: syntax.Path) -> str:
-        """What a reference brings from its far side: each component the filter named there."""
-        parts: list[str] = []
-        for name in st.brought[walked]:
-            walk = st.joins[(*walked, name)]
-            expr_of, there = _walked_columns(walk.alias, name), f"{walk.alias}._e"
-            present = take(there)
-            body = body_of(st.vocabulary.components[name], (*walked, name), expr_of)
-            parts.append(f"{name!r}: ({body} if {present} is not None else None)")
-        return ", ".join(parts)
-
-    parts: list[str] = []
-    conditional: list[tuple[str, str, int]] = []  # (component, dict display, presence)
-    for comp_name in shown:
-        comp = st.vocabulary.components[comp_name]
-        presence: int | None = None
-        if comp_name not in STAMPS and not st.required.get(comp_name, False):
-            take(f"{_comp_alias(st, comp_name)}._e")
-            presence = pos - 1
-
-        def top(col: str, comp_name: str = comp_name) -> str:
-            return _expr(st, comp_name, col)
-
-        body = body_of(comp, (comp_name,), top)
-        if presence is None:
-            parts.append(f"{comp_name!r}: {body}")
-        elif every:
-            conditional.append((comp_name, body, presence))
-        else:
-            parts.append(f"{comp_name!r}: ({body} if c{presence} is not None else None)")
-    kind = repr(known_kind) if known_kind else "c1"
-    head = "{'kind': " + kind + ", 'entity': {'eid': c0}" + "".join(", " + p for p in parts) + "}"
-    unpack = "".join(f"c{i}, " for i in range(pos))
-    source_rows = "reversed(rows)" if reverse else "rows"
-    if not conditional:
-        source = f"def build(rows, names):\n    return [{head} for {unpack} in {source_rows}]\n"
-    else:
-        lines = [
-            "def build(rows, names):",
-            "    out = []",
-            f"    for {unpack} in {source_rows}:",
-            f"        d = {head}",
-        ]
-        for comp_name, body, presence in conditional:
-            lines.append(f"        if c{presence} is not None:")
-            lines.append(f"            d[{comp_name!r}] = {body}")
-        lines.extend(["        out.append(d)", "    return out", ""])
-        source = "\n".join(lines)
-    scope: dict[str, Any] = {"_far": _far}
-    exec(compile(source, "<filter rows>", "exec"), scope)
-    build: Build = scope["build"]
-    return build, select, tuple(refs)
+    return Compiled(sql, params, tallied_values(as_bool), cacheable=st.cacheable)
 
 
 __all__ = [

@@ -17,15 +17,13 @@ created and updated, which only the store writes.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pasture.errors import DeployRefused
+from pasture.names import WORD
 from pasture.values import ValueType, type_of_property
-
-NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 
 # Words a bundle or a filter already uses for itself; a component of that name
 # could never be written or asked for.
@@ -215,7 +213,7 @@ def _component(name: str, body: object, problems: list[str]) -> Component | None
     """The component a vocab.json entry declares, with the columns that are right; None
     when there is none to speak of (a bad name, or not an object). Problems go in `problems`."""
     ok = True
-    if not NAME.match(name):
+    if not WORD.fullmatch(name):
         problems.append(
             f"{name!r} is not a component name — use a-z, 0-9 and _, starting with a letter, "
             "up to 40 characters"
@@ -245,7 +243,7 @@ def _component(name: str, body: object, problems: list[str]) -> Component | None
     columns: dict[str, Column] = {}
     for col, prop in props.items():
         col = str(col)
-        if not NAME.match(col):
+        if not WORD.fullmatch(col):
             problems.append(
                 f"{name}: {col!r} is not a column name — use a-z, 0-9 and _, starting with "
                 "a letter, up to 40 characters"
@@ -282,7 +280,6 @@ def check_filter(text: str, vocabulary: Vocabulary) -> None:
 
 
 __all__ = [
-    "NAME",
     "PLATFORM",
     "Column",
     "Component",

@@ -13,17 +13,15 @@ worker processes afresh, so the next call sees it.
 
 from __future__ import annotations
 
-import re
-
 from pasture.caller import Caller
 from pasture.errors import Forbidden, NotFound, UsageError
+from pasture.names import SECRET_NAME
 from pasture.platform.access import Gate, require_writes
 from pasture.platform.db import PlatformDB
 from pasture.platform.model import Reached, plural
 from pasture.result import Result
 from pasture.values import lone_surrogate, not_characters, now
 
-NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 NAME_RULE = "letters, digits and _, starting with a letter or _, like STRIPE_KEY"
 MAX_VALUE = 64 * 1024
 
@@ -46,7 +44,7 @@ class Secrets:
 
     def set(self, caller: Caller, app: str, name: str, value: str) -> Result:
         require_writes(caller)
-        if not NAME.fullmatch(name):
+        if not SECRET_NAME.fullmatch(name):
             raise UsageError(f"a secret's name is {NAME_RULE} (not {name[:40]!r})")
         if not value:
             raise UsageError(f"give {name} a value on standard input — it is empty")

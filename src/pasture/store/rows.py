@@ -1,0 +1,222 @@
+"""Reading rows back: the SQL rows a compiled filter reads, turned into the store's answer.
+
+A listing's rows become `{kind, entity: {eid}, …components}` by a function made
+for each filter (`row_builder`); an aggregate's one row, or its groups, become
+`{count}`, `{distinct}` or `{tally}`. The filter compiler (`sql.py`) decides what
+is selected; this decides what each selected value becomes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from pasture.store import syntax
+from pasture.store.base import Answer
+from pasture.store.dialect import STAMPS, Dialect, q
+from pasture.store.vocab import Component, Vocabulary
+
+# SQL rows and the names of the entities they refer to -> the store's rows (or an aggregate's
+# one object)
+Build = Callable[[list[tuple[Any, ...]], dict[str, Any]], Answer]
+
+
+class Selecting(Protocol):
+    """What the row builder asks of a filter being compiled: what it named and where each
+    column is read from. Names it adds (`name_joins`) go into the compiled SELECT."""
+
+    @property
+    def vocabulary(self) -> Vocabulary: ...
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    @property
+    def required(self) -> Mapping[str, bool]: ...
+
+    @property
+    def brought(self) -> Mapping[syntax.Path, list[str]]: ...
+
+    @property
+    def name_joins(self) -> list[str]: ...
+
+    def column_of(self, component: str, column: str) -> str: ...
+
+    def alias_of(self, component: str) -> str: ...
+
+    def walk_alias(self, path: syntax.Path) -> str: ...
+
+
+# -- an aggregate ---------------------------------------------------------------------------
+
+
+def counted(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> Answer:
+    return {"count": int(rows[0][0])}
+
+
+def distinct_values(as_bool: bool) -> Build:
+    def distinct(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> Answer:
+        return {"distinct": [bool(r[0]) if as_bool else r[0] for r in rows]}
+
+    return distinct
+
+
+def tallied_values(as_bool: bool) -> Build:
+    def tally(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> Answer:
+        # JSON keys are text: a number as it is written, a bool as true or false
+        return {"tally": {tally_key(r[0], as_bool): int(r[1]) for r in rows}}
+
+    return tally
+
+
+def tally_key(value: Any, as_bool: bool = False) -> str:
+    """A value as a key of a tally: text as it is, a number as JSON writes it, true/false."""
+    if as_bool or isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return json.dumps(value)
+    return str(value)
+
+
+# -- a listing ------------------------------------------------------------------------------
+
+
+def _walked_columns(alias: str, component: str) -> Callable[[str], str]:
+    """How a column of `component` reached through a walk (`alias`) is written in SQL."""
+    if component in STAMPS:
+        at, by = STAMPS[component]
+        return lambda col: f"{alias}.{at if col == 'at' else by}"
+    return lambda col: f"{alias}.{q(col)}"
+
+
+def _far(reference: dict[str, Any] | None, far: dict[str, Any]) -> dict[str, Any] | None:
+    """A reference's `{eid, name}` with what the filter brings from its far side beside them."""
+    if reference is not None:
+        reference.update(far)
+    return reference
+
+
+def row_builder(
+    st: Selecting,
+    shown: list[str],
+    every: bool,
+    start: int,
+    known_kind: str | None,
+    reverse: bool,
+) -> tuple[Build, list[str], tuple[int, ...]]:
+    """A function made for this filter that turns SQL rows into the store's rows.
+
+    It is generated as Python source (names come from the checked vocabulary,
+    positions are integers) because building rows is most of a read's cost:
+    each SQL row is unpacked into locals `c0, c1, …` once, and every row is one
+    dict display. A reference column selects only its eid; the function is
+    handed `names` ({eid: name}, read once per distinct eid) to make `{eid, name}`.
+    """
+    select: list[str] = []
+    refs: list[int] = []
+    pos = start
+
+    def take(expr: str) -> str:
+        """`expr` selected: the local its value is unpacked into."""
+        nonlocal pos
+        select.append(expr)
+        pos += 1
+        return f"c{pos - 1}"
+
+    def body_of(comp: Component, at: syntax.Path, expr_of: Callable[[str], str]) -> str:
+        """The dict display of one component's columns; `at` is where it is in the row."""
+        fields: list[str] = []
+        for column in comp.columns.values():
+            c = take(expr_of(column.name))
+            if column.reference and st.dialect.inline_names:
+                # the name read in the same statement: cheaper than another round trip to
+                # the server, and a join (not a subquery a row) lets the planner read each
+                # distinct eid once (Memoize)
+                alias = f"n{len(st.name_joins)}"
+                st.name_joins.append(f"LEFT JOIN entity {alias} ON {alias}.eid = {select[-1]}")
+                n = take(f"{alias}.name")
+                value = (
+                    f"({{'eid': {c}, 'name': {n}}} if {n} is not None "
+                    f"else ({{'eid': {c}}} if {c} is not None else None))"
+                )
+            elif column.reference:
+                refs.append(pos - 1)
+                # inline rather than a call: this runs once per row and column
+                value = (
+                    f"({{'eid': {c}, 'name': _n}} if (_n := names.get({c})) is not None "
+                    f"else ({{'eid': {c}}} if {c} is not None else None))"
+                )
+            elif column.type == "bool":
+                value = f"(None if {c} is None else bool({c}))"
+            else:
+                value = c
+            walked = (*at, column.name)
+            if column.reference and walked in st.brought:
+                value = f"_far({value}, {{{far_of(walked)}}})"
+            fields.append(f"{column.name!r}: {value}")
+        return "{" + ", ".join(fields) + "}"
+
+    def far_of(walked: syntax.Path) -> str:
+        """What a reference brings from its far side: each component the filter named there."""
+        parts: list[str] = []
+        for name in st.brought[walked]:
+            alias = st.walk_alias((*walked, name))
+            expr_of, there = _walked_columns(alias, name), f"{alias}._e"
+            present = take(there)
+            body = body_of(st.vocabulary.components[name], (*walked, name), expr_of)
+            parts.append(f"{name!r}: ({body} if {present} is not None else None)")
+        return ", ".join(parts)
+
+    parts: list[str] = []
+    conditional: list[tuple[str, str, int]] = []  # (component, dict display, presence)
+    for comp_name in shown:
+        comp = st.vocabulary.components[comp_name]
+        presence: int | None = None
+        if comp_name not in STAMPS and not st.required.get(comp_name, False):
+            take(f"{st.alias_of(comp_name)}._e")
+            presence = pos - 1
+
+        def top(col: str, comp_name: str = comp_name) -> str:
+            return st.column_of(comp_name, col)
+
+        body = body_of(comp, (comp_name,), top)
+        if presence is None:
+            parts.append(f"{comp_name!r}: {body}")
+        elif every:
+            conditional.append((comp_name, body, presence))
+        else:
+            parts.append(f"{comp_name!r}: ({body} if c{presence} is not None else None)")
+    kind = repr(known_kind) if known_kind else "c1"
+    head = "{'kind': " + kind + ", 'entity': {'eid': c0}" + "".join(", " + p for p in parts) + "}"
+    unpack = "".join(f"c{i}, " for i in range(pos))
+    source_rows = "reversed(rows)" if reverse else "rows"
+    if not conditional:
+        source = f"def build(rows, names):\n    return [{head} for {unpack} in {source_rows}]\n"
+    else:
+        lines = [
+            "def build(rows, names):",
+            "    out = []",
+            f"    for {unpack} in {source_rows}:",
+            f"        d = {head}",
+        ]
+        for comp_name, body, presence in conditional:
+            lines.append(f"        if c{presence} is not None:")
+            lines.append(f"            d[{comp_name!r}] = {body}")
+        lines.extend(["        out.append(d)", "    return out", ""])
+        source = "\n".join(lines)
+    scope: dict[str, Any] = {"_far": _far}
+    exec(compile(source, "<filter rows>", "exec"), scope)
+    build: Build = scope["build"]
+    return build, select, tuple(refs)
+
+
+__all__ = [
+    "Build",
+    "Selecting",
+    "counted",
+    "distinct_values",
+    "row_builder",
+    "tallied_values",
+    "tally_key",
+]
