@@ -26,6 +26,7 @@ closing the stream and tells a dead client apart.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import logging
@@ -44,6 +45,14 @@ from pasture.threads import in_thread
 log = logging.getLogger("pasture.web")
 
 KEEPALIVE = 15.0
+# Rounds of asking again begin at most this often: a write after a quiet spell is sent at
+# once, and a burst of writes is taken together, so a busy app costs its watchers' server
+# a bounded amount of work however fast it is written to.
+ROUND_SECONDS = 0.05
+# And at most this share of the server's time goes to sending rounds: after a round that
+# took t to send, the next waits 4t (so a thousand pages of one busy app slow the rest of
+# the server by a fifth at most).
+SENDING_SHARE = 0.2
 HEADERS = {
     "Cache-Control": "no-cache, no-store",
     "X-Accel-Buffering": "no",  # a proxy that buffers would hold each event back
@@ -61,6 +70,8 @@ class Watcher:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     refused: Refused | None = None
     ended: bool = False  # the server is stopping: the page opens it again elsewhere
+    owed: bool = False  # woken with a new answer it has not sent yet
+    idle: bool = False  # sent nothing since the last keep-alive round
 
 
 @dataclass(eq=False)
@@ -103,13 +114,19 @@ class Live:
         self.watched: dict[tuple[str, str], Watched] = {}
         self._pending: list[Change] = []
         self._refreshing: asyncio.Task[None] | None = None
+        self._next_round = 0.0  # on the loop's clock: when the next round may begin
+        self._owed = 0  # watchers woken with an answer, not yet sent
+        self._all_sent = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: Callable[[], None] | None = None
+        self._keeping: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Hear the bus on the running loop (done by the first subscription)."""
         if self._stop is None:
             self._loop = asyncio.get_running_loop()
+            # One timer for every stream's keep-alive, not one per stream and wait.
+            self._keeping = self._loop.create_task(self._keep_alive())
             self._stop = self.service.bus.listen(self._heard, wait=False)
             # Until the bus hears, off the loop: a write said meanwhile would be missed.
             await in_thread(self.service.bus.ready)
@@ -118,6 +135,19 @@ class Live:
         if self._stop is not None:
             self._stop()
             self._stop = None
+        if self._keeping is not None:
+            self._keeping.cancel()
+            self._keeping = None
+
+    async def _keep_alive(self) -> None:
+        """Every `KEEPALIVE` seconds, a comment on each stream that sent nothing since."""
+        while True:
+            await asyncio.sleep(KEEPALIVE)
+            for watched in list(self.watched.values()):
+                for watcher in watched.watchers:
+                    if watcher.idle:
+                        watcher.wake.set()
+                    watcher.idle = True
 
     def end(self) -> None:
         """End every stream now (the server is stopping); on the loop."""
@@ -165,13 +195,16 @@ class Live:
                     return
                 if watched.digest != sent:
                     sent = watched.digest
+                    watcher.idle = False
                     yield watched.frame
-                try:
-                    await asyncio.wait_for(watcher.wake.wait(), KEEPALIVE)
-                except TimeoutError:
+                elif watcher.idle:
+                    watcher.idle = False
                     yield b": still here\n\n"
+                self._paid(watcher)
+                await watcher.wake.wait()
                 watcher.wake.clear()
         finally:
+            self._paid(watcher)
             self._forget(watched, watcher)
 
     def _forget(self, watched: Watched, watcher: Watcher) -> None:
@@ -192,8 +225,13 @@ class Live:
             self._refreshing = asyncio.get_running_loop().create_task(self._refresh())
 
     async def _refresh(self) -> None:
-        # Changes that arrive while a round runs are taken together by the next round.
+        # Changes that arrive while a round runs, or soon after one, are taken together.
+        loop = asyncio.get_running_loop()
         while self._pending:
+            wait = self._next_round - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            began = loop.time()
             changes, self._pending = self._pending, []
             rounds = []
             for watched in list(self.watched.values()):
@@ -204,8 +242,14 @@ class Live:
                 rounds.append(self._ask_each(watched) if alone else self._ask_once(watched))
             try:
                 await asyncio.gather(*rounds)
+                if self._owed:  # until the streams have sent it (their own tasks do)
+                    self._all_sent.clear()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._all_sent.wait(), 1.0)
             except Exception:
                 log.exception("a subscription could not be brought up to date")
+            took = loop.time() - began
+            self._next_round = began + max(ROUND_SECONDS, took / SENDING_SHARE)
 
     async def _ask_once(self, watched: Watched) -> None:
         """After a write: one answer for all, asked as one watcher who still reaches it."""
@@ -240,7 +284,20 @@ class Live:
         )
         if watched.told(result, ticket):
             for each in watched.watchers:
-                each.wake.set()
+                self._owe(each)
+
+    def _owe(self, watcher: Watcher) -> None:
+        if not watcher.owed:
+            watcher.owed = True
+            self._owed += 1
+        watcher.wake.set()
+
+    def _paid(self, watcher: Watcher) -> None:
+        if watcher.owed:
+            watcher.owed = False
+            self._owed -= 1
+            if not self._owed:
+                self._all_sent.set()
 
     @staticmethod
     def _refuse(watcher: Watcher, refused: Refused) -> None:
@@ -248,4 +305,4 @@ class Live:
         watcher.wake.set()
 
 
-__all__ = ["HEADERS", "KEEPALIVE", "Live", "Watched", "Watcher"]
+__all__ = ["HEADERS", "KEEPALIVE", "ROUND_SECONDS", "Live", "Watched", "Watcher"]
