@@ -8,9 +8,10 @@ number of `pasture serve` processes can stand in front of one database. The
 platform writes its SQL once, in SQLite's words (`?` parameters); the
 PostgreSQL side translates it.
 
-One connection per `PlatformDB`, shared by threads under a lock (the web runs
-handlers on a thread pool). SQLite runs in WAL mode so a `pasture deploy` in
-another process can switch a version while `pasture serve` keeps reading.
+On SQLite, one connection per `PlatformDB`, shared by threads under a lock (the
+web runs handlers on a thread pool), in WAL mode so a `pasture deploy` in
+another process can switch a version while `pasture serve` keeps reading; on
+PostgreSQL, a connection from the process's pool for each read or transaction.
 
 `stamp()` changes whenever what the database says may have changed: SQLite's
 `data_version` moves when another connection (another process) commits, and
@@ -62,7 +63,7 @@ class Conn(Protocol):
 
 
 class PlatformDB:
-    """The platform database; every statement runs under one lock (see the module)."""
+    """The platform database; one write transaction at a time (see the module)."""
 
     def transaction(self) -> AbstractContextManager[Conn]:
         """All or nothing, one writer at a time: `with db.transaction() as conn: ...`."""

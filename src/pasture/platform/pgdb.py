@@ -15,6 +15,11 @@ against the database on every call, as on SQLite.
   writes go one at a time, as SQLite's BEGIN IMMEDIATE makes them. A counter,
   not LISTEN/NOTIFY: one indexed read of one row per look costs a round trip,
   and it cannot miss a change the way a dropped listening connection could.
+- Connections come from the process's pool for this database
+  (`pasture.store.pool`), shared with the apps' stores: a read takes one for as
+  long as it runs, a transaction for as long as it lasts (a read inside a
+  transaction uses the transaction's). Write transactions of one process queue
+  for a lock here before they take a connection.
 - Each app's store is its own schema, `app_<space>_<slug>` (with a hash of the
   two when that would be ambiguous or longer than PostgreSQL keeps a name).
 - A version's files are kept in `pasture.files` with the deploy's commit, so a
@@ -32,8 +37,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pasture.errors import Conflict, Refused, Unavailable
+from pasture.errors import Conflict, Unavailable
 from pasture.platform.db import ADDED_COLUMNS, Conn, Cursor, PlatformDB, Row
+from pasture.store import pool
 
 if TYPE_CHECKING:
     import psycopg
@@ -177,6 +183,10 @@ _BUMP = f"UPDATE {SCHEMA}.generation SET n = n + 1"
 _STAMP = f"SELECT n FROM {SCHEMA}.generation"
 _USER = re.compile(r"(?<![\w\"])user(?![\w\"])")
 _LONGEST = 63  # the longest name PostgreSQL keeps whole
+_NOT_REACHED = (
+    "cannot reach the PostgreSQL database at --database / PASTURE_DATABASE_URL — "
+    "check the address and that the server is up"
+)
 _UNREACHABLE = (
     "the platform's PostgreSQL database cannot be reached — check that the server is up "
     "and try again"
@@ -225,7 +235,8 @@ class _Conn:
         self._db = db
 
     def execute(self, sql: str, parameters: Any = (), /) -> Cursor:
-        return self._db.execute(to_postgres(sql), tuple(parameters))  # type: ignore[arg-type]
+        cursor = self._db.cursor(row_factory=_rows)
+        return cursor.execute(to_postgres(sql), tuple(parameters))  # type: ignore[arg-type]
 
 
 class PostgresPlatformDB(PlatformDB):
@@ -233,85 +244,77 @@ class PostgresPlatformDB(PlatformDB):
 
     def __init__(self, url: str) -> None:
         self.url = url
+        # Write transactions of this process queue here rather than each holding a
+        # connection while it waits for the generation row; reads do not wait.
         self._lock = threading.RLock()
-        self._db: psycopg.Connection[Any] | None = None
-        self._aside: psycopg.Connection[Any] | None = None  # `write_aside`'s own connection
-        self._aside_lock = threading.Lock()
-        with self._guard():
-            db = self._conn()
-            with db.transaction():
+        self._held = threading.local()  # the connection this thread is using, if any
+        self._pool: pool.Connections | None = pool.connections(url, unreachable=_NOT_REACHED)
+        try:
+            with self._guard(), self._using() as db, db.transaction():
                 # one process makes the tables at a time
                 db.execute("SELECT pg_advisory_xact_lock(hashtext('pasture:platform'))")
                 for statement in TABLES:
                     db.execute(statement)
+        except BaseException:
+            self.close()
+            raise
 
     # -- the connection ---------------------------------------------------------------------
 
-    def _conn(self) -> psycopg.Connection[Any]:
-        """The open connection, made again if the last one broke."""
-        db = self._db
-        if db is not None and not db.closed and not db.broken:
-            return db
-        try:
-            import psycopg
-        except ImportError:
-            raise Refused(
-                "a PostgreSQL database needs psycopg, which is not installed — install it: "
-                "pip install 'pasture[postgres]'"
-            ) from None
-        try:
-            db = psycopg.connect(self.url, autocommit=True, row_factory=_rows)
-        except psycopg.OperationalError:
-            raise Unavailable(
-                "cannot reach the PostgreSQL database at --database / PASTURE_DATABASE_URL — "
-                "check the address and that the server is up"
-            ) from None
-        except psycopg.ProgrammingError:
-            raise Refused(
-                "the database address is not a PostgreSQL URL — write it like "
-                "postgresql://user@host:5432/dbname"
-            ) from None
-        db.execute(f"SET search_path TO {SCHEMA}")
-        self._db = db
-        return db
+    @contextmanager
+    def _using(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection of the process's pool for as long as the block lasts; in a block of
+        this thread's already (a read inside a transaction), the same one."""
+        held: psycopg.Connection[Any] | None = getattr(self._held, "conn", None)
+        if held is not None:
+            yield held
+            return
+        connections = self._pool
+        if connections is None:  # used again after `close`: opened again, as it was
+            with self._lock:
+                connections = self._pool = self._pool or pool.connections(
+                    self.url, unreachable=_NOT_REACHED
+                )
+        with connections.connection(SCHEMA) as db:
+            self._held.conn = db
+            try:
+                yield db
+            finally:
+                self._held.conn = None
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
-        """Under the lock; a lost server or a write that met another one is a sentence."""
-        import psycopg
-
-        with self._lock:
-            try:
-                yield
-            except psycopg.errors.IntegrityError:
-                raise Conflict(_CLASH) from None
-            except psycopg.OperationalError:
-                raise Unavailable(_UNREACHABLE) from None
+        """A lost server or a write that met another one is a sentence."""
+        psycopg = pool.psycopg_module()
+        try:
+            yield
+        except psycopg.errors.IntegrityError:
+            raise Conflict(_CLASH) from None
+        except psycopg.OperationalError:
+            raise Unavailable(_UNREACHABLE) from None
 
     # -- the interface ----------------------------------------------------------------------
 
     @contextmanager
     def transaction(self) -> Iterator[Conn]:
-        with self._guard():
-            db = self._conn()
-            with db.transaction():
-                db.execute(_BUMP)  # first: later writers wait here, and every stamp moves
-                yield _Conn(db)
+        with self._lock, self._guard(), self._using() as db, db.transaction():
+            db.execute(_BUMP)  # first: later writers wait here, and every stamp moves
+            yield _Conn(db)
 
     def stamp(self) -> tuple[int, int]:
-        with self._guard():
-            row = self._conn().execute(_STAMP).fetchone()
+        with self._guard(), self._using() as db:
+            row = db.execute(_STAMP).fetchone()
             assert row is not None  # made with the tables
             return int(row[0]), 0
 
     def one(self, sql: str, *params: Any) -> Row | None:
-        with self._guard():
-            row: Row | None = self._conn().execute(to_postgres(sql), params).fetchone()
+        with self._guard(), self._using() as db:
+            row: Row | None = _Conn(db).execute(sql, params).fetchone()
             return row
 
     def all(self, sql: str, *params: Any) -> list[Row]:
-        with self._guard():
-            return list(self._conn().execute(to_postgres(sql), params).fetchall())
+        with self._guard(), self._using() as db:
+            return list(_Conn(db).execute(sql, params).fetchall())
 
     def app_store(self, space: str, slug: str, app_dir: Path) -> Store:
         from pasture.store import open_store
@@ -338,29 +341,19 @@ class PostgresPlatformDB(PlatformDB):
 
     def write_aside(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
         # Not in `transaction()`: the generation stays, so no server reloads what it keeps.
-        import psycopg
-
-        with self._aside_lock:
-            try:
-                db = self._aside
-                if db is None or db.closed or db.broken:
-                    db = psycopg.connect(self.url, autocommit=True)
-                    db.execute(f"SET search_path TO {SCHEMA}")
-                    self._aside = db
-                with db.transaction(), db.cursor() as cursor:
-                    cursor.executemany(to_postgres(sql), [tuple(r) for r in rows])
-                    return max(cursor.rowcount, 0)
-            except psycopg.OperationalError:
-                raise Unavailable(_UNREACHABLE) from None
+        psycopg = pool.psycopg_module()
+        try:
+            with self._using() as db, db.transaction(), db.cursor() as cursor:
+                cursor.executemany(to_postgres(sql), [tuple(r) for r in rows])
+                return max(cursor.rowcount, 0)
+        except psycopg.OperationalError:
+            raise Unavailable(_UNREACHABLE) from None
 
     def close(self) -> None:
-        with self._aside_lock:
-            if self._aside is not None:
-                self._aside.close()
-                self._aside = None
         with self._lock:
-            if self._db is not None:
-                self._db.close()
+            connections, self._pool = self._pool, None
+        if connections is not None:
+            connections.release()
 
 
 __all__ = ["PostgresPlatformDB", "app_schema", "to_postgres"]
