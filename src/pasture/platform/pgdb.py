@@ -6,8 +6,9 @@ Any number of `pasture serve` processes, on any number of machines, can stand
 in front of one database: everything a process keeps in memory is checked
 against the database on every call, as on SQLite.
 
-- The tables are `db.py`'s, in the schema `pasture`; user names compare without
-  regard to case (an ICU collation, as SQLite's NOCASE). The platform's SQL is
+- The tables are `tables.py`'s, as on SQLite, in the schema `pasture`; user
+  names compare without regard to case (an ICU collation, as SQLite's NOCASE),
+  and `files` and `generation` are PostgreSQL's alone. The platform's SQL is
   written in SQLite's words and translated here: `?` becomes `%s`, and the
   column `user` (a reserved word in PostgreSQL) is quoted.
 - `stamp()` reads one counter row, `pasture.generation`, that every write
@@ -38,7 +39,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pasture.errors import Conflict, Unavailable
-from pasture.platform.db import ADDED_COLUMNS, Conn, Cursor, PlatformDB, Row
+from pasture.platform import tables
+from pasture.platform.db import Conn, Cursor, PlatformDB, Row
 from pasture.store import pool
 
 if TYPE_CHECKING:
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from pasture.store.base import Store
 
 SCHEMA = "pasture"
+_DIALECT = tables.postgres(SCHEMA)
 TABLES = [
     f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}",
     # user names compare as SQLite's NOCASE compares them: without regard to case
@@ -54,126 +57,13 @@ TABLES = [
         CREATE COLLATION {SCHEMA}.nocase
             (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
     EXCEPTION WHEN duplicate_object THEN NULL; END $$""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.users (
-      eid TEXT PRIMARY KEY,
-      name TEXT COLLATE {SCHEMA}.nocase NOT NULL UNIQUE,
-      space TEXT NOT NULL,
-      password TEXT,
-      admin INTEGER NOT NULL DEFAULT 0,
-      created TEXT NOT NULL)""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.tokens (
-      hash TEXT PRIMARY KEY,
-      "user" TEXT NOT NULL REFERENCES {SCHEMA}.users(eid),
-      label TEXT NOT NULL,
-      created TEXT NOT NULL)""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.sessions (
-      hash TEXT PRIMARY KEY,
-      "user" TEXT NOT NULL REFERENCES {SCHEMA}.users(eid),
-      created TEXT NOT NULL)""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.spaces (
-      name TEXT PRIMARY KEY,
-      created TEXT NOT NULL,
-      trusted INTEGER NOT NULL DEFAULT 0)""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.members (
-      space TEXT NOT NULL REFERENCES {SCHEMA}.spaces(name),
-      "user" TEXT NOT NULL REFERENCES {SCHEMA}.users(eid),
-      role TEXT NOT NULL CHECK (role IN ('owner', 'editor', 'viewer')),
-      PRIMARY KEY (space, "user"))""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.apps (
-      space TEXT NOT NULL REFERENCES {SCHEMA}.spaces(name),
-      slug TEXT NOT NULL,
-      title TEXT NOT NULL,
-      access TEXT NOT NULL CHECK (access IN ('private', 'public', 'open')),
-      version INTEGER NOT NULL,
-      PRIMARY KEY (space, slug))""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.versions (
-      space TEXT NOT NULL,
-      slug TEXT NOT NULL,
-      version INTEGER NOT NULL,
-      title TEXT NOT NULL,
-      deployed_by TEXT,
-      deployed_at TEXT NOT NULL,
-      code TEXT,
-      PRIMARY KEY (space, slug, version))""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.passes (
-      hash TEXT PRIMARY KEY,
-      "user" TEXT NOT NULL REFERENCES {SCHEMA}.users(eid),
-      space TEXT NOT NULL,
-      slug TEXT NOT NULL,
-      kind TEXT NOT NULL CHECK (kind IN ('pass', 'code')),
-      session TEXT,
-      expires TEXT NOT NULL)""",
-    f"CREATE INDEX IF NOT EXISTS passes_expires ON {SCHEMA}.passes (expires)",
-    f"CREATE INDEX IF NOT EXISTS passes_session ON {SCHEMA}.passes (session)",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.links (
-      hash TEXT PRIMARY KEY,
-      "user" TEXT NOT NULL REFERENCES {SCHEMA}.users(eid),
-      expires TEXT NOT NULL)""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.oauth_clients (
-      client_id TEXT PRIMARY KEY,
-      info TEXT NOT NULL,
-      created TEXT NOT NULL)""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.oauth_requests (
-      id TEXT PRIMARY KEY,
-      client_id TEXT NOT NULL,
-      params TEXT NOT NULL,
-      expires BIGINT NOT NULL)""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.oauth_grants (
-      id TEXT PRIMARY KEY,
-      client_id TEXT NOT NULL,
-      "user" TEXT NOT NULL REFERENCES {SCHEMA}.users(eid),
-      writes INTEGER NOT NULL,
-      spaces TEXT,
-      created TEXT NOT NULL)""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.oauth_codes (
-      hash TEXT PRIMARY KEY,
-      grant_id TEXT NOT NULL,
-      params TEXT NOT NULL,
-      expires BIGINT NOT NULL)""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.oauth_tokens (
-      hash TEXT PRIMARY KEY,
-      grant_id TEXT NOT NULL,
-      kind TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
-      expires BIGINT NOT NULL)""",
-    f"CREATE INDEX IF NOT EXISTS oauth_tokens_grant ON {SCHEMA}.oauth_tokens (grant_id)",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.secrets (
-      space TEXT NOT NULL,
-      slug TEXT NOT NULL,
-      name TEXT NOT NULL,
-      value TEXT NOT NULL,
-      updated TEXT NOT NULL,
-      PRIMARY KEY (space, slug, name))""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.audit (
-      id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
-      at TEXT NOT NULL,
-      "user" TEXT,
-      name TEXT,
-      door TEXT,
-      via TEXT,
-      app TEXT,
-      action TEXT NOT NULL,
-      command TEXT,
-      args TEXT,
-      outcome TEXT NOT NULL,
-      ms DOUBLE PRECISION NOT NULL)""",
-    f"CREATE INDEX IF NOT EXISTS audit_at ON {SCHEMA}.audit (at)",
-    f"CREATE INDEX IF NOT EXISTS audit_app ON {SCHEMA}.audit (app, at)",
-    f'CREATE INDEX IF NOT EXISTS audit_user ON {SCHEMA}.audit ("user", at)',
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.tool_lists (
-      client TEXT PRIMARY KEY,
-      release TEXT NOT NULL,
-      listed TEXT NOT NULL)""",
+    *tables.create(_DIALECT),
     *(
-        f"ALTER TABLE {SCHEMA}.{table} ADD COLUMN IF NOT EXISTS {column} {kind}"
-        for table, column, kind in ADDED_COLUMNS
+        f"ALTER TABLE {SCHEMA}.{table} ADD COLUMN IF NOT EXISTS {definition}"
+        for table, _, definition in tables.added(_DIALECT)
     ),
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.files (
-      space TEXT NOT NULL,
-      slug TEXT NOT NULL,
-      version INTEGER NOT NULL,
-      path TEXT NOT NULL,
-      body BYTEA NOT NULL,
-      PRIMARY KEY (space, slug, version, path))""",
+    *tables.indexes(_DIALECT),
+    # PostgreSQL's own: the counter `stamp()` reads (see the module)
     f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.generation (
       one BOOLEAN PRIMARY KEY DEFAULT true CHECK (one),
       n BIGINT NOT NULL)""",
