@@ -152,11 +152,11 @@ class PostgresPlatformDB(PlatformDB):
     # -- the connection ---------------------------------------------------------------------
 
     @contextmanager
-    def _using(self) -> Iterator[psycopg.Connection[Any]]:
+    def _using(self, *, own: bool = False) -> Iterator[psycopg.Connection[Any]]:
         """A connection of the process's pool for as long as the block lasts; in a block of
-        this thread's already (a read inside a transaction), the same one."""
+        this thread's already (a read inside a transaction), the same one, unless `own`."""
         held: psycopg.Connection[Any] | None = getattr(self._held, "conn", None)
-        if held is not None:
+        if held is not None and not own:
             yield held
             return
         connections = self._pool
@@ -170,7 +170,7 @@ class PostgresPlatformDB(PlatformDB):
             try:
                 yield db
             finally:
-                self._held.conn = None
+                self._held.conn = held
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
@@ -233,7 +233,7 @@ class PostgresPlatformDB(PlatformDB):
         # Not in `transaction()`: the generation stays, so no server reloads what it keeps.
         psycopg = pool.psycopg_module()
         try:
-            with self._using() as db, db.transaction(), db.cursor() as cursor:
+            with self._using(own=True) as db, db.transaction(), db.cursor() as cursor:
                 cursor.executemany(to_postgres(sql), [tuple(r) for r in rows])
                 return max(cursor.rowcount, 0)
         except psycopg.OperationalError:

@@ -138,18 +138,26 @@ class Connections:
             # waiting longer for a connection than a write waits for a lock helps no one
             timeout=faults.busy_seconds(),
             name="pasture",
-            open=True,
+            open=False,
         )
+        # its first connection made before the first call asks for one: a call that found
+        # none ready would wait, and the pool would grow by one it did not need
+        self._pool.open(wait=True, timeout=faults.busy_seconds())
 
     @contextmanager
     def connection(self, schema: str) -> Iterator[psycopg.Connection[Any]]:
         """A connection whose search_path is `schema` (an identifier as SQL writes it), back
         to the pool when the block ends; a transaction still open then is rolled back."""
-        with self._pool.connection() as conn:
+        # (getconn and putconn rather than the pool's own block, which would also ask the
+        # connection to commit: every user here ends its transactions itself)
+        conn = self._pool.getconn()
+        try:
             if conn.schema != schema:
                 conn.execute(f"SET search_path TO {schema}")
                 conn.schema = schema
             yield conn
+        finally:
+            self._pool.putconn(conn)
 
     def size(self) -> int:
         """How many connections the pool holds now, in use or not."""
