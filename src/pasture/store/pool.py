@@ -159,10 +159,6 @@ class Connections:
         finally:
             self._pool.putconn(conn)
 
-    def size(self) -> int:
-        """How many connections the pool holds now, in use or not."""
-        return int(self._pool.get_stats().get("pool_size", 0))
-
     def release(self) -> None:
         """One user is done with the pool; the last closes it."""
         with _POOLS_LOCK:
