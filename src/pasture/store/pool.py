@@ -142,7 +142,11 @@ class Connections:
         )
         # its first connection made before the first call asks for one: a call that found
         # none ready would wait, and the pool would grow by one it did not need
-        self._pool.open(wait=True, timeout=faults.busy_seconds())
+        try:
+            self._pool.open(wait=True, timeout=faults.busy_seconds())
+        except BaseException:
+            self._pool.close()
+            raise
 
     @contextmanager
     def connection(self, schema: str) -> Iterator[psycopg.Connection[Any]]:
@@ -182,7 +186,10 @@ def connections(url: str, *, unreachable: str) -> Connections:
         pool = _POOLS.get(url)
         if pool is None:
             connect(url, unreachable=unreachable).close()
-            pool = _POOLS[url] = Connections(url)
+            try:
+                pool = _POOLS[url] = Connections(url)
+            except psycopg_module().OperationalError:  # the server went meanwhile
+                raise Unavailable(unreachable) from None
         pool.users += 1
         return pool
 
