@@ -47,8 +47,11 @@ def server() -> Iterator[str]:
         )
     try:
         import psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
     except ImportError:
-        needs.missing("the PostgreSQL tests need psycopg", "pip install -e '.[postgres]'")
+        needs.missing(
+            "the PostgreSQL tests need psycopg and its pool", "pip install -e '.[postgres]'"
+        )
     root = Path(tempfile.mkdtemp(prefix="pasture-pg-"))
     as_user: list[str] = []
     if os.geteuid() == 0:

@@ -4,13 +4,15 @@
 implementations. `SqlitePlatformDB` is the SQLite file `platform.db` in the data
 directory, the embedded default; `pasture.platform.pgdb.PostgresPlatformDB`
 keeps the same tables in a PostgreSQL database (its `pasture` schema), so any
-number of `pasture serve` processes can stand in front of one database. The
-platform writes its SQL once, in SQLite's words (`?` parameters); the
-PostgreSQL side translates it.
+number of `pasture serve` processes can stand in front of one database. Both
+make their tables from one description (`tables.py`), and the platform writes
+its SQL once, in SQLite's words (`?` parameters); the PostgreSQL side
+translates it.
 
-One connection per `PlatformDB`, shared by threads under a lock (the web runs
-handlers on a thread pool). SQLite runs in WAL mode so a `pasture deploy` in
-another process can switch a version while `pasture serve` keeps reading.
+On SQLite, one connection per `PlatformDB`, shared by threads under a lock (the
+web runs handlers on a thread pool), in WAL mode so a `pasture deploy` in
+another process can switch a version while `pasture serve` keeps reading; on
+PostgreSQL, a connection from the process's pool for each read or transaction.
 
 `stamp()` changes whenever what the database says may have changed: SQLite's
 `data_version` moves when another connection (another process) commits, and
@@ -35,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pasture import faults
+from pasture.platform import tables
 from pasture.platform.bus import Bus, SqliteBus
 
 if TYPE_CHECKING:
@@ -63,7 +66,7 @@ class Conn(Protocol):
 
 
 class PlatformDB:
-    """The platform database; every statement runs under one lock (see the module)."""
+    """The platform database; one write transaction at a time (see the module)."""
 
     def transaction(self) -> AbstractContextManager[Conn]:
         """All or nothing, one writer at a time: `with db.transaction() as conn: ...`."""
@@ -117,149 +120,6 @@ class PlatformDB:
         raise NotImplementedError
 
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS users (
-  eid TEXT PRIMARY KEY,
-  name TEXT NOT NULL UNIQUE COLLATE NOCASE,
-  space TEXT NOT NULL,
-  password TEXT,
-  admin INTEGER NOT NULL DEFAULT 0,
-  created TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS tokens (
-  hash TEXT PRIMARY KEY,
-  user TEXT NOT NULL REFERENCES users(eid),
-  label TEXT NOT NULL,
-  created TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS sessions (
-  hash TEXT PRIMARY KEY,
-  user TEXT NOT NULL REFERENCES users(eid),
-  created TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS spaces (
-  name TEXT PRIMARY KEY,
-  created TEXT NOT NULL,
-  trusted INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS members (
-  space TEXT NOT NULL REFERENCES spaces(name),
-  user TEXT NOT NULL REFERENCES users(eid),
-  role TEXT NOT NULL CHECK (role IN ('owner', 'editor', 'viewer')),
-  PRIMARY KEY (space, user)
-);
-CREATE TABLE IF NOT EXISTS apps (
-  space TEXT NOT NULL REFERENCES spaces(name),
-  slug TEXT NOT NULL,
-  title TEXT NOT NULL,
-  access TEXT NOT NULL CHECK (access IN ('private', 'public', 'open')),
-  version INTEGER NOT NULL,
-  PRIMARY KEY (space, slug)
-);
-CREATE TABLE IF NOT EXISTS versions (
-  space TEXT NOT NULL,
-  slug TEXT NOT NULL,
-  version INTEGER NOT NULL,
-  title TEXT NOT NULL,
-  deployed_by TEXT,
-  deployed_at TEXT NOT NULL,
-  code TEXT,
-  PRIMARY KEY (space, slug, version)
-);
-CREATE TABLE IF NOT EXISTS passes (
-  hash TEXT PRIMARY KEY,
-  user TEXT NOT NULL REFERENCES users(eid),
-  space TEXT NOT NULL,
-  slug TEXT NOT NULL,
-  kind TEXT NOT NULL CHECK (kind IN ('pass', 'code')),
-  session TEXT,
-  expires TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS passes_expires ON passes (expires);
-CREATE INDEX IF NOT EXISTS passes_session ON passes (session);
-CREATE TABLE IF NOT EXISTS links (
-  hash TEXT PRIMARY KEY,
-  user TEXT NOT NULL REFERENCES users(eid),
-  expires TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS oauth_clients (
-  client_id TEXT PRIMARY KEY,
-  info TEXT NOT NULL,
-  created TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS oauth_requests (
-  id TEXT PRIMARY KEY,
-  client_id TEXT NOT NULL,
-  params TEXT NOT NULL,
-  expires INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS oauth_grants (
-  id TEXT PRIMARY KEY,
-  client_id TEXT NOT NULL,
-  user TEXT NOT NULL REFERENCES users(eid),
-  writes INTEGER NOT NULL,
-  spaces TEXT,
-  created TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS oauth_codes (
-  hash TEXT PRIMARY KEY,
-  grant_id TEXT NOT NULL,
-  params TEXT NOT NULL,
-  expires INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS oauth_tokens (
-  hash TEXT PRIMARY KEY,
-  grant_id TEXT NOT NULL,
-  kind TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
-  expires INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS oauth_tokens_grant ON oauth_tokens (grant_id);
-CREATE TABLE IF NOT EXISTS secrets (
-  space TEXT NOT NULL,
-  slug TEXT NOT NULL,
-  name TEXT NOT NULL,
-  value TEXT NOT NULL,
-  updated TEXT NOT NULL,
-  PRIMARY KEY (space, slug, name)
-);
-CREATE TABLE IF NOT EXISTS audit (
-  id INTEGER PRIMARY KEY,
-  at TEXT NOT NULL,
-  user TEXT,
-  name TEXT,
-  door TEXT,
-  via TEXT,
-  app TEXT,
-  action TEXT NOT NULL,
-  command TEXT,
-  args TEXT,
-  outcome TEXT NOT NULL,
-  ms REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS audit_at ON audit (at);
-CREATE INDEX IF NOT EXISTS audit_app ON audit (app, at);
-CREATE INDEX IF NOT EXISTS audit_user ON audit (user, at);
-CREATE TABLE IF NOT EXISTS tool_lists (
-  client TEXT PRIMARY KEY,
-  release TEXT NOT NULL,
-  listed TEXT NOT NULL
-);
-"""
-# Columns added since the first release: a database made before them gains them on opening.
-# (`trusted`: the server's owner lets the space run code; `code`: the manifest of a
-# version's worker.py commands, JSON.)
-ADDED_COLUMNS = (
-    ("spaces", "trusted", "INTEGER NOT NULL DEFAULT 0"),
-    ("versions", "code", "TEXT"),
-    # A token's scope (`pasture.platform.tokens`): it writes or only reads, in all of its
-    # person's spaces or in some (a JSON list); and when it was last used.
-    ("tokens", "writes", "INTEGER NOT NULL DEFAULT 1"),
-    ("tokens", "spaces", "TEXT"),
-    ("tokens", "last_used", "TEXT"),
-    ("sessions", "last_seen", "TEXT"),  # an idle session ends (`pasture.platform.sessions`)
-)
-
-
 class SqlitePlatformDB(PlatformDB):
     """`platform.db`, the SQLite file in the data directory."""
 
@@ -281,13 +141,14 @@ class SqlitePlatformDB(PlatformDB):
             self._conn.execute("PRAGMA foreign_keys=ON")
             self._conn.execute(f"PRAGMA busy_timeout={int(faults.busy_seconds() * 1000)}")
         with self.transaction() as conn:
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            for table, column, kind in ADDED_COLUMNS:
+            for statement in tables.create(tables.SQLITE):
+                conn.execute(statement)
+            for table, column, definition in tables.added(tables.SQLITE):
                 have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})").fetchall()}
-                if column not in have:
-                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+                if column not in have:  # a database made before the column was
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {definition}")
+            for statement in tables.indexes(tables.SQLITE):
+                conn.execute(statement)
 
     @contextmanager
     def transaction(self) -> Iterator[Conn]:

@@ -6,8 +6,9 @@ Any number of `pasture serve` processes, on any number of machines, can stand
 in front of one database: everything a process keeps in memory is checked
 against the database on every call, as on SQLite.
 
-- The tables are `db.py`'s, in the schema `pasture`; user names compare without
-  regard to case (an ICU collation, as SQLite's NOCASE). The platform's SQL is
+- The tables are `tables.py`'s, as on SQLite, in the schema `pasture`; user
+  names compare without regard to case (an ICU collation, as SQLite's NOCASE),
+  and `files` and `generation` are PostgreSQL's alone. The platform's SQL is
   written in SQLite's words and translated here: `?` becomes `%s`, and the
   column `user` (a reserved word in PostgreSQL) is quoted.
 - `stamp()` reads one counter row, `pasture.generation`, that every write
@@ -15,6 +16,11 @@ against the database on every call, as on SQLite.
   writes go one at a time, as SQLite's BEGIN IMMEDIATE makes them. A counter,
   not LISTEN/NOTIFY: one indexed read of one row per look costs a round trip,
   and it cannot miss a change the way a dropped listening connection could.
+- Connections come from the process's pool for this database
+  (`pasture.store.pool`), shared with the apps' stores: a read takes one for as
+  long as it runs, a transaction for as long as it lasts (a read inside a
+  transaction uses the transaction's). Write transactions of one process queue
+  for a lock here before they take a connection.
 - Each app's store is its own schema, `app_<space>_<slug>` (with a hash of the
   two when that would be ambiguous or longer than PostgreSQL keeps a name).
 - A version's files are kept in `pasture.files` with the deploy's commit, so a
@@ -32,9 +38,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pasture.errors import Conflict, Refused, Unavailable
+from pasture.errors import Conflict, Unavailable
+from pasture.platform import tables
 from pasture.platform.bus import Bus, PostgresBus
-from pasture.platform.db import ADDED_COLUMNS, Conn, Cursor, PlatformDB, Row
+from pasture.platform.db import Conn, Cursor, PlatformDB, Row
+from pasture.store import pool
 
 if TYPE_CHECKING:
     import psycopg
@@ -42,6 +50,7 @@ if TYPE_CHECKING:
     from pasture.store.base import Store
 
 SCHEMA = "pasture"
+_DIALECT = tables.postgres(SCHEMA)
 TABLES = [
     f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}",
     # user names compare as SQLite's NOCASE compares them: without regard to case
@@ -49,126 +58,13 @@ TABLES = [
         CREATE COLLATION {SCHEMA}.nocase
             (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
     EXCEPTION WHEN duplicate_object THEN NULL; END $$""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.users (
-      eid TEXT PRIMARY KEY,
-      name TEXT COLLATE {SCHEMA}.nocase NOT NULL UNIQUE,
-      space TEXT NOT NULL,
-      password TEXT,
-      admin INTEGER NOT NULL DEFAULT 0,
-      created TEXT NOT NULL)""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.tokens (
-      hash TEXT PRIMARY KEY,
-      "user" TEXT NOT NULL REFERENCES {SCHEMA}.users(eid),
-      label TEXT NOT NULL,
-      created TEXT NOT NULL)""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.sessions (
-      hash TEXT PRIMARY KEY,
-      "user" TEXT NOT NULL REFERENCES {SCHEMA}.users(eid),
-      created TEXT NOT NULL)""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.spaces (
-      name TEXT PRIMARY KEY,
-      created TEXT NOT NULL,
-      trusted INTEGER NOT NULL DEFAULT 0)""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.members (
-      space TEXT NOT NULL REFERENCES {SCHEMA}.spaces(name),
-      "user" TEXT NOT NULL REFERENCES {SCHEMA}.users(eid),
-      role TEXT NOT NULL CHECK (role IN ('owner', 'editor', 'viewer')),
-      PRIMARY KEY (space, "user"))""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.apps (
-      space TEXT NOT NULL REFERENCES {SCHEMA}.spaces(name),
-      slug TEXT NOT NULL,
-      title TEXT NOT NULL,
-      access TEXT NOT NULL CHECK (access IN ('private', 'public', 'open')),
-      version INTEGER NOT NULL,
-      PRIMARY KEY (space, slug))""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.versions (
-      space TEXT NOT NULL,
-      slug TEXT NOT NULL,
-      version INTEGER NOT NULL,
-      title TEXT NOT NULL,
-      deployed_by TEXT,
-      deployed_at TEXT NOT NULL,
-      code TEXT,
-      PRIMARY KEY (space, slug, version))""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.passes (
-      hash TEXT PRIMARY KEY,
-      "user" TEXT NOT NULL REFERENCES {SCHEMA}.users(eid),
-      space TEXT NOT NULL,
-      slug TEXT NOT NULL,
-      kind TEXT NOT NULL CHECK (kind IN ('pass', 'code')),
-      session TEXT,
-      expires TEXT NOT NULL)""",
-    f"CREATE INDEX IF NOT EXISTS passes_expires ON {SCHEMA}.passes (expires)",
-    f"CREATE INDEX IF NOT EXISTS passes_session ON {SCHEMA}.passes (session)",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.links (
-      hash TEXT PRIMARY KEY,
-      "user" TEXT NOT NULL REFERENCES {SCHEMA}.users(eid),
-      expires TEXT NOT NULL)""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.oauth_clients (
-      client_id TEXT PRIMARY KEY,
-      info TEXT NOT NULL,
-      created TEXT NOT NULL)""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.oauth_requests (
-      id TEXT PRIMARY KEY,
-      client_id TEXT NOT NULL,
-      params TEXT NOT NULL,
-      expires BIGINT NOT NULL)""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.oauth_grants (
-      id TEXT PRIMARY KEY,
-      client_id TEXT NOT NULL,
-      "user" TEXT NOT NULL REFERENCES {SCHEMA}.users(eid),
-      writes INTEGER NOT NULL,
-      spaces TEXT,
-      created TEXT NOT NULL)""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.oauth_codes (
-      hash TEXT PRIMARY KEY,
-      grant_id TEXT NOT NULL,
-      params TEXT NOT NULL,
-      expires BIGINT NOT NULL)""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.oauth_tokens (
-      hash TEXT PRIMARY KEY,
-      grant_id TEXT NOT NULL,
-      kind TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
-      expires BIGINT NOT NULL)""",
-    f"CREATE INDEX IF NOT EXISTS oauth_tokens_grant ON {SCHEMA}.oauth_tokens (grant_id)",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.secrets (
-      space TEXT NOT NULL,
-      slug TEXT NOT NULL,
-      name TEXT NOT NULL,
-      value TEXT NOT NULL,
-      updated TEXT NOT NULL,
-      PRIMARY KEY (space, slug, name))""",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.audit (
-      id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
-      at TEXT NOT NULL,
-      "user" TEXT,
-      name TEXT,
-      door TEXT,
-      via TEXT,
-      app TEXT,
-      action TEXT NOT NULL,
-      command TEXT,
-      args TEXT,
-      outcome TEXT NOT NULL,
-      ms DOUBLE PRECISION NOT NULL)""",
-    f"CREATE INDEX IF NOT EXISTS audit_at ON {SCHEMA}.audit (at)",
-    f"CREATE INDEX IF NOT EXISTS audit_app ON {SCHEMA}.audit (app, at)",
-    f'CREATE INDEX IF NOT EXISTS audit_user ON {SCHEMA}.audit ("user", at)',
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.tool_lists (
-      client TEXT PRIMARY KEY,
-      release TEXT NOT NULL,
-      listed TEXT NOT NULL)""",
+    *tables.create(_DIALECT),
     *(
-        f"ALTER TABLE {SCHEMA}.{table} ADD COLUMN IF NOT EXISTS {column} {kind}"
-        for table, column, kind in ADDED_COLUMNS
+        f"ALTER TABLE {SCHEMA}.{table} ADD COLUMN IF NOT EXISTS {definition}"
+        for table, _, definition in tables.added(_DIALECT)
     ),
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.files (
-      space TEXT NOT NULL,
-      slug TEXT NOT NULL,
-      version INTEGER NOT NULL,
-      path TEXT NOT NULL,
-      body BYTEA NOT NULL,
-      PRIMARY KEY (space, slug, version, path))""",
+    *tables.indexes(_DIALECT),
+    # PostgreSQL's own: the counter `stamp()` reads (see the module)
     f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.generation (
       one BOOLEAN PRIMARY KEY DEFAULT true CHECK (one),
       n BIGINT NOT NULL)""",
@@ -178,6 +74,10 @@ _BUMP = f"UPDATE {SCHEMA}.generation SET n = n + 1"
 _STAMP = f"SELECT n FROM {SCHEMA}.generation"
 _USER = re.compile(r"(?<![\w\"])user(?![\w\"])")
 _LONGEST = 63  # the longest name PostgreSQL keeps whole
+_NOT_REACHED = (
+    "cannot reach the PostgreSQL database at --database / PASTURE_DATABASE_URL — "
+    "check the address and that the server is up"
+)
 _UNREACHABLE = (
     "the platform's PostgreSQL database cannot be reached — check that the server is up "
     "and try again"
@@ -226,7 +126,8 @@ class _Conn:
         self._db = db
 
     def execute(self, sql: str, parameters: Any = (), /) -> Cursor:
-        return self._db.execute(to_postgres(sql), tuple(parameters))  # type: ignore[arg-type]
+        cursor = self._db.cursor(row_factory=_rows)
+        return cursor.execute(to_postgres(sql), tuple(parameters))  # type: ignore[arg-type]
 
 
 class PostgresPlatformDB(PlatformDB):
@@ -234,91 +135,82 @@ class PostgresPlatformDB(PlatformDB):
 
     def __init__(self, url: str) -> None:
         self.url = url
+        # Write transactions of this process queue here rather than each holding a
+        # connection while it waits for the generation row; reads do not wait.
         self._lock = threading.RLock()
-        self._db: psycopg.Connection[Any] | None = None
-        self._aside: psycopg.Connection[Any] | None = None  # `write_aside`'s own connection
-        self._aside_lock = threading.Lock()
-        with self._guard():
-            db = self._conn()
-            with db.transaction():
+        self._held = threading.local()  # the connection this thread is using, if any
+        self._pool: pool.Connections | None = pool.connections(url, unreachable=_NOT_REACHED)
+        try:
+            with self._guard(), self._using() as db, db.transaction():
                 # one process makes the tables at a time
                 db.execute("SELECT pg_advisory_xact_lock(hashtext('pasture:platform'))")
                 for statement in TABLES:
                     db.execute(statement)
+        except BaseException:
+            self.close()
+            raise
 
     # -- the connection ---------------------------------------------------------------------
 
-    def _conn(self) -> psycopg.Connection[Any]:
-        """The open connection, made again if the last one broke."""
-        db = self._db
-        if db is not None and not db.closed and not db.broken:
-            return db
-        try:
-            import psycopg
-        except ImportError:
-            raise Refused(
-                "a PostgreSQL database needs psycopg, which is not installed — install it: "
-                "pip install 'pasture[postgres]'"
-            ) from None
-        try:
-            db = psycopg.connect(self.url, autocommit=True, row_factory=_rows)
-        except psycopg.OperationalError:
-            raise Unavailable(
-                "cannot reach the PostgreSQL database at --database / PASTURE_DATABASE_URL — "
-                "check the address and that the server is up"
-            ) from None
-        except psycopg.ProgrammingError:
-            raise Refused(
-                "the database address is not a PostgreSQL URL — write it like "
-                "postgresql://user@host:5432/dbname"
-            ) from None
-        db.execute(f"SET search_path TO {SCHEMA}")
-        self._db = db
-        return db
+    @contextmanager
+    def _using(self, *, own: bool = False) -> Iterator[psycopg.Connection[Any]]:
+        """A connection of the process's pool for as long as the block lasts; in a block of
+        this thread's already (a read inside a transaction), the same one, unless `own`."""
+        held: psycopg.Connection[Any] | None = getattr(self._held, "conn", None)
+        if held is not None and not own:
+            yield held
+            return
+        connections = self._pool
+        if connections is None:  # used again after `close`: opened again, as it was
+            with self._lock:
+                connections = self._pool = self._pool or pool.connections(
+                    self.url, unreachable=_NOT_REACHED
+                )
+        with connections.connection(SCHEMA) as db:
+            self._held.conn = db
+            try:
+                yield db
+            finally:
+                self._held.conn = held
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
-        """Under the lock; a lost server or a write that met another one is a sentence."""
-        import psycopg
-
-        with self._lock:
-            try:
-                yield
-            except psycopg.errors.IntegrityError:
-                raise Conflict(_CLASH) from None
-            except psycopg.OperationalError:
-                raise Unavailable(_UNREACHABLE) from None
+        """A lost server or a write that met another one is a sentence."""
+        psycopg = pool.psycopg_module()
+        try:
+            yield
+        except psycopg.errors.IntegrityError:
+            raise Conflict(_CLASH) from None
+        except psycopg.OperationalError:
+            raise Unavailable(_UNREACHABLE) from None
 
     # -- the interface ----------------------------------------------------------------------
 
     @contextmanager
     def transaction(self) -> Iterator[Conn]:
-        with self._guard():
-            db = self._conn()
-            with db.transaction():
-                db.execute(_BUMP)  # first: later writers wait here, and every stamp moves
-                yield _Conn(db)
+        with self._lock, self._guard(), self._using() as db, db.transaction():
+            db.execute(_BUMP)  # first: later writers wait here, and every stamp moves
+            yield _Conn(db)
 
     def stamp(self) -> tuple[int, int]:
-        with self._guard():
-            row = self._conn().execute(_STAMP).fetchone()
+        with self._guard(), self._using() as db:
+            row = db.execute(_STAMP).fetchone()
             assert row is not None  # made with the tables
             return int(row[0]), 0
 
     def one(self, sql: str, *params: Any) -> Row | None:
-        with self._guard():
-            row: Row | None = self._conn().execute(to_postgres(sql), params).fetchone()
+        with self._guard(), self._using() as db:
+            row: Row | None = _Conn(db).execute(sql, params).fetchone()
             return row
 
     def all(self, sql: str, *params: Any) -> list[Row]:
-        with self._guard():
-            return list(self._conn().execute(to_postgres(sql), params).fetchall())
+        with self._guard(), self._using() as db:
+            return list(_Conn(db).execute(sql, params).fetchall())
 
     def bus(self) -> Bus:
-        import psycopg
-
+        # A connection of its own, not the pool's: one that listens is never given back.
         url = self.url
-        return PostgresBus(lambda: psycopg.connect(url, autocommit=True))
+        return PostgresBus(lambda: pool.connect(url, unreachable=_UNREACHABLE))
 
     def app_store(self, space: str, slug: str, app_dir: Path) -> Store:
         from pasture.store import open_store
@@ -345,29 +237,19 @@ class PostgresPlatformDB(PlatformDB):
 
     def write_aside(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
         # Not in `transaction()`: the generation stays, so no server reloads what it keeps.
-        import psycopg
-
-        with self._aside_lock:
-            try:
-                db = self._aside
-                if db is None or db.closed or db.broken:
-                    db = psycopg.connect(self.url, autocommit=True)
-                    db.execute(f"SET search_path TO {SCHEMA}")
-                    self._aside = db
-                with db.transaction(), db.cursor() as cursor:
-                    cursor.executemany(to_postgres(sql), [tuple(r) for r in rows])
-                    return max(cursor.rowcount, 0)
-            except psycopg.OperationalError:
-                raise Unavailable(_UNREACHABLE) from None
+        psycopg = pool.psycopg_module()
+        try:
+            with self._using(own=True) as db, db.transaction(), db.cursor() as cursor:
+                cursor.executemany(to_postgres(sql), [tuple(r) for r in rows])
+                return max(cursor.rowcount, 0)
+        except psycopg.OperationalError:
+            raise Unavailable(_UNREACHABLE) from None
 
     def close(self) -> None:
-        with self._aside_lock:
-            if self._aside is not None:
-                self._aside.close()
-                self._aside = None
         with self._lock:
-            if self._db is not None:
-                self._db.close()
+            connections, self._pool = self._pool, None
+        if connections is not None:
+            connections.release()
 
 
 __all__ = ["PostgresPlatformDB", "app_schema", "to_postgres"]

@@ -2,8 +2,9 @@
 
     store = open_postgres_store("postgresql://pasture@db/pasture", schema="ada_runs")
 
-The tables are `tables.py`'s, made in the app's own schema (the connection's
-search_path is that schema alone), and a filter compiles with the same
+The tables are `tables.py`'s, made in the app's own schema (each read or write
+takes a connection from the process's pool, `pool.py`, its search_path that
+schema alone), and a filter compiles with the same
 compiler in its PostgreSQL dialect: `%s` parameters, ILIKE, and full text
 through a tsvector that a generated column on `c_doc` keeps over title and
 body, with a GIN index, ranked with ts_rank; a `c_doc` row also carries its
@@ -42,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from pasture.caller import Caller
 from pasture.errors import Refused, Unavailable
 from pasture.store import bundles as b
+from pasture.store import pool
 from pasture.store.base import Bundle
 from pasture.store.dialect import FTS_CONFIG, POSTGRES, q
 from pasture.store.sqlstore import DOC_KIND, Executes, SqlStore
@@ -55,7 +57,6 @@ if TYPE_CHECKING:
     Connection = psycopg.Connection[tuple[Any, ...]]
     Cursor = psycopg.Cursor[tuple[Any, ...]]
 
-INSTALL = "pip install 'pasture[postgres]'"
 SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _COPY_FROM = 50  # new rows of one table from which COPY beats INSERTs
 # what a write reads first, under its lock: the vocabulary's version, the last entity's
@@ -69,43 +70,6 @@ _IDLE = 0  # pq.TransactionStatus.IDLE: no transaction open
 _UNREACHABLE = "the app's store cannot reach its PostgreSQL server — try again in a moment"
 # The most bytes of text an indexed column keeps: a btree entry holds at most 2704.
 MAX_INDEXED = 2600
-
-
-def _psycopg() -> Any:
-    try:
-        import psycopg
-    except ImportError:
-        raise Refused(
-            f"a PostgreSQL database needs psycopg, which is not installed — install it: {INSTALL}"
-        ) from None
-    return psycopg
-
-
-def _number_loader() -> type[Any]:
-    """float8 read back as SQLite's NUMERIC reads: a whole number as an int."""
-    from psycopg.adapt import Loader
-
-    class NumberLoader(Loader):
-        def load(self, data: Any) -> Any:
-            value = float(bytes(data))
-            if value.is_integer() and -(2**63) <= value < 2**63:
-                return int(value)
-            return value
-
-    return NumberLoader
-
-
-def _where(url: str) -> str:
-    """The server and database a URL names, without its user or password, for sentences."""
-    try:
-        from psycopg.conninfo import conninfo_to_dict
-
-        info = conninfo_to_dict(url)
-    except Exception:
-        return "the PostgreSQL server"
-    host = info.get("host") or "localhost"
-    port = info.get("port") or 5432
-    return f"the PostgreSQL server at {host}:{port}"
 
 
 class PostgresStore(SqlStore["Cursor"]):
@@ -124,48 +88,49 @@ class PostgresStore(SqlStore["Cursor"]):
         super().__init__(clock)
         self.url = url
         self.app_schema = schema
-        self._db: Connection | None = None
+        self._pool: pool.Connections | None = self._open()
         self._version = ""  # of the vocabulary, as kept beside it (`_load`)
         self._vocab = Vocabulary.from_json(None)
-        with self._lock, self._writing() as cur:
-            cur.execute(f"CREATE SCHEMA IF NOT EXISTS {q(schema)}")
-            for statement in base_tables(POSTGRES):
-                cur.execute(statement)
-            self._load(cur)
-            self._install(cur, self._vocab)
-        self._kinds()
+        try:
+            with self._lock, self._writing() as cur:
+                cur.execute(f"CREATE SCHEMA IF NOT EXISTS {q(schema)}")
+                for statement in base_tables(POSTGRES):
+                    cur.execute(statement)
+                self._load(cur)
+                self._install(cur, self._vocab)
+            self._kinds()
+        except BaseException:
+            self.close()
+            raise
 
     def close(self) -> None:
         with self._lock:
-            if self._db is not None:
-                self._db.close()
+            if self._pool is not None:
+                self._pool.release()
+                self._pool = None
 
     # -- the connection and its transactions ----------------------------------------------
 
-    def _conn(self) -> Connection:
-        """The open connection, made again if the last one broke."""
-        db = self._db
-        if db is not None and not db.closed and not db.broken:
-            return db
-        _psycopg()  # a sentence saying how to install it, if it is not there
-        import psycopg
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[Connection]:
+        """A connection of the process's pool, its search_path this app's schema alone."""
+        connections = self._pool
+        if connections is None:  # used again after `close`: opened again, as it was
+            with self._lock:
+                connections = self._pool = self._pool or self._open()
+        with connections.connection(q(self.app_schema)) as conn:
+            yield conn
 
-        try:
-            db = psycopg.connect(self.url, autocommit=True)
-        except psycopg.OperationalError:
-            raise Unavailable(
-                f"cannot reach {_where(self.url)} — check the address and that the server is up"
-            ) from None
-        except psycopg.ProgrammingError:
-            raise Refused(
-                "the database address is not a PostgreSQL URL — write it like "
-                "postgresql://user@host:5432/dbname"
-            ) from None
-        assert db is not None
-        db.adapters.register_loader("float8", _number_loader())
-        db.execute(f"SET search_path TO {q(self.app_schema)}")
-        self._db = db
-        return db
+    def _open(self) -> pool.Connections:
+        return pool.connections(
+            self.url,
+            unreachable=f"cannot reach {pool.where(self.url)} — check the address and that "
+            "the server is up",
+        )
+
+    def _reading(self) -> contextlib.AbstractContextManager[Connection]:
+        # No lock: each read has a connection of its own, and sees committed rows only.
+        return self._connection()
 
     def _serialize(self, conn: Connection) -> None:
         """Take this app's write lock until the transaction ends (every process shares it)."""
@@ -173,8 +138,7 @@ class PostgresStore(SqlStore["Cursor"]):
 
     @contextlib.contextmanager
     def _writing(self, bundles: int | None = None) -> Iterator[Cursor]:
-        conn = self._conn()
-        with self._faults:
+        with self._faults, self._connection() as conn:
             if bundles is not None and bundles < _COPY_FROM:
                 with self._pipelined(conn) as cur:
                     yield cur
@@ -202,7 +166,7 @@ class PostgresStore(SqlStore["Cursor"]):
             raise
 
     def _fault(self, e: BaseException) -> BaseException | None:
-        psycopg = _psycopg()
+        psycopg = pool.psycopg_module()
         if isinstance(e, psycopg.errors.ProgramLimitExceeded):  # an OperationalError too
             return Refused(_past_limits(e))
         if isinstance(e, psycopg.OperationalError):
@@ -262,8 +226,7 @@ class PostgresStore(SqlStore["Cursor"]):
         self._load(cur)
 
     def _refresh(self) -> bool:
-        conn = self._conn()
-        with conn.transaction():
+        with self._faults, self._connection() as conn, conn.transaction():
             found = conn.execute("SELECT value FROM pasture_meta WHERE key = 'version'").fetchone()
             if (found[0] if found else "") == self._version:
                 return False

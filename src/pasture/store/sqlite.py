@@ -93,8 +93,10 @@ class SqliteStore(SqlStore[sqlite3.Connection]):
 
     # -- the connection and its transactions ----------------------------------------------
 
-    def _conn(self) -> sqlite3.Connection:
-        return self._db
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:  # one connection: one statement at a time
+            yield self._db
 
     @contextlib.contextmanager
     def _writing(self, bundles: int | None = None) -> Iterator[sqlite3.Connection]:

@@ -157,30 +157,29 @@ class SqlStore(ABC, Generic[C]):
             return self._write(cur, checked, caller, vocab, top, person)
 
     def query(self, filter: str, caller: Caller) -> Answer:
-        with self._lock:
-            compiled = self._compile(filter)
-            with self._faults:
-                conn = self._conn()
-                if compiled.refs:
-                    # the rows and the names they refer to are read from one snapshot
-                    conn.execute(self.snapshot)
-                    try:
-                        found = conn.execute(compiled.sql, compiled.params).fetchall()
-                        names = self._names(conn, found, compiled.refs) if found else _NONE
-                    finally:
-                        conn.execute("COMMIT")
-                else:
+        compiled = self._compile(filter)
+        with self._faults, self._reading() as conn:
+            if compiled.refs:
+                # the rows and the names they refer to are read from one snapshot
+                conn.execute(self.snapshot)
+                try:
                     found = conn.execute(compiled.sql, compiled.params).fetchall()
-                    names = _NONE
-                answer = compiled.build(found, names)
-                if compiled.edges and isinstance(answer, list) and answer:
-                    self._edges(conn, answer)
+                    names = self._names(conn, found, compiled.refs) if found else _NONE
+                finally:
+                    conn.execute("COMMIT")
+            else:
+                found = conn.execute(compiled.sql, compiled.params).fetchall()
+                names = _NONE
+            answer = compiled.build(found, names)
+            if compiled.edges and isinstance(answer, list) and answer:
+                self._edges(conn, answer)
         return answer
 
     def count(self) -> int:
         with self._lock, self._faults:
             self._refresh()  # a component another process declared counts too
-            found = self._conn().execute(count_sql(self._vocab)).fetchone()
+        with self._faults, self._reading() as conn:
+            found = conn.execute(count_sql(self._vocab)).fetchone()
         return int(found[0])
 
     def schema(self) -> dict[str, Any]:
@@ -198,8 +197,10 @@ class SqlStore(ABC, Generic[C]):
     # -- what a backend provides --------------------------------------------------------
 
     @abstractmethod
-    def _conn(self) -> Executes:
-        """The connection reads run through, outside any write."""
+    def _reading(self) -> contextlib.AbstractContextManager[Executes]:
+        """The connection a read runs through, outside any write, for as long as the block
+        lasts: the backend holds whatever lock it needs for it (this store's lock is not
+        held through a read, so reads need not wait for each other or for a write)."""
 
     @abstractmethod
     def _writing(self, bundles: int | None = None) -> contextlib.AbstractContextManager[C]:
@@ -269,6 +270,10 @@ class SqlStore(ABC, Generic[C]):
         compiled = self._compiled.get(filter) if isinstance(filter, str) else None
         if compiled is not None and compiled.zone in (None, zone_name()):
             return compiled  # not written in a time zone the server no longer has
+        with self._lock:
+            return self._compile_afresh(filter)
+
+    def _compile_afresh(self, filter: str) -> Compiled:
         now = self._clock()
         try:
             compiled = compile_filter(filter, self._vocab, now=now, dialect=self.dialect)
@@ -334,7 +339,11 @@ class SqlStore(ABC, Generic[C]):
         component table there is, declared now or before (a tombstone empties them all)."""
         self._rank = {name: i for i, name in enumerate(self._vocab.kind_order())}
         self._kind_sql = kind_sql(self._vocab)
-        tables = self._tables(self._conn() if conn is None else conn)
+        if conn is None:
+            with self._reading() as read:
+                tables = self._tables(read)
+        else:
+            tables = self._tables(conn)
         self._all_tables = [t[2:] for t in tables if t.startswith("c_")]
 
     # -- writing ------------------------------------------------------------------------
