@@ -27,6 +27,7 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -221,28 +222,24 @@ class SqliteBus(Bus):
 
 
 class PostgresBus(Bus):
-    """Among servers sharing a PostgreSQL database: `NOTIFY` and `LISTEN` on one channel."""
+    """Among servers sharing a PostgreSQL database: `NOTIFY` and `LISTEN` on one channel.
 
-    def __init__(self, connect: Callable[[], psycopg.Connection[Any]]) -> None:
+    `connect` makes the listening connection, kept for as long as the bus listens;
+    `borrow` lends one (autocommit) for the moment a change is said."""
+
+    def __init__(
+        self,
+        connect: Callable[[], psycopg.Connection[Any]],
+        borrow: Callable[[], AbstractContextManager[psycopg.Connection[Any]]],
+    ) -> None:
         super().__init__()
         self._connect = connect
-        self._out: psycopg.Connection[Any] | None = None
-        self._out_lock = threading.Lock()
+        self._borrow = borrow
 
     def _send(self, change: Change) -> None:
         payload = json.dumps([self.origin, change.as_text()])
-        with self._out_lock:
-            for attempt in (1, 2):  # once more on a fresh connection if the old one broke
-                out = self._out
-                if out is None or out.closed or out.broken:
-                    out = self._out = self._connect()
-                try:
-                    out.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
-                    return
-                except Exception:
-                    self._out = None
-                    if attempt == 2:
-                        raise
+        with self._borrow() as conn:
+            conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
 
     def _hear(self) -> None:
         heard_before = False
@@ -277,13 +274,6 @@ class PostgresBus(Bus):
         change = Change.from_text(said) if isinstance(said, str) else None
         if origin != self.origin and change is not None:
             self._deliver(change)
-
-    def close(self) -> None:
-        super().close()
-        with self._out_lock:
-            if self._out is not None:
-                self._out.close()
-                self._out = None
 
 
 __all__ = ["CHANNEL", "Bus", "Change", "Kind", "Listener", "PostgresBus", "SqliteBus"]

@@ -208,9 +208,14 @@ class PostgresPlatformDB(PlatformDB):
             return list(_Conn(db).execute(sql, params).fetchall())
 
     def bus(self) -> Bus:
-        # A connection of its own, not the pool's: one that listens is never given back.
+        # Said on one of the pool's connections; heard on one of its own, which listens
+        # for as long as the process does and is never given back.
         url = self.url
-        return PostgresBus(lambda: pool.connect(url, unreachable=_UNREACHABLE))
+
+        def own() -> psycopg.Connection[Any]:
+            return pool.connect(url, unreachable=_UNREACHABLE)
+
+        return PostgresBus(own, lambda: self._using(own=True))
 
     def app_store(self, space: str, slug: str, app_dir: Path) -> Store:
         from pasture.store import open_store
