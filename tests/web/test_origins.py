@@ -134,14 +134,13 @@ def test_another_apps_page_reads_and_writes_nothing_with_the_visitors_sign_in(
 
 # -- an app's own origin, in process ---------------------------------------------------------
 @pytest.fixture
-def apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+def apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database: str) -> Iterator[Any]:
     from starlette.testclient import TestClient
 
     from pasture.platform.service import Service
     from pasture.web import create_app
 
     monkeypatch.setenv("PASTURE_USER", "ada")
-    monkeypatch.delenv("PASTURE_DATABASE_URL", raising=False)
     service = Service(tmp_path / "home", base_url="http://testserver", apps_domain="apps.test")
     ada = service.local_owner()
     service.deploy(ada, {"index.html": SECRET_INDEX, "vocab.json": VOCAB}, app="secret",
