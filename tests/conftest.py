@@ -67,7 +67,7 @@ def pg_url() -> Iterator[str]:
 
 
 def _chosen(request: pytest.FixtureRequest) -> str:
-    """ "" for SQLite, else the URL of a fresh database on the session's server."""
+    """The parameter's database: "" for SQLite, else a fresh one on the session's server."""
     if request.param == "sqlite":
         return ""
     return fresh_database(request.getfixturevalue("pg_url"))

@@ -16,12 +16,16 @@ from dataclasses import dataclass
 from http.client import HTTPConnection
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 
 from helpers.club import RUNS, as_user
 from helpers.processes import PASTURE, free_port, pasture, server_env, wait_until_up
 from pasture.platform.service import Service
+
+PASSWORD = "correct horse battery"
+FORM = "application/x-www-form-urlencoded"
 
 
 @dataclass
@@ -56,6 +60,7 @@ def served(tmp_path: Path, database: str) -> Iterator[Served]:
         service = Service(home)
         ada = service.local_owner()
         service.deploy(ada, RUNS, space="ada", app="runs", title="Run club")
+        service.set_password(ada, PASSWORD)
         token = service.new_token(ada)
         service.close()
     port = free_port()
@@ -144,6 +149,15 @@ def test_two_workers_answer_on_one_port_and_see_each_others_writes(served: Serve
         served.ask(writer, "POST", "/ada/runs/api/command", {"name": "log_run", "args": run})
         rows = served.ask(reader, "GET", "/ada/runs/api/query?.jog!")["data"]["rows"]
         assert who in [r["jog"]["who"] for r in rows]
+    # so is a sign-in: the session one made is known to the other
+    form = urlencode({"name": "ada", "password": PASSWORD})
+    one.request("POST", "/signin", body=form, headers={"Content-Type": FORM})
+    signed_in = one.getresponse()
+    signed_in.read()
+    assert signed_in.status == 303
+    cookie = signed_in.getheader("Set-Cookie", "").split(";")[0]
+    other.request("GET", "/ada/runs/api/me", headers={"Cookie": cookie})
+    assert json.loads(other.getresponse().read())["name"] == "ada"
     for cs in held.values():
         for c in cs:
             c.close()
