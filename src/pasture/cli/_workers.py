@@ -58,6 +58,12 @@ def serve_in_workers(args: argparse.Namespace, count: int) -> int:
                 worker.send_signal(sent[0])
         listening.close()  # the workers hold it now
         failed = [w for w in workers if not _ended_well(w.wait(), sent)]
+    except BaseException:  # a worker that would not start, say: none is left behind
+        for worker in workers:
+            if worker.poll() is None:
+                worker.terminate()
+                worker.wait()
+        raise
     finally:
         for sig, handler in before.items():
             signal.signal(sig, handler)
