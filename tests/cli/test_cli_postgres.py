@@ -7,28 +7,20 @@ import json
 import subprocess
 import sys
 import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from helpers import pg_server
 from helpers.club import RUNS
+from helpers.databases import fresh_database
 from helpers.processes import free_port, pasture, pasture_env
 
 
 @pytest.fixture(scope="module")
-def database() -> Iterator[str]:
-    """A fresh database on a throwaway server for this module's tests."""
-    with pg_server.server() as server:
-        import psycopg
-
-        name = "t_" + uuid.uuid4().hex[:16]
-        with psycopg.connect(server, autocommit=True) as admin:
-            admin.execute(f"CREATE DATABASE {name}")
-        yield server.rsplit("/", 1)[0] + "/" + name
+def database(pg_url: str) -> str:
+    """A fresh database on the session's throwaway server for this module's tests."""
+    return fresh_database(pg_url)
 
 
 def test_deploy_on_one_machine_command_and_serve_on_others(database: str, tmp_path: Path) -> None:

@@ -18,10 +18,9 @@ PASTURE = [sys.executable, "-m", "pasture"]
 
 def pasture_env(home: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
     """This process's environment with `home` as the data directory and ada as the machine's
-    owner; no token or database address comes from outside, only from `env`."""
-    full = {
-        k: v for k, v in os.environ.items() if k not in ("PASTURE_TOKEN", "PASTURE_DATABASE_URL")
-    }
+    owner; no token comes from outside, only from `env`, and the database is the test's own
+    (tests/conftest.py keeps the machine's `$PASTURE_DATABASE_URL` out)."""
+    full = {k: v for k, v in os.environ.items() if k != "PASTURE_TOKEN"}
     full.update(PASTURE_HOME=str(home), PASTURE_USER="ada")
     full.update(env or {})
     return full
@@ -43,11 +42,14 @@ def pasture(
 
 def server_env(home: Path, **extra: str) -> dict[str, str]:
     """A server's environment: the data directory, the PATH, this Python's imports (this
-    checkout's code), and `extra` — nothing else of this process's."""
+    checkout's code), the test's database if it set one, and `extra` — nothing else of
+    this process's."""
+    database = os.environ.get("PASTURE_DATABASE_URL")
     return {
         "PASTURE_HOME": str(home),
         "PATH": os.environ.get("PATH", ""),
         "PYTHONPATH": os.pathsep.join(sys.path),
+        **({"PASTURE_DATABASE_URL": database} if database else {}),
         **extra,
     }
 

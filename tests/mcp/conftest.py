@@ -1,4 +1,5 @@
-"""A real Service on real SQLite files, with the run club deployed and four people around it.
+"""A real Service with the run club deployed and four people around it, on each platform
+database (tests/conftest.py's `database`: SQLite, and PostgreSQL).
 
 - ada owns the `ada` space and its `runs` (the run club from examples/runs);
   she is also an editor of `club`, which has a `runs` of its own, so `log_run`
@@ -19,7 +20,7 @@ from pasture.platform.service import Service
 
 
 @pytest.fixture
-def club(tmp_path: Path) -> Iterator[Club]:
+def club(tmp_path: Path, database: str) -> Iterator[Club]:
     service = Service(tmp_path / "home", base_url=BASE_URL)
     try:
         yield set_up_club(service)

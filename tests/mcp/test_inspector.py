@@ -54,13 +54,19 @@ def inspector() -> Path:
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database: str) -> Path:
     monkeypatch.setenv("PASTURE_USER", "ada")
     path = tmp_path / "home"
     service = Service(path)
     service.deploy(service.local_owner(), ROOT / "examples" / "runs")
     service.close()
     return path
+
+
+def database_env() -> list[str]:
+    """The test's database, for `pasture mcp` under the Inspector, if it is not SQLite."""
+    url = os.environ.get("PASTURE_DATABASE_URL")
+    return ["-e", f"PASTURE_DATABASE_URL={url}"] if url else []
 
 
 def inspect(inspector: Path, home: Path, *args: str) -> tuple[int, Any]:
@@ -75,6 +81,7 @@ def inspect(inspector: Path, home: Path, *args: str) -> tuple[int, Any]:
             "PASTURE_USER=ada",
             "-e",
             f"PYTHONPATH={os.pathsep.join(sys.path)}",
+            *database_env(),
             sys.executable,
             "-m",
             "pasture",

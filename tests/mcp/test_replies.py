@@ -153,7 +153,9 @@ def test_a_refusal_is_not_given_again(club: Club, door: Door) -> None:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_over_a_real_server_every_call_sees_the_apps_as_they_are(tmp_path: Path, mode: str) -> None:
+def test_over_a_real_server_every_call_sees_the_apps_as_they_are(
+    tmp_path: Path, mode: str, database: str
+) -> None:
     home = tmp_path / "home"
     service = Service(home, base_url=BASE_URL)
     club = set_up_club(service)

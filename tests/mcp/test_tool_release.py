@@ -6,6 +6,7 @@ restart is the new release); and the handshake promises only what each transport
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import AsyncIterable, Iterator
 from pathlib import Path
@@ -32,6 +33,16 @@ EARLIER = "0123456789abcdef"  # the release an earlier pasture listed
 
 def as_if_listed_earlier(home: Path, client: str) -> None:
     """What the database holds once the client listed the tools of an earlier release."""
+    url = os.environ.get("PASTURE_DATABASE_URL")
+    if url:
+        import psycopg
+
+        with psycopg.connect(url, options="-c search_path=pasture") as pg:
+            done = pg.execute(
+                "UPDATE tool_lists SET release = %s WHERE client = %s", (EARLIER, client)
+            )
+            assert done.rowcount == 1
+        return
     with sqlite3.connect(home / "platform.db") as db:
         db.execute("UPDATE tool_lists SET release = ? WHERE client = ?", (EARLIER, client))
         assert db.execute("SELECT changes()").fetchone()[0] == 1
@@ -50,7 +61,7 @@ def lines(result: types.CallToolResult) -> list[str]:
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Iterator[Path]:
+def home(tmp_path: Path, database: str) -> Iterator[Path]:
     service = Service(tmp_path / "home")
     set_up_club(service)
     service.close()

@@ -40,7 +40,7 @@ class Home:
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Iterator[Home]:
+def home(tmp_path: Path, database: str) -> Iterator[Home]:
     path = tmp_path / "home"
     service = Service(path)
     club = set_up_club(service)

@@ -20,6 +20,7 @@ import pytest
 from mcp_talk import Club, in_memory
 
 from helpers.browser import CHROMIUM, LAUNCH_ARGS, in_chromium
+from helpers.databases import IN_A_BROWSER, sqlite_only
 from helpers.mcp_answers import ok
 from mcp import Client
 
@@ -88,6 +89,7 @@ def _wire(result: types.CallToolResult) -> dict[str, Any]:
 
 
 @in_chromium
+@sqlite_only(IN_A_BROWSER)
 def test_the_leaderboard_view_draws_the_answer_and_calls_back(club: Club, host_page: str) -> None:
     from playwright.sync_api import sync_playwright
 

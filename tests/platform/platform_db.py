@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-
 from pasture.platform.service import Service
 
 
@@ -26,13 +24,3 @@ def everything_kept(service: Service) -> bytes:
         return (service.home / "platform.db").read_bytes()
     tables = ("users", "tokens", "sessions", "spaces", "members", "apps", "versions")
     return repr([kept(service, f"SELECT * FROM {t}") for t in tables]).encode()
-
-
-def fresh_database(server: str) -> str:
-    """A new, empty database on the server; its URL."""
-    import psycopg
-
-    name = "t_" + uuid.uuid4().hex[:16]
-    with psycopg.connect(server, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")
-    return server.rsplit("/", 1)[0] + "/" + name

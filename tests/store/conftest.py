@@ -1,5 +1,5 @@
 """A real store with the run club's vocabulary, on each backend: a SQLite file, and a
-fresh schema on a throwaway PostgreSQL server started once for the session."""
+fresh schema on the session's throwaway PostgreSQL server (tests/conftest.py's `pg_url`)."""
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -11,12 +11,6 @@ from helpers import pg_server
 from pasture.store import open_store
 
 BACKENDS = ["sqlite", "postgres"]
-
-
-@pytest.fixture(scope="session")
-def pg_url() -> Iterator[str]:
-    with pg_server.server() as url:
-        yield url
 
 
 @pytest.fixture(params=BACKENDS)

@@ -74,7 +74,9 @@ def docs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Documents]
 
 
 @pytest.fixture
-def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, docs: Documents) -> Iterator[Served]:
+def served(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, docs: Documents, database: str
+) -> Iterator[Served]:
     for running in serve(tmp_path, monkeypatch):
         ada = running.service.local_owner()
         running.service.deploy(ada, EXAMPLES / "cart", space="ada", app="cart")

@@ -20,6 +20,7 @@ from test_web_browser import PASSWORD, Served, serve
 
 from helpers import needs
 from helpers.browser import CHROMIUM, LAUNCH_ARGS, in_chromium
+from helpers.databases import IN_A_BROWSER, sqlite_only
 
 MARKER = "TOP-SECRET-NOTE-4f3c"
 PAGE_MARKER = "hush-page-9a1b"
@@ -72,7 +73,7 @@ VOCAB = '{"$defs": {"note": {"properties": {"text": {"type": "string"}}}}}'
 
 @pytest.fixture(params=["sandboxed", "own origins"])
 def served(
-    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database: str
 ) -> Iterator[Served]:
     domain = None if request.param == "sandboxed" else "localhost"
     yield from serve(tmp_path, monkeypatch, apps_domain=domain)
@@ -94,6 +95,7 @@ def _set_up(served: Served) -> None:
 
 
 @in_chromium
+@sqlite_only(IN_A_BROWSER)
 def test_another_apps_page_reads_and_writes_nothing_with_the_visitors_sign_in(
     served: Served,
 ) -> None:
@@ -134,14 +136,13 @@ def test_another_apps_page_reads_and_writes_nothing_with_the_visitors_sign_in(
 
 # -- an app's own origin, in process ---------------------------------------------------------
 @pytest.fixture
-def apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+def apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database: str) -> Iterator[Any]:
     from starlette.testclient import TestClient
 
     from pasture.platform.service import Service
     from pasture.web import create_app
 
     monkeypatch.setenv("PASTURE_USER", "ada")
-    monkeypatch.delenv("PASTURE_DATABASE_URL", raising=False)
     service = Service(tmp_path / "home", base_url="http://testserver", apps_domain="apps.test")
     ada = service.local_owner()
     service.deploy(ada, {"index.html": SECRET_INDEX, "vocab.json": VOCAB}, app="secret",

@@ -53,6 +53,7 @@ def service(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> Iterator[Service]:
     monkeypatch.setenv("PASTURE_BUSY_TIMEOUT", str(DEADLINE * 4))  # waits until let go
+    # platform.db held by another connection, as SQLite holds a file: SQLite's alone
     monkeypatch.delenv("PASTURE_DATABASE_URL", raising=False)
     service = Service(tmp_path / "home", base_url=BASE, apps_domain=request.param or None)
     service.deploy(service.local_owner(), RUNS, app="runs", title="Run club", access="public")

@@ -17,12 +17,13 @@ import pytest
 from helpers import needs
 from helpers.browser import CHROMIUM, LAUNCH_ARGS, in_chromium, loopback, serving
 from helpers.club import EXAMPLES
+from helpers.databases import IN_A_BROWSER, sqlite_only
 from pasture.platform.service import Service
 from pasture.web import create_app
 
 PASSWORD = "correct horse battery"
 
-pytestmark = in_chromium
+pytestmark = [in_chromium, sqlite_only(IN_A_BROWSER)]
 
 
 @dataclass
@@ -36,14 +37,16 @@ class Served:
 
 
 @pytest.fixture
-def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
+def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database: str) -> Iterator[Served]:
     """`pasture serve` as it runs: uvicorn on a free loopback port, a fresh PASTURE_HOME;
     no apps domain, so apps' pages are sandboxed."""
     yield from serve(tmp_path, monkeypatch)
 
 
 @pytest.fixture
-def served_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
+def served_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database: str
+) -> Iterator[Served]:
     """The same with `--apps-domain localhost`: each app on an origin of its own."""
     yield from serve(tmp_path, monkeypatch, apps_domain="localhost")
 

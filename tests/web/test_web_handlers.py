@@ -16,6 +16,7 @@ from test_webmcp import _chromium, _console
 
 from helpers.browser import in_chromium
 from helpers.club import TODOS
+from helpers.databases import IN_A_BROWSER, sqlite_only
 
 __all__ = ["served", "served_apart"]  # test_web_browser's real servers, as fixtures here
 
@@ -79,6 +80,7 @@ def test_the_api_calls_handlers_and_commands_are_only_the_tools(served: Served) 
 
 
 @in_chromium
+@sqlite_only(IN_A_BROWSER)
 def test_the_page_adds_and_an_agent_in_the_tab_marks_done(served_apart: Served) -> None:
     served = served_apart
     token = _deployed(served)

@@ -52,9 +52,8 @@ class Limited:
 
 
 @pytest.fixture
-def limited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Limited]:
+def limited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database: str) -> Iterator[Limited]:
     monkeypatch.setenv("PASTURE_USER", "ada")
-    monkeypatch.delenv("PASTURE_DATABASE_URL", raising=False)
     rates = Rates(caller=Rate(5), address=Rate(12), open_writes=Rate(3))
     service = Service(tmp_path / "home", base_url=BASE, rates=rates)
     clock = Clock()

@@ -23,6 +23,7 @@ from web_site import BASE, Site
 from helpers import needs
 from helpers.browser import CHROMIUM, LAUNCH_ARGS, board_drawn, in_chromium
 from helpers.club import EXAMPLES
+from helpers.databases import IN_A_BROWSER, sqlite_only
 from helpers.pages import SCRIPT, Tags, modules
 from helpers.processes import pasture
 from pasture.platform.model import VIEWER_WRITES
@@ -243,6 +244,7 @@ def _offered(page: Any) -> list[dict[str, Any]]:
 
 
 @in_chromium
+@sqlite_only(IN_A_BROWSER)
 def test_an_agent_in_the_persons_tab_uses_the_run_club(served_apart: Served) -> None:
     served = served_apart
     service = served.service
@@ -300,6 +302,7 @@ def test_an_agent_in_the_persons_tab_uses_the_run_club(served_apart: Served) -> 
 
 
 @in_chromium
+@sqlite_only(IN_A_BROWSER)
 def test_a_sandboxed_page_offers_no_tools(served: Served) -> None:
     """With no apps domain a page's origin is opaque, and no agent could call its tools."""
     problems: list[str] = []
@@ -318,6 +321,7 @@ def test_a_sandboxed_page_offers_no_tools(served: Served) -> None:
 
 
 @in_chromium
+@sqlite_only(IN_A_BROWSER)
 def test_without_webmcp_the_page_offers_nothing_and_logs_nothing(served_apart: Served) -> None:
     served = served_apart
     problems: list[str] = []

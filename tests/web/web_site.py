@@ -1,4 +1,5 @@
-"""A real Service in a temporary home, with people, spaces and apps for the web door's tests.
+"""A real Service in a temporary home, with people, spaces and apps for the web door's tests,
+on each platform database (tests/conftest.py's `module_database`).
 
 ada owns the space `ada`; cy is a viewer of it; bob is in no space but his own.
 Apps in `ada`: `runs` (public), `secret` (private), `board` (open), `notes`
@@ -105,7 +106,7 @@ def _deploy(service: Service, owner: Caller, files: dict[str, str], app: str, ac
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+def site(tmp_path_factory: pytest.TempPathFactory, module_database: str) -> Iterator[Site]:
     home = tmp_path_factory.mktemp("home")
     with as_user("ada"):
         service = Service(home, base_url=BASE)

@@ -381,6 +381,10 @@ def do_serve(args: argparse.Namespace) -> int:
     from pasture.faults import check_writable
     from pasture.values import server_zone
 
+    if args.workers < 1:
+        from pasture.errors import UsageError
+
+        raise UsageError(f"--workers is how many processes serve: at least 1, not {args.workers}")
     server_log()
     check_writable(home_of(args))  # said now, not at the first write
     server_zone()  # likewise a time zone it does not know, not at the first `today`
@@ -388,7 +392,13 @@ def do_serve(args: argparse.Namespace) -> int:
     service = open_service(args, url)
     service.local_owner()
     where = "its PostgreSQL database" if service.database_url else home_of(args)
-    print(f"pasture serving {where} at {url}/", flush=True)
+    processes = f" in {args.workers} processes" if args.workers > 1 else ""
+    print(f"pasture serving {where} at {url}/{processes}", flush=True)
+    if args.workers > 1:
+        from pasture.cli._workers import serve_in_workers
+
+        service.close()  # each worker opens its own, on the same data
+        return serve_in_workers(args, args.workers)
     serve(service, args.host, args.port)
     return 0
 
@@ -479,6 +489,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--public-url", metavar="URL", help="the address people reach it at")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="serve in N processes behind the one port, sharing its data (1)",
+    )
     p.add_argument(
         "--apps-domain",
         metavar="DOMAIN",
@@ -737,6 +754,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "run", None) is None:
         parser.print_help()
         return 0 if args.verb is None else 2
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the verb `args` names; its exit code, a refusal's sentence or one line on stderr."""
     from pasture.errors import Refused
 
     try:
