@@ -347,9 +347,10 @@ def _postgres(url: str | None) -> Iterator[str | None]:
         return
     try:
         from helpers import pg_server
+        from helpers.databases import fresh_database
 
         with pg_server.server() as server:
-            yield pg_server.fresh_database(server)
+            yield fresh_database(server)
     except BaseException as e:  # no PostgreSQL here: said, and its figures left out
         if isinstance(e, KeyboardInterrupt):
             raise

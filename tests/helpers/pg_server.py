@@ -106,13 +106,3 @@ def stop(url: str) -> None:
 def fresh_schema() -> str:
     """A schema name no other test uses."""
     return "t_" + uuid.uuid4().hex[:16]
-
-
-def fresh_database(server: str) -> str:
-    """A new, empty database on the server; its URL."""
-    import psycopg
-
-    name = "t_" + uuid.uuid4().hex[:16]
-    with psycopg.connect(server, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")
-    return server.rsplit("/", 1)[0] + "/" + name

@@ -5,7 +5,6 @@ connection of the handshake generation that follows a view — on SQLite and Pos
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -15,7 +14,6 @@ import pytest
 from mcp.client.session import IncomingMessage
 from mcp.client.streamable_http import streamable_http_client
 
-from helpers import pg_server
 from helpers.club import RUNS
 from helpers.processes import Pasture, running_server, server_env
 from mcp import Client, StdioServerParameters
@@ -26,19 +24,15 @@ VIEW = "ui://ada/runs/leaderboard.html"
 pytestmark = pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
 
 
-@pytest.fixture(scope="module")
-def pg_url() -> Iterator[str]:
-    with pg_server.server() as url:
-        yield url
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def env(request: pytest.FixtureRequest) -> dict[str, str]:
-    """Who the processes act as, and the database they share."""
-    if request.param == "sqlite":
-        return {"PASTURE_USER": "ada"}
-    url = pg_server.fresh_database(request.getfixturevalue("pg_url"))
-    return {"PASTURE_USER": "ada", "PASTURE_DATABASE_URL": url}
+@pytest.fixture
+def env(database: str) -> dict[str, str]:
+    """Who the processes act as (and `database`, the one they share, is in their
+    environment through helpers.processes)."""
+    return (
+        {"PASTURE_USER": "ada", "PASTURE_DATABASE_URL": database}
+        if database
+        else {"PASTURE_USER": "ada"}
+    )
 
 
 def _deployed(home: Path, env: dict[str, str]) -> Pasture:

@@ -17,9 +17,10 @@ import httpx2
 import pytest
 from mcp.client.streamable_http import streamable_http_client
 
-from helpers import needs, pg_server
+from helpers import needs
 from helpers.browser import CHROMIUM, LAUNCH_ARGS, board_drawn, in_chromium
 from helpers.club import RUNS
+from helpers.databases import fresh_database
 from helpers.mcp_answers import ok
 from helpers.processes import PASTURE, Pasture, free_port, server_env, wait_until_up
 from mcp import Client
@@ -29,10 +30,10 @@ pytestmark = in_chromium
 SECOND = 1_000  # ms: how soon a page shows what an agent wrote
 
 
-@pytest.fixture(scope="module")
-def database() -> Iterator[str]:
-    with pg_server.server() as url:
-        yield pg_server.fresh_database(url)
+@pytest.fixture
+def shared(pg_url: str) -> str:
+    """The one PostgreSQL database every server of a test shares."""
+    return fresh_database(pg_url)
 
 
 @contextmanager
@@ -99,15 +100,15 @@ def log_run_over_mcp(url: str, token: str, who: str, miles: float, app: str = "a
 
 
 def test_a_run_logged_over_mcp_on_one_server_appears_on_a_page_of_another(
-    tmp_path: Path, database: str
+    tmp_path: Path, shared: str
 ) -> None:
-    pasture = Pasture(tmp_path / "a", PASTURE_USER="ada", PASTURE_DATABASE_URL=database)
+    pasture = Pasture(tmp_path / "a", PASTURE_USER="ada", PASTURE_DATABASE_URL=shared)
     assert pasture("deploy", str(RUNS), "--app", "runs").returncode == 0
     token = pasture("token", "new").stdout.split()[0]
     sync_api = needs.playwright()
     with (
-        server(tmp_path / "a", database) as a,
-        server(tmp_path / "b", database) as b,
+        server(tmp_path / "a", shared) as a,
+        server(tmp_path / "b", shared) as b,
         chromium() as browser,
     ):
         page = open_board(browser, a, token)
@@ -117,9 +118,9 @@ def test_a_run_logged_over_mcp_on_one_server_appears_on_a_page_of_another(
 
 
 def test_a_viewer_taken_out_of_the_space_sees_no_more_of_a_private_app(
-    tmp_path: Path, database: str
+    tmp_path: Path, shared: str
 ) -> None:
-    pasture = Pasture(tmp_path / "a", PASTURE_USER="ada", PASTURE_DATABASE_URL=database)
+    pasture = Pasture(tmp_path / "a", PASTURE_USER="ada", PASTURE_DATABASE_URL=shared)
     made = pasture("deploy", str(RUNS), "--app", "private-runs", "--access", "private")
     assert made.returncode == 0, made.stderr
     ada = pasture("token", "new").stdout.split()[0]
@@ -128,8 +129,8 @@ def test_a_viewer_taken_out_of_the_space_sees_no_more_of_a_private_app(
     cy = pasture("token", "new", "--user", "cy").stdout.split()[0]
     sync_api = needs.playwright()
     with (
-        server(tmp_path / "a", database) as a,
-        server(tmp_path / "b", database) as b,
+        server(tmp_path / "a", shared) as a,
+        server(tmp_path / "b", shared) as b,
         chromium() as browser,
     ):
         page = open_board(browser, a, cy, "ada/private-runs")
@@ -145,17 +146,17 @@ def test_a_viewer_taken_out_of_the_space_sees_no_more_of_a_private_app(
         assert "After" not in page.locator("#board").inner_text()
 
 
-def test_a_subscription_lives_through_its_server_restarting(tmp_path: Path, database: str) -> None:
-    pasture = Pasture(tmp_path / "a", PASTURE_USER="ada", PASTURE_DATABASE_URL=database)
+def test_a_subscription_lives_through_its_server_restarting(tmp_path: Path, shared: str) -> None:
+    pasture = Pasture(tmp_path / "a", PASTURE_USER="ada", PASTURE_DATABASE_URL=shared)
     assert pasture("deploy", str(RUNS), "--app", "runs").returncode == 0
     token = pasture("token", "new").stdout.split()[0]
     sync_api = needs.playwright()
     port = free_port()
-    with chromium() as browser, server(tmp_path / "b", database) as b:
-        with server(tmp_path / "a", database, port) as a:
+    with chromium() as browser, server(tmp_path / "b", shared) as b:
+        with server(tmp_path / "a", shared, port) as a:
             page = open_board(browser, a, token)
         log_run_over_mcp(b, token, "Meanwhile", 2)  # while A is down
-        with server(tmp_path / "a", database, port):
+        with server(tmp_path / "a", shared, port):
             sync_api.expect(page.locator("#board")).to_contain_text("Meanwhile — 2 miles")
             log_run_over_mcp(b, token, "Later", 3)
             sync_api.expect(page.locator("#board")).to_contain_text(
