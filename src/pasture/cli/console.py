@@ -35,6 +35,7 @@ from pasture.cli import _words
 from pasture.cli._render import apps_table, key_values, rows_table
 from pasture.cli._words import Confirm, Words, run_words, split_words
 from pasture.errors import Refused, UsageError
+from pasture.naming import agent_name
 from pasture.platform.listing import Offered
 from pasture.platform.service import Command, Service
 from pasture.result import Result
@@ -176,7 +177,7 @@ class CommandCompleter(Completer):
                 yield Completion(word, back, display_meta=meta)
             return
         name, rest = command_name(done, known)
-        agent = name.replace(" ", "_")
+        agent = agent_name(name)
         matches = [k for k in known if k.command.agent_name == agent]
         if not matches:
             return

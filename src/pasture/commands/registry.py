@@ -39,6 +39,7 @@ from pasture.caller import NOBODY, Caller
 from pasture.commands.appstore import AppStore, StoreAsCaller
 from pasture.commands.model import Command, Context, Suggest
 from pasture.errors import DeployRefused, NotFound, Refused, UsageError
+from pasture.naming import agent_name
 from pasture.result import Result
 from pasture.schema import InputSchema, shown
 
@@ -77,11 +78,6 @@ class CommandFailed(Refused):
     """
 
     status = 424
-
-
-def agent_name(name: str) -> str:
-    """`cart add` → `cart_add`: the name agents see, and one people may type."""
-    return "_".join(name.split())
 
 
 class _NoStore(AppStore):
@@ -520,7 +516,6 @@ __all__ = [
     "BadCommand",
     "CommandFailed",
     "Registry",
-    "agent_name",
     "run_status",
     "serve_stdio",
 ]

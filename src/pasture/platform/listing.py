@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pasture.caller import Caller
 from pasture.commands.model import Command, Context
 from pasture.errors import NotFound, Refused, Unauthorized, UsageError, echo
+from pasture.naming import agent_name
 from pasture.platform.access import Gate
 from pasture.platform.catalog import Catalog
 from pasture.platform.graph import CheckedStore, Graph
@@ -137,7 +138,7 @@ class Listing:
     def _resolve(
         self, caller: Caller, name: str, app: str | None, via_web: bool, noted: Call | None = None
     ) -> tuple[Reached, Loaded, Command]:
-        name = name.strip().replace(" ", "_")
+        name = agent_name(name)
         if app is not None:
             reached = self.gate.reach(caller, app, via_web=via_web)
             if noted is not None:  # an unknown name is refused in the app it was asked of
