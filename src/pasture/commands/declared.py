@@ -27,6 +27,7 @@ from pasture.commands.template import (
 )
 from pasture.errors import Refused, UsageError
 from pasture.result import Result
+from pasture.schema import args_object
 from pasture.store.answers import answer_data, answer_text
 from pasture.store.base import Applied
 from pasture.store.bundles import not_a_component
@@ -83,8 +84,7 @@ class Template:
 
     def convert(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """The arguments as their declared types; UsageError names every bad one at once."""
-        if not isinstance(args, Mapping):
-            raise UsageError(f"{self.name} takes its arguments as an object of names to values")
+        args = args_object(args)
         problems: list[str] = []
         out: dict[str, Any] = {}
         for arg, kind in self.types.items():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, cast
+from typing import Any
 
 import mcp_types as types
 from mcp.server import NotificationOptions, Server
@@ -33,6 +33,7 @@ from pasture.errors import NotFound, Refused, UsageError
 from pasture.mcp._tools import CHANGED, INPUT_SCHEMAS, RELEASE, TOOL_NAMES, TOOLS
 from pasture.platform.service import Access, AppInfo, Service, with_base
 from pasture.result import Result
+from pasture.schema import args_object
 from pasture.threads import in_command_thread, in_thread
 from pasture.version import __version__
 
@@ -72,13 +73,10 @@ def _required(arguments: Mapping[str, Any], key: str) -> str:
     return value
 
 
-def _object(arguments: Mapping[str, Any], key: str) -> dict[str, Any]:
-    value = arguments.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise UsageError(f'{key} is an object of names to values, e.g. {{"who": "Ada"}}')
-    return dict(cast(Mapping[str, Any], value))
+def _args(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A command's args: none given is none; anything but an object is refused."""
+    value = arguments.get("args")
+    return {} if value is None else dict(args_object(value))
 
 
 def _bundles(arguments: Mapping[str, Any]) -> list[Any]:
@@ -257,7 +255,7 @@ def build_server(
                 return service.run_command(
                     caller,
                     _required(arguments, "name"),
-                    _object(arguments, "args"),
+                    _args(arguments),
                     _text(arguments, "app"),
                 )
             if name == "status":

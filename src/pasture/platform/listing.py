@@ -21,6 +21,7 @@ from pasture.platform.graph import CheckedStore, Graph
 from pasture.platform.model import SIGN_IN, AppInfo, Loaded, Reached, and_, plural
 from pasture.platform.workers import handlers_of
 from pasture.result import Result
+from pasture.schema import args_object
 
 if TYPE_CHECKING:
     from pasture.platform.audit import Call
@@ -214,8 +215,7 @@ class Listing:
             noted.known = cmd.input.get("properties", {})
         if not cmd.read_only:
             self.gate.check_write(caller, reached, loaded)
-        if not isinstance(args, Mapping):
-            raise UsageError(f"{cmd.agent_name}'s args are an object of argument names to values")
+        args = args_object(args)
         return cmd.run(args, self.context(caller, reached.at, cmd, via_web, typed_text))
 
     def call_handler(
@@ -241,8 +241,7 @@ class Listing:
             raise NotFound(
                 f"no handler {echo(str(name))} in {reached.at} — its handlers are {have}"
             )
-        if not isinstance(args, Mapping):
-            raise UsageError(f"{name}'s args are an object of names to values")
+        args = args_object(args, "handler")
         if kind != "query":
             self.gate.check_write(caller, reached, loaded)
         read_only = name if kind == "query" else None
