@@ -3,11 +3,21 @@
     PastureError
      └── Refused           a sentence for the caller, shown as it is by every door
           ├── DeployRefused  every problem with an app in one message (.problems)
+          │    └── BadCommand   a code command that cannot be registered
+          │                     (`pasture.commands.registry`)
           ├── UsageError     arguments a person or code got wrong (exit code 2)
+          │    ├── BadPath           a path from outside that names no file of an app
+          │    │                     (`pasture.platform.paths`)
+          │    └── DocumentRefused   a client's OAuth metadata document that cannot be used
           ├── Unauthorized   no one signed in, or a secret that signs nobody in (HTTP 401)
+          │    └── BadToken   the request's own credentials are wrong: an Authorization
+          │                   header that is not `Bearer <token>`, or a token of no one's
+          │                   (answered as JSON even where a page was asked for)
           ├── Forbidden      the caller may not do this (HTTP 403)
           ├── NotFound       no such app, page, command or entity (HTTP 404)
           ├── Conflict       a compare-and-set guard saw a value move (HTTP 409)
+          ├── TooLarge       a body over the most one call takes (HTTP 413)
+          ├── NotJson        a body not declared as JSON where only JSON is taken (HTTP 415)
           ├── TooMany        too many calls or tries in too short a time (HTTP 429);
           │                  .retry_after is the seconds to wait (`pasture.platform.limits`)
           └── Unavailable    the machine cannot do it now: a full disk, a read-only data
@@ -119,3 +129,27 @@ class Unavailable(Refused):
     was written."""
 
     status = 503
+
+
+class BadToken(Unauthorized):
+    """The request's own credentials are wrong: an Authorization header that is not
+    `Bearer <token>`, or a token that signs nobody in.
+
+    The web door answers it as JSON even where a page was asked for: the caller is a program.
+    """
+
+
+class DocumentRefused(UsageError):
+    """A client's metadata document that cannot be used; the sentence says why."""
+
+
+class TooLarge(Refused):
+    """A body over the most one call takes: HTTP's 413."""
+
+    status = 413
+
+
+class NotJson(Refused):
+    """A body that is not declared as JSON, where only JSON is taken: HTTP's 415."""
+
+    status = 415
