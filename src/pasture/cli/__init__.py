@@ -738,12 +738,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "run", None) is None:
         parser.print_help()
         return 0 if args.verb is None else 2
-    from pasture.errors import Refused
+    from pasture.errors import PastureError
 
     try:
         code: int = args.run(args)
         return code
-    except Refused as e:
+    except PastureError as e:
         print(e.sentence, file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:

@@ -27,7 +27,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from pasture.commands.model import Command
-from pasture.errors import Refused
+from pasture.errors import PastureError
 from pasture.result import Result
 from pasture.version import __version__
 
@@ -75,7 +75,7 @@ def tools_of(registry: Registry) -> list[types.Tool]:
 def _answer(name: str, run: Callable[[], Result]) -> types.CallToolResult:
     try:
         result = run()
-    except Refused as refused:
+    except PastureError as refused:
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=refused.sentence)], is_error=True
         )

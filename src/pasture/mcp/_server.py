@@ -29,7 +29,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from pasture import jsontext
 from pasture.caller import Caller
-from pasture.errors import NotFound, Refused, UsageError
+from pasture.errors import NotFound, PastureError, Refused, UsageError
 from pasture.mcp._tools import CHANGED, INPUT_SCHEMAS, RELEASE, TOOL_NAMES, TOOLS
 from pasture.platform.service import Access, AppInfo, Service, with_base
 from pasture.result import Result
@@ -147,7 +147,7 @@ def _answer(tool: str, run: Callable[[], Result]) -> Wire:
     """Run one Service call: its Result, its refusal's sentence, or a plain sentence for a bug."""
     try:
         return _success(run())
-    except Refused as refused:
+    except PastureError as refused:
         return _refusal(refused.sentence)
     except Exception:
         logger.exception("tool %s failed", tool)
@@ -345,7 +345,7 @@ def build_server(
         caller = caller_of()
         try:
             views = await in_thread(lambda: service.views(caller))
-        except Refused as refused:
+        except PastureError as refused:
             raise MCPError(code=types.INVALID_PARAMS, message=refused.sentence) from None
         return types.ListResourcesResult(
             resources=[_view_resource(uri, info) for uri, info in views]
@@ -369,7 +369,7 @@ def build_server(
             body, address = await in_thread(read)
         except NotFound:
             raise MCPError(code=types.INVALID_PARAMS, message=NO_RESOURCE) from None
-        except Refused as refused:
+        except PastureError as refused:
             raise MCPError(code=types.INVALID_PARAMS, message=refused.sentence) from None
         # The platform's one rewrite, without the web's script: a view is not a tab.
         text = with_base(body, address).decode("utf-8", errors="replace")

@@ -39,7 +39,7 @@ from mcp.shared.inbound import MCP_METHOD_HEADER
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pasture.caller import NOBODY, Caller, bearer
-from pasture.errors import BadToken, Refused, TooMany
+from pasture.errors import BadToken, PastureError, Refused, TooMany
 from pasture.mcp._replies import Replies, may_ask
 from pasture.mcp._server import build_server
 from pasture.mcp._tools import RELEASE
@@ -241,7 +241,7 @@ def mcp_http(
         if admitted_now is None:
             try:
                 admitted_now = await in_thread(lambda: admitted(token))
-            except Refused as refused:
+            except PastureError as refused:
                 await _unauthorized(refused.sentence, send, metadata, token=True)
                 return
         caller, due, version = admitted_now

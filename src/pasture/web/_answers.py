@@ -4,13 +4,13 @@
 only raises. Whether the answer is JSON or a page goes by the route: the
 platform's API (`/api/…`) and an app's (`/{space}/{app}/api/…`) answer JSON,
 
-    {"error": sentence}    with the refusal's status (`pasture.errors`), `Retry-After`
-                           on a 429, the challenge headers on a 401 that carries them
+    {"error": sentence}    with the status its kind carries (`pasture.errors`: a
+                           `Refused`'s, or a `Fault`'s), `Retry-After` on a 429
 
 and every other route a short page with the same sentence and status. A
 `BadToken` is JSON wherever it is raised: the caller is a program. Anything
-that is not a `Refused` is a bug: logged here with its traceback, answered 500
-with `SERVER_FAULT` and nothing more.
+that is not a `PastureError` is a bug: logged here with its traceback, answered
+500 with `SERVER_FAULT` and nothing more.
 
 A page that shows a refusal inside its own form (the sign-in page saying the
 password was wrong) renders it itself, with `refused_page`.
@@ -26,7 +26,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from pasture.errors import BadToken, Refused, TooMany
+from pasture.errors import BadToken, PastureError, TooMany
 from pasture.web import apps_origins, pages
 
 log = logging.getLogger("pasture.web")
@@ -44,16 +44,16 @@ def answers_json(path: str) -> bool:
     return _API.match(path) is not None
 
 
-def refusal_headers(e: Refused) -> dict[str, str] | None:
+def refusal_headers(e: PastureError) -> dict[str, str] | None:
     """`Retry-After` for a refusal that passes with time (`TooMany`)."""
     return {"Retry-After": str(e.retry_after)} if isinstance(e, TooMany) else None
 
 
-def json_refusal(e: Refused) -> Response:
+def json_refusal(e: PastureError) -> Response:
     return JSONResponse({"error": e.sentence}, status_code=e.status, headers=refusal_headers(e))
 
 
-def refusal(path: str, e: Refused, sign_in: str | None = None) -> Response:
+def refusal(path: str, e: PastureError, sign_in: str | None = None) -> Response:
     """A refusal as the route at `path` answers one: JSON, or a short page (with where a
     signed-out visitor signs in, when `sign_in` says)."""
     if isinstance(e, BadToken) or answers_json(path):
@@ -70,8 +70,9 @@ def fault(path: str) -> Response:
 
 
 async def refused(request: Request, exc: Exception) -> Response:
-    """Starlette's handler for a `Refused` an endpoint raised."""
-    assert isinstance(exc, Refused)
+    """Starlette's handler for a `PastureError` an endpoint raised: a refusal, or a fault
+    whose sentence says what failed."""
+    assert isinstance(exc, PastureError)
     path = request.url.path
     if isinstance(exc, BadToken) or answers_json(path):
         return json_refusal(exc)
@@ -133,7 +134,7 @@ def own_page(
     )
 
 
-def refused_page(html: str, e: Refused, status: int | None = None) -> Response:
+def refused_page(html: str, e: PastureError, status: int | None = None) -> Response:
     """One of the platform's own pages carrying a refusal in its own form: the refusal's
     status (`status` for any but too many tries) and `Retry-After` when it passes with time."""
     response = own_page(html, status=e.status if status is None or e.status == 429 else status)

@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from pasture.caller import Caller
-from pasture.errors import Refused
+from pasture.errors import PastureError
 from pasture.platform.origins import PASS_MARK
 from pasture.platform.service import Service
 from pasture.web import apps_origins, pages, webmcp
@@ -54,7 +54,7 @@ class PageEndpoints(Endpoints):
         for app in apps:
             try:
                 listing = await self.call(self.service.list_commands, caller, app=app.at)
-            except Refused as e:  # one app that cannot list its commands hides no other
+            except PastureError as e:  # one app that cannot list its commands hides no other
                 problems[app.at] = e.sentence
                 continue
             commands[app.at] = [
@@ -110,7 +110,7 @@ class PageEndpoints(Endpoints):
                     spaces=fields.get("spaces") or None,
                 )
             )
-        except Refused as e:  # shown on the tokens page, beside its form
+        except PastureError as e:  # shown on the tokens page, beside its form
             return await self.tokens_of(caller, problem=e.sentence)
         return await self.tokens_of(caller, made=made)
 
@@ -142,7 +142,7 @@ class PageEndpoints(Endpoints):
             address = client_address(request.scope)
             try:
                 session = await self.call(self.service.session_for_link, link, address)
-            except Refused as e:
+            except PastureError as e:
                 return refused_page(pages.signin_page(e.sentence), e)
             return self.signed_in(session)
         token = request.query_params.get("token")
@@ -151,7 +151,7 @@ class PageEndpoints(Endpoints):
         try:
             address = client_address(request.scope)
             session = await self.call(self.service.session_for_token, token, address)
-        except Refused as e:
+        except PastureError as e:
             return refused_page(pages.signin_page(e.sentence), e, 401)
         return self.signed_in(session)
 
@@ -171,7 +171,7 @@ class PageEndpoints(Endpoints):
         try:
             address = client_address(request.scope)
             session = await self.call(self.service.sign_in, name, password, address)
-        except Refused as e:  # shown on the sign-in form, with the name kept
+        except PastureError as e:  # shown on the sign-in form, with the name kept
             page = pages.signin_page(e.sentence, name, app=app, next_path=onward)
             return refused_page(page, e, 401)
         if app:  # on, to the app's own origin it was asked for from

@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.types import Scope
 
 from pasture.caller import NOBODY, Caller, bearer
-from pasture.errors import BadToken, Forbidden, NotJson, Refused, Unavailable
+from pasture.errors import BadToken, Forbidden, NotJson, Refused
 from pasture.platform.service import Service
 from pasture.threads import in_thread
 from pasture.web import apps_origins
@@ -65,9 +65,7 @@ class Who:
                 return known
             try:
                 return await in_thread(functools.partial(self.service.caller_for_token, token))
-            except Unavailable:
-                raise  # the machine's trouble, not the token's
-            except Refused as e:
+            except Refused as e:  # not a Fault: the machine's trouble is not the token's
                 raise BadToken(e.sentence) from e
         state = request.scope.get("state", {})
         on_app_origin = state.get("app_origin") is not None

@@ -86,7 +86,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from pasture.errors import Refused, TooMany
+from pasture.errors import PastureError, TooMany
 from pasture.platform.rewrite import with_base
 from pasture.platform.service import Service
 from pasture.threads import in_thread
@@ -147,7 +147,11 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
     app = _Door(
         routes=routes,
         lifespan=lifespan,
-        exception_handlers={HTTPException: http_error, Refused: refused, Exception: server_fault},
+        exception_handlers={
+            HTTPException: http_error,
+            PastureError: refused,
+            Exception: server_fault,
+        },
     )
     app.mcp = _McpAt(mcp_app)
     app.hosts = Hosts.of(public_url(service), bind_host, service.origins.apps_domain)
