@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pasture.errors import UsageError
-from pasture.schema import InputSchema, from_text
+from pasture.schema import InputSchema, args_object, from_text
 
 CART: dict[str, Any] = {
     "type": "object",
@@ -111,7 +111,7 @@ def test_a_command_without_arguments_says_so() -> None:
 
 
 def test_arguments_are_an_object() -> None:
-    with pytest.raises(UsageError, match="the arguments are an object"):
+    with pytest.raises(UsageError, match="args is an object of the command's arguments"):
         InputSchema(CART).check(["A"])  # type: ignore[arg-type]
 
 
@@ -351,3 +351,20 @@ def test_unchecked_keywords_are_logged_by_the_registry_once(
     assert warned == [
         "shop anyof: input keywords a.anyOf are not checked before run() — check them in run()"
     ]
+
+
+@pytest.mark.parametrize("args", [["A"], "qty=2", 2, None])
+def test_args_not_an_object_is_one_sentence_for_a_command_or_a_handler(args: Any) -> None:
+    with pytest.raises(UsageError) as refused:
+        args_object(args)
+    assert (
+        refused.value.sentence
+        == """args is an object of the command's arguments, like {"who": "Ada"}"""
+    )
+    with pytest.raises(UsageError) as refused:
+        args_object(args, "handler")
+    assert (
+        refused.value.sentence
+        == """args is an object of the handler's arguments, like {"text": "…"}"""
+    )
+    assert args_object({"qty": 2}) == {"qty": 2}

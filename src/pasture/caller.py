@@ -6,11 +6,20 @@ change anything (`writes`), and which of their spaces it reaches (`spaces`,
 None for all of them). Every layer that decides who may do what reads these
 (`pasture.platform.access`), so a read-only grant writes nothing through any
 door, command or app code.
+
+A program names its person with `Authorization: Bearer <token>`, read by `bearer`,
+the one reading of that header every HTTP door uses.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+
+from pasture.errors import BadToken
+
+BEARER_SHAPE = (
+    "the Authorization header is `Bearer <token>` — make a token with `pasture token new`"
+)
 
 
 @dataclass(frozen=True)
@@ -43,3 +52,17 @@ class Caller:
 
 
 NOBODY = Caller()
+
+
+def bearer(header: str | None) -> str | None:
+    """The token an Authorization header carries: None without the header; BadToken when it
+    is not `Bearer <token>` (the scheme in any case, then a token)."""
+    if header is None:
+        return None
+    scheme, _, token = header.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise BadToken(BEARER_SHAPE)
+    return token.strip()
+
+
+__all__ = ["BEARER_SHAPE", "NOBODY", "Caller", "bearer"]

@@ -1,24 +1,40 @@
 """Every error pasture raises on purpose has one root, `PastureError`.
 
-    PastureError
-     └── Refused           a sentence for the caller, shown as it is by every door
-          ├── DeployRefused  every problem with an app in one message (.problems)
-          ├── UsageError     arguments a person or code got wrong (exit code 2)
-          ├── Unauthorized   no one signed in, or a secret that signs nobody in (HTTP 401)
-          ├── Forbidden      the caller may not do this (HTTP 403)
-          ├── NotFound       no such app, page, command or entity (HTTP 404)
-          ├── Conflict       a compare-and-set guard saw a value move (HTTP 409)
-          ├── TooMany        too many calls or tries in too short a time (HTTP 429);
-          │                  .retry_after is the seconds to wait (`pasture.platform.limits`)
+    PastureError           every one carries a sentence for the caller, shown as it is
+     ├── Refused           the caller's request cannot be served as asked (HTTP 400)
+     │    ├── DeployRefused  every problem with an app in one message (.problems)
+     │    │    └── BadCommand   a code command that cannot be registered
+     │    │                     (`pasture.commands.registry`)
+     │    ├── UsageError     arguments a person or code got wrong (exit code 2)
+     │    │    ├── BadPath           a path from outside that names no file of an app
+     │    │    │                     (`pasture.platform.paths`)
+     │    │    └── DocumentRefused   a client's OAuth metadata document that cannot be used
+     │    ├── Unauthorized   no one signed in, or a secret that signs nobody in (HTTP 401)
+     │    │    └── BadToken   the request's own credentials are wrong: an Authorization
+     │    │                   header that is not `Bearer <token>`, or a token of no one's
+     │    │                   (answered as JSON even where a page was asked for)
+     │    ├── Forbidden      the caller may not do this (HTTP 403)
+     │    ├── NotFound       no such app, page, command or entity (HTTP 404)
+     │    ├── Conflict       a compare-and-set guard saw a value move (HTTP 409)
+     │    ├── TooLarge       a body over the most one call takes (HTTP 413)
+     │    ├── NotJson        a body not declared as JSON where only JSON is taken (HTTP 415)
+     │    └── TooMany        too many calls or tries in too short a time (HTTP 429);
+     │                       .retry_after is the seconds to wait (`pasture.platform.limits`)
+     └── Fault             nothing the caller did wrong: something on the server's side
+          │                failed, and the sentence says what (HTTP 500 unless a kind says)
+          ├── CommandFailed  an app's own code failed: it crashed, answered with what is
+          │                  not JSON, or went past its limits (HTTP 424;
+          │                  `pasture.commands.registry`)
           └── Unavailable    the machine cannot do it now: a full disk, a read-only data
                              directory, data held by another process, a database gone
                              (HTTP 503); the sentence names the cause (`pasture.faults`)
 
-A door turns a `Refused` into its own form once, in its own module: an
+A door turns a `PastureError` into its own form once, in its own module: an
 `isError` tool result over MCP, a status code and `{"error": sentence}` over
 HTTP (a 429 with `Retry-After`), the sentence and a non-zero exit on the command
-line. Anything that is
-not a `Refused` is a bug, and a door reports it without a traceback.
+line. A `Fault` is answered so too: its sentence names what failed and carries
+nothing of the server's insides. Anything that is not a `PastureError` is a bug,
+and a door reports it with a sentence of its own and without a traceback.
 
 A sentence often quotes what the caller sent (`no command …`); a lone UTF-16
 surrogate in it (half a character, which no door can encode) is written as its
@@ -32,13 +48,10 @@ from collections.abc import Iterable
 
 
 class PastureError(Exception):
-    """The root of every error pasture raises on purpose."""
+    """The root of every error pasture raises on purpose; the message is the caller's
+    sentence, which every door shows as it is."""
 
-
-class Refused(PastureError):
-    """A request that cannot be served; the message is the caller's sentence."""
-
-    status = 400
+    status = 500
     exit_code = 1
 
     def __init__(self, sentence: str) -> None:
@@ -49,6 +62,19 @@ class Refused(PastureError):
 
     def __str__(self) -> str:
         return self.sentence
+
+
+class Refused(PastureError):
+    """A request that cannot be served as it was asked: the caller's to change."""
+
+    status = 400
+
+
+class Fault(PastureError):
+    """Something on the server's side failed, not the caller's request; the sentence says
+    what, with nothing of the server's insides (those go to its log)."""
+
+    status = 500
 
 
 def echo(text: str, room: int = 80) -> str:
@@ -114,8 +140,32 @@ class TooMany(Refused):
         self.retry_after = max(1, math.ceil(retry_after))
 
 
-class Unavailable(Refused):
+class Unavailable(Fault):
     """The server's storage cannot do this now; the sentence names the cause, and nothing
     was written."""
 
     status = 503
+
+
+class BadToken(Unauthorized):
+    """The request's own credentials are wrong: an Authorization header that is not
+    `Bearer <token>`, or a token that signs nobody in.
+
+    The web door answers it as JSON even where a page was asked for: the caller is a program.
+    """
+
+
+class DocumentRefused(UsageError):
+    """A client's metadata document that cannot be used; the sentence says why."""
+
+
+class TooLarge(Refused):
+    """A body over the most one call takes: HTTP's 413."""
+
+    status = 413
+
+
+class NotJson(Refused):
+    """A body that is not declared as JSON, where only JSON is taken: HTTP's 415."""
+
+    status = 415

@@ -279,6 +279,19 @@ def _strip_value(
     return kept
 
 
+# What a command's or a handler's args look like, in the one sentence that says so.
+_ARGS_EXAMPLE = {"command": '{"who": "Ada"}', "handler": '{"text": "…"}'}
+
+
+def args_object(args: Any, of: str = "command") -> Mapping[str, Any]:
+    """`args` when it is an object of argument names to values; UsageError otherwise, with
+    the one sentence every door gives for that mistake (`of`: a command's or a handler's)."""
+    if not isinstance(args, Mapping):
+        example = _ARGS_EXAMPLE.get(of, _ARGS_EXAMPLE["command"])
+        raise UsageError(f"args is an object of the {of}'s arguments, like {example}")
+    return cast(Mapping[str, Any], args)
+
+
 class InputSchema:
     """A code command's input schema, checked once at registration and used on every call.
 
@@ -396,8 +409,7 @@ class InputSchema:
     # -- checking arguments ------------------------------------------------------------
     def check(self, args: Mapping[str, Any], *, typed_text: bool = False) -> dict[str, Any]:
         """The arguments, defaults applied, typed text converted; UsageError names every problem."""
-        if not isinstance(args, Mapping):
-            raise UsageError("the arguments are an object of argument names to values")
+        args = args_object(args)
         problems: list[str] = []
         given: dict[str, Any] = {}
         bad: set[str] = set()  # reported already: not "required" as well
@@ -588,4 +600,12 @@ def _convert(text: str, kind: str, prop: Mapping[str, Any]) -> Any:
     return _NO
 
 
-__all__ = ["EXAMPLE_OF_FORMAT", "VALUE_KEYWORDS", "InputSchema", "from_text", "sentence", "shown"]
+__all__ = [
+    "EXAMPLE_OF_FORMAT",
+    "VALUE_KEYWORDS",
+    "InputSchema",
+    "args_object",
+    "from_text",
+    "sentence",
+    "shown",
+]

@@ -14,7 +14,7 @@ from helpers.cart import cart_registry
 from pasture import Registry, Result
 from pasture.caller import Caller
 from pasture.commands.model import Context
-from pasture.commands.registry import BadCommand, CommandFailed, agent_name
+from pasture.commands.registry import BadCommand, CommandFailed
 from pasture.errors import NotFound, Refused, UsageError
 
 
@@ -50,11 +50,6 @@ def test_a_registered_command_is_a_code_command_of_the_one_model() -> None:
     assert entry["input"]["additionalProperties"] is False
     assert entry["examples"] == ["cart add V60-02 --qty=2"] and entry["seeAlso"] == ["cart status"]
     assert [c.agent_name for c in registry.commands()] == ["cart_add", "cart_status"]
-
-
-def test_agent_names_join_words_with_underscores() -> None:
-    assert agent_name("cart add") == "cart_add"
-    assert agent_name("log_run") == "log_run"
 
 
 def test_the_decorator_registers_the_function_and_returns_it() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from helpers.club import RUNS
 from helpers.databases import fresh_database
-from pasture.errors import Refused
+from pasture.errors import Unavailable
 from pasture.platform.pgdb import app_schema
 from pasture.platform.service import Service
 
@@ -114,6 +114,6 @@ def test_schema_names_never_meet_and_fit() -> None:
 
 
 def test_a_database_that_is_not_there_is_a_sentence(tmp_path: Path) -> None:
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(Unavailable) as refused:
         Service(tmp_path / "home", database_url="postgresql://nobody@127.0.0.1:1/none")
     assert "cannot reach the PostgreSQL database" in refused.value.sentence

@@ -17,7 +17,7 @@ from code_apps import code_app, deploy
 
 from helpers.club import RUNS
 from pasture.caller import Caller
-from pasture.errors import DeployRefused, Refused
+from pasture.errors import DeployRefused, Fault
 from pasture.platform.service import Limits, Service
 
 # Wall time well past CPU time: a busy loop meets its CPU limit first even on a busy machine.
@@ -157,7 +157,7 @@ def test_each_misbehaviour_is_one_sentence_and_the_rest_keeps_answering(
     limited: Service, command: str
 ) -> None:
     owner = limited.local_owner()
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(Fault) as refused:  # the app's code failed: not the caller's mistake
         limited.run_command(owner, command, {})
     assert refused.value.sentence == CASES[command]
     still_answering(limited, owner)
@@ -186,10 +186,10 @@ def test_a_call_stopped_at_its_limit_leaves_nothing_it_had_not_committed(
     limited: Service,
 ) -> None:
     owner = limited.local_owner()
-    with pytest.raises(Refused, match="box half batch used more than 1 s of CPU time"):
+    with pytest.raises(Fault, match="box half batch used more than 1 s of CPU time"):
         limited.run_command(owner, "box_half_batch", {})
     assert notes(limited, owner) == []
-    with pytest.raises(Refused, match="box committed then sleeps took longer than 6 s"):
+    with pytest.raises(Fault, match="box committed then sleeps took longer than 6 s"):
         limited.run_command(owner, "box_committed_then_sleeps", {})
     assert notes(limited, owner) == ["committed"]
 

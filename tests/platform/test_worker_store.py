@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from helpers.club import RUNS
 from pasture.caller import NOBODY, Caller
-from pasture.errors import Forbidden, Refused, Unauthorized
+from pasture.errors import Fault, Forbidden, PastureError, Refused, Unauthorized
 from pasture.platform.model import VIEWER_WRITES
 from pasture.platform.sandbox import Limits
 from pasture.platform.service import Service
@@ -184,7 +184,7 @@ def test_a_batch_is_one_transaction(service: Service, ada: Caller, box: str) -> 
     done = service.run_command(ada, "box_batched", {"n": 3})
     assert len(done.data["entities"]) == 3
     assert notes(service, ada) == ["batch 0", "batch 1", "batch 2"]
-    with pytest.raises(Refused, match=r"box batched failed in its own code \(ValueError\)"):
+    with pytest.raises(Fault, match=r"box batched failed in its own code \(ValueError\)"):
         service.run_command(ada, "box_batched", {"n": 3, "fail": True})
     with pytest.raises(Refused, match="nonsense"):
         service.run_command(ada, "box_refused_inside", {})
@@ -207,7 +207,7 @@ REPLY_KEYS = st.sampled_from(["result", "refused", "failed", "limit", "unjson", 
 def test_any_reply_of_a_worker_is_an_answer_or_a_sentence(reply: dict[str, Any]) -> None:
     try:
         answer = _answer("box x", reply, Limits())
-    except Refused as refused:
+    except PastureError as refused:  # a refusal, or a fault of the worker's code
         assert refused.sentence and "Traceback" not in refused.sentence
     except Stopped as stopped:  # not the protocol: the caller is told, the process stopped
         assert stopped.sentence.startswith("box x stopped: its worker process sent pasture")

@@ -12,7 +12,7 @@ import pytest
 from store_fixtures import ADA, BOB, RUNS, refuse_bad_batches
 
 from helpers import pg_server
-from pasture.errors import Conflict, Refused
+from pasture.errors import Conflict, Refused, Unavailable
 from pasture.store import fingerprint
 from pasture.store.postgres import PostgresStore, open_postgres_store
 
@@ -131,7 +131,7 @@ def test_a_bad_schema_name_is_refused_saying_how_to_name_it(pg_url: str) -> None
 
 
 def test_a_server_that_is_not_there_is_a_sentence() -> None:
-    with pytest.raises(Refused) as e:
+    with pytest.raises(Unavailable) as e:
         open_postgres_store("postgresql://nobody:secret@127.0.0.1:1/nothing", "runs")
     text = str(e.value)
     assert text.startswith("cannot reach the PostgreSQL server at 127.0.0.1:1")

@@ -265,10 +265,10 @@ def test_nothing_at_an_unknown_address_is_a_404_page(site: Site) -> None:
 
 
 def test_the_guide_is_served_when_there_is_one(site: Site) -> None:
-    from pasture.web import app
+    from pasture.web._page_endpoints import GUIDE
 
     answer = site.client().get("/docs.md")
-    if app._GUIDE.is_file():
+    if GUIDE.is_file():
         assert answer.status_code == 200
         assert answer.headers["content-type"].startswith("text/markdown")
     else:

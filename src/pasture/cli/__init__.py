@@ -759,12 +759,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run the verb `args` names; its exit code, a refusal's sentence or one line on stderr."""
-    from pasture.errors import Refused
+    from pasture.errors import PastureError
 
     try:
         code: int = args.run(args)
         return code
-    except Refused as e:
+    except PastureError as e:
         print(e.sentence, file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:

@@ -20,6 +20,7 @@ from pasture.cli import _words
 from pasture.cli._man import quoted, type_words, value_text
 from pasture.cli._words import Words, split_words
 from pasture.errors import UsageError
+from pasture.naming import agent_name
 from pasture.platform.listing import Offered
 from pasture.platform.service import Command
 from pasture.values import type_of_property
@@ -106,7 +107,7 @@ class CommandCompleter(Completer):
                 yield Completion(word, back, display_meta=meta)
             return
         name, rest = _words.command_name(done, {k.command.agent_name for k in known})
-        agent = name.replace(" ", "_")
+        agent = agent_name(name)
         matches = [k for k in known if k.command.agent_name == agent]
         if not matches:
             return

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from pasture.errors import Refused
+from pasture.errors import PastureError
 
 
 def demo(args: argparse.Namespace) -> int:
@@ -29,7 +29,7 @@ def demo(args: argparse.Namespace) -> int:
     for folder in folders:
         try:
             print("  " + service.deploy(owner, folder).text.replace("\n", "\n    "))
-        except Refused as e:
+        except PastureError as e:
             print(f"  {folder.name} was not deployed: {e.sentence}", file=sys.stderr)
     from pasture.platform.sandbox import confinement
 

@@ -31,7 +31,7 @@ from pasture.cli._completion import CommandCompleter
 from pasture.cli._man import arguments_table, by_provider, man_page
 from pasture.cli._render import apps_table, key_values, rows_table
 from pasture.cli._words import Confirm, Words, run_words, split_words
-from pasture.errors import Refused, UsageError
+from pasture.errors import PastureError, UsageError
 from pasture.platform.listing import Offered
 from pasture.platform.service import Service
 from pasture.result import Result
@@ -93,7 +93,7 @@ class Session:
         """Read the caller's commands again (an app may have been deployed meanwhile)."""
         try:
             self.known = known_commands(self.service, self.caller)
-        except Refused:
+        except PastureError:
             self.known = []
 
     def handle(self, line: str) -> int:
@@ -101,7 +101,7 @@ class Session:
         try:
             self._line(line)
             return 0
-        except Refused as e:
+        except PastureError as e:
             self.err.print(Text(e.sentence, style="red"), soft_wrap=True)
             return e.exit_code
         except KeyboardInterrupt:

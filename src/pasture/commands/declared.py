@@ -15,6 +15,7 @@ from pasture.commands.model import Context
 from pasture.commands.template import ApplyPlan, QueryPlan
 from pasture.errors import UsageError
 from pasture.result import Result
+from pasture.schema import args_object
 from pasture.store.answers import answer_data, answer_text
 from pasture.store.base import Applied
 from pasture.values import BadValue, ValueType, convert, json_schema
@@ -56,8 +57,7 @@ class Template:
 
     def convert(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """The arguments as their declared types; UsageError names every bad one at once."""
-        if not isinstance(args, Mapping):
-            raise UsageError(f"{self.name} takes its arguments as an object of names to values")
+        args = args_object(args)
         problems: list[str] = []
         out: dict[str, Any] = {}
         for arg, kind in self.types.items():

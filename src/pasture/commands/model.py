@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pasture.caller import Caller
+from pasture.naming import agent_name
 from pasture.result import Result
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ class Command:
     @property
     def agent_name(self) -> str:
         """The name agents see: words joined by `_` (`cart add` → `cart_add`)."""
-        return self.name.replace(" ", "_")
+        return agent_name(self.name)
 
     def view_uri(self, at: str) -> str | None:
         """The page the answer is drawn in, as the MCP resource it is: `ui://space/app/file`."""

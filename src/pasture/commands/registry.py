@@ -37,8 +37,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from pasture.caller import NOBODY, Caller
 from pasture.commands.appstore import AppStore, StoreAsCaller
 from pasture.commands.model import Command, Context, Suggest
-from pasture.errors import DeployRefused, NotFound, Refused, UsageError
+from pasture.errors import DeployRefused, Fault, NotFound, PastureError, Refused, UsageError
 from pasture.names import COMMAND_NAME
+from pasture.naming import agent_name
 from pasture.result import Result
 from pasture.schema import InputSchema, shown
 
@@ -67,20 +68,16 @@ class BadCommand(DeployRefused):
     """A command that cannot be registered: every problem with it in one message."""
 
 
-class CommandFailed(Refused):
-    """A command's own code failed: it raised something that is not a `Refused` (a bug in
-    it), answered with what is not JSON, or went past its limits.
+class CommandFailed(Fault):
+    """A command's own code failed: it raised something that is not a `PastureError` (a
+    bug in it), answered with what is not JSON, or went past its limits. A fault, not the
+    caller's mistake.
 
     HTTP's 424 (Failed Dependency): the request depended on the app's code, and that
-    failed. Not a 5xx — nothing in pasture broke, and the sentence says what did.
+    failed. Not a 500 — nothing in pasture broke, and the sentence says what did.
     """
 
     status = 424
-
-
-def agent_name(name: str) -> str:
-    """`cart add` → `cart_add`: the name agents see, and one people may type."""
-    return "_".join(name.split())
 
 
 class _NoStore(AppStore):
@@ -119,7 +116,7 @@ class _CodeRun:
             answer = self.function(checked, ctx)
             if inspect.isawaitable(answer):
                 answer = asyncio.run(_awaited(answer))
-        except (Refused, MemoryError):  # a worker process reports running out as its limit
+        except (PastureError, MemoryError):  # a worker process reports running out as its limit
             raise
         except Exception as e:
             logger.exception("command %s failed", self.name)
@@ -495,7 +492,7 @@ def run_status(commands: Sequence[Command], context: Callable[[Command], Context
         provider = command.provider or command.name.split()[0]
         try:
             result = command.run({}, context(command))
-        except Refused as refused:
+        except PastureError as refused:  # a refusal, or its code failing
             lines.append(f"{provider}: {refused.sentence}")
             data[provider] = {"error": refused.sentence}
             continue
@@ -524,7 +521,6 @@ __all__ = [
     "BadCommand",
     "CommandFailed",
     "Registry",
-    "agent_name",
     "run_status",
     "serve_stdio",
 ]

@@ -1,7 +1,8 @@
 """A `Result` as a tool's answer, the same for every server this door builds.
 
-Text goes out as `content`, data as `structuredContent`; a `Refused` becomes an
-`isError` answer carrying its sentence and nothing else, here and nowhere else;
+Text goes out as `content`, data as `structuredContent`; a `PastureError` (a
+refusal, or a fault) becomes an `isError` answer carrying its sentence and
+nothing else, here and nowhere else;
 anything unexpected becomes a plain sentence, its traceback kept in the log. The
 platform's connector (`_server`) and a registry served on its own (`_registry`)
 both answer this way.
@@ -15,7 +16,7 @@ from typing import Any
 
 import mcp_types as types
 
-from pasture.errors import Refused
+from pasture.errors import PastureError
 from pasture.result import Result
 
 logger = logging.getLogger("pasture.mcp")
@@ -51,7 +52,7 @@ def answer(tool: str, run: Callable[[], Result]) -> Wire:
     """Run one call: its Result, its refusal's sentence, or a plain sentence for a bug."""
     try:
         return success(run())
-    except Refused as refused:
+    except PastureError as refused:
         return refusal(refused.sentence)
     except Exception:
         logger.exception("tool %s failed", tool)

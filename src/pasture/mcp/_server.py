@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, cast
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -31,12 +31,13 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from pasture import jsontext
 from pasture.caller import Caller
-from pasture.errors import NotFound, Refused, UsageError
+from pasture.errors import NotFound, PastureError, Refused, UsageError
 from pasture.mcp._answers import Wire, answer, refusal
 from pasture.mcp._changes import EMPTY, Relay
 from pasture.mcp._tools import CHANGED, INPUT_SCHEMAS, RELEASE, TOOL_NAMES, TOOLS
 from pasture.platform.service import Access, AppInfo, Service, with_base
 from pasture.result import Result
+from pasture.schema import args_object
 from pasture.threads import in_command_thread, in_thread
 from pasture.version import __version__
 
@@ -75,13 +76,10 @@ def _required(arguments: Mapping[str, Any], key: str) -> str:
     return value
 
 
-def _object(arguments: Mapping[str, Any], key: str) -> dict[str, Any]:
-    value = arguments.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise UsageError(f'{key} is an object of names to values, e.g. {{"who": "Ada"}}')
-    return dict(cast(Mapping[str, Any], value))
+def _args(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A command's args: none given is none; anything but an object is refused."""
+    value = arguments.get("args")
+    return {} if value is None else dict(args_object(value))
 
 
 def _bundles(arguments: Mapping[str, Any]) -> Any:
@@ -222,7 +220,7 @@ def build_server(
                 return service.run_command(
                     caller,
                     _required(arguments, "name"),
-                    _object(arguments, "args"),
+                    _args(arguments),
                     _text(arguments, "app"),
                 )
             if name == "status":
@@ -305,7 +303,7 @@ def build_server(
         relay.seen(ctx, caller)
         try:
             views = await in_thread(lambda: service.views(caller))
-        except Refused as refused:
+        except PastureError as refused:
             raise MCPError(code=types.INVALID_PARAMS, message=refused.sentence) from None
         return types.ListResourcesResult(
             resources=[_view_resource(uri, info) for uri, info in views]
@@ -329,7 +327,7 @@ def build_server(
             body, address = await in_thread(read)
         except NotFound:
             raise MCPError(code=types.INVALID_PARAMS, message=NO_RESOURCE) from None
-        except Refused as refused:
+        except PastureError as refused:
             raise MCPError(code=types.INVALID_PARAMS, message=refused.sentence) from None
         # The platform's one rewrite, without the web's script: a view is not a tab.
         text = with_base(body, address).decode("utf-8", errors="replace")

@@ -38,8 +38,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.inbound import MCP_METHOD_HEADER
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from pasture.caller import NOBODY, Caller
-from pasture.errors import Refused, TooMany
+from pasture.caller import NOBODY, Caller, bearer
+from pasture.errors import BadToken, PastureError, Refused, TooMany
 from pasture.mcp._replies import Replies, may_ask
 from pasture.mcp._server import build_server
 from pasture.mcp._tools import RELEASE
@@ -67,14 +67,11 @@ def security_settings(public_url: str, bind_host: str) -> TransportSecuritySetti
     return Hosts.of(public_url, bind_host).settings()
 
 
-def _bearer(scope: Scope) -> str | None:
+def _authorization(scope: Scope) -> str | None:
     for key, value in scope.get("headers", []):
         if key == b"authorization":
             text: str = value.decode("latin-1")
-            scheme, _, token = text.partition(" ")
-            if scheme.lower() == "bearer" and token.strip():
-                return token.strip()
-            return ""  # an Authorization header that is not a bearer token
+            return text
     return None
 
 
@@ -233,10 +230,10 @@ def mcp_http(
         except TooMany as refused:
             await too_many(refused, scope, receive, send)
             return
-        token = _bearer(scope)
-        if token == "":
-            sentence = "send your token as Authorization: Bearer <token>"
-            await _unauthorized(sentence, send, metadata, token=True)
+        try:
+            token = bearer(_authorization(scope))
+        except BadToken as refused:
+            await _unauthorized(refused.sentence, send, metadata, token=True)
             return
         if token is None:  # every client starts signing in here
             await _unauthorized(SIGN_IN_FIRST, send, metadata, token=False)
@@ -245,7 +242,7 @@ def mcp_http(
         if admitted_now is None:
             try:
                 admitted_now = await in_thread(lambda: admitted(token))
-            except Refused as refused:
+            except PastureError as refused:
                 await _unauthorized(refused.sentence, send, metadata, token=True)
                 return
         caller, due, version = admitted_now

@@ -46,7 +46,7 @@ from types import TracebackType
 from typing import Any
 
 from pasture.caller import Caller
-from pasture.errors import Refused, UsageError
+from pasture.errors import PastureError, UsageError
 from pasture.platform.db import PlatformDB
 
 logger = logging.getLogger("pasture.audit")
@@ -268,7 +268,7 @@ class Call:
         took = (time.perf_counter() - self.started) * 1000
         if error is None:
             outcome = "ok"
-        elif isinstance(error, Refused):
+        elif isinstance(error, PastureError):
             outcome = unquoted(error.sentence, self.args)
         else:
             outcome = "failed on the server (a fault, logged)"

@@ -47,7 +47,7 @@ import httpcore
 from mcp.shared.auth import OAuthClientInformationFull
 from pydantic import ValidationError
 
-from pasture.errors import UsageError, echo
+from pasture.errors import DocumentRefused, echo
 
 MAX_BYTES = 16 * 1024
 TIMEOUT = 5.0
@@ -59,10 +59,6 @@ _MAX_AGE = re.compile(r"max-age\s*=\s*(\d+)", re.IGNORECASE)
 def is_document_id(client_id: str) -> bool:
     """Whether a `client_id` names a metadata document rather than a registered client."""
     return client_id.startswith("https://")
-
-
-class DocumentRefused(UsageError):
-    """A client's metadata document that cannot be used; the sentence says why."""
 
 
 def _refused(client_id: str, why: str) -> DocumentRefused:

@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING, Any
 from pasture.caller import Caller
 from pasture.commands.model import Command, Context
 from pasture.errors import NotFound, Refused, Unauthorized, UsageError, echo
+from pasture.naming import agent_name
 from pasture.platform.access import Gate
 from pasture.platform.catalog import Catalog
 from pasture.platform.graph import CheckedStore, Graph
 from pasture.platform.model import SIGN_IN, AppInfo, Loaded, Reached, and_, plural
 from pasture.platform.workers import handlers_of
 from pasture.result import Result
+from pasture.schema import args_object
 
 if TYPE_CHECKING:
     from pasture.platform.audit import Call
@@ -137,7 +139,7 @@ class Listing:
     def _resolve(
         self, caller: Caller, name: str, app: str | None, via_web: bool, noted: Call | None = None
     ) -> tuple[Reached, Loaded, Command]:
-        name = name.strip().replace(" ", "_")
+        name = agent_name(name)
         if app is not None:
             reached = self.gate.reach(caller, app, via_web=via_web)
             if noted is not None:  # an unknown name is refused in the app it was asked of
@@ -213,8 +215,7 @@ class Listing:
             noted.known = cmd.input.get("properties", {})
         if not cmd.read_only:
             self.gate.check_write(caller, reached, loaded)
-        if not isinstance(args, Mapping):
-            raise UsageError(f"{cmd.agent_name}'s args are an object of argument names to values")
+        args = args_object(args)
         return cmd.run(args, self.context(caller, reached.at, cmd, via_web, typed_text))
 
     def call_handler(
@@ -240,8 +241,7 @@ class Listing:
             raise NotFound(
                 f"no handler {echo(str(name))} in {reached.at} — its handlers are {have}"
             )
-        if not isinstance(args, Mapping):
-            raise UsageError(f"{name}'s args are an object of names to values")
+        args = args_object(args, "handler")
         if kind != "query":
             self.gate.check_write(caller, reached, loaded)
         read_only = name if kind == "query" else None

@@ -46,9 +46,9 @@ from mcp.server.auth.provider import (
 from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, OAuthToken
 
 from pasture.caller import Caller
-from pasture.errors import NotFound, UsageError
+from pasture.errors import DocumentRefused, NotFound, UsageError
 from pasture.platform import identity as _id
-from pasture.platform.client_documents import ClientDocuments, DocumentRefused, is_document_id
+from pasture.platform.client_documents import ClientDocuments, is_document_id
 from pasture.platform.db import PlatformDB
 from pasture.platform.model import OAUTH_ACCESS_PREFIX
 from pasture.platform.remembered import Remembered

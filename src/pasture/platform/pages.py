@@ -11,7 +11,7 @@ from __future__ import annotations
 import mimetypes
 
 from pasture.caller import Caller
-from pasture.errors import NotFound, Refused
+from pasture.errors import NotFound, PastureError
 from pasture.platform import deploy as _deploy
 from pasture.platform import paths
 from pasture.platform.access import Gate
@@ -75,7 +75,7 @@ class Pages:
         space, slug, file = parts
         try:
             info = self.gate.app_info(caller, f"{space}/{slug}")
-        except Refused:
+        except PastureError:
             raise missing from None
         if file not in info.views or paths.problem(file) is not None:
             raise missing

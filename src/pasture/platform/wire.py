@@ -20,7 +20,15 @@ import time
 from typing import Any
 
 from pasture import jsontext
-from pasture.errors import Conflict, Forbidden, NotFound, Refused, Unauthorized, UsageError
+from pasture.errors import (
+    Conflict,
+    Forbidden,
+    NotFound,
+    PastureError,
+    Refused,
+    Unauthorized,
+    UsageError,
+)
 
 MAX_SENTENCE = 4000  # a refusal is a sentence, not a document
 MAX_MESSAGE = 64 * 1024 * 1024  # more than any answer a page or an agent would want back
@@ -99,16 +107,17 @@ class Channel:
 
 
 # -- refusals, as a message carries them -------------------------------------------------------
-def refusal_message(refused: Refused) -> dict[str, str]:
-    """`{"sentence": …, "kind": "NotFound"}`: a refusal sent across."""
+def refusal_message(refused: PastureError) -> dict[str, str]:
+    """`{"sentence": …, "kind": "NotFound"}`: a refusal (or a fault) sent across."""
     return {"sentence": refused.sentence, "kind": type(refused).__name__}
 
 
-def refusal_of(message: Any) -> Refused:
-    """The refusal a message carries, of a kind pasture knows (else a plain `Refused`)."""
+def refusal_of(message: Any) -> PastureError:
+    """The refusal (or fault) a message carries, of a kind pasture knows (else a plain
+    `Refused`)."""
     from pasture.commands.registry import CommandFailed
 
-    kinds: dict[str, type[Refused]] = {
+    kinds: dict[str, type[PastureError]] = {
         "UsageError": UsageError,
         "Unauthorized": Unauthorized,
         "Forbidden": Forbidden,

@@ -46,7 +46,7 @@ from pasture.commands import handlers as _handlers
 from pasture.commands.appstore import AppStore
 from pasture.commands.model import Command, Context
 from pasture.commands.registry import BadCommand, Registry, _CodeRun
-from pasture.errors import Refused
+from pasture.errors import PastureError, Refused
 from pasture.platform.wire import Channel, Closed, refusal_message, refusal_of
 from pasture.result import Result
 from pasture.store.base import Answer, Applied, Bundle
@@ -310,7 +310,7 @@ class Host:
         try:
             # The server checked and converted the arguments before it sent them.
             result = run.run_checked(args, ctx) if isinstance(run, _CodeRun) else run(args, ctx)
-        except Refused as refused:
+        except PastureError as refused:  # a refusal, or its code failing (CommandFailed)
             return {"refused": refusal_message(refused)}
         except MemoryError:
             return {"limit": "memory"}

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from pasture.commands.model import Context
-from pasture.errors import Refused
+from pasture.errors import PastureError, Refused
 from pasture.platform.sandbox import Confinement, Limits, confinement, seconds, worker_env
 from pasture.platform.wire import Channel, Closed, WireError, refusal_message
 
@@ -325,7 +325,7 @@ def _store_answer(asked: dict[str, Any], call: str, ctx: Context) -> dict[str, A
         if op == "schema":
             return {"schema": ctx.store.schema()}
         raise Refused("ctx.store reads (query), writes (apply, batch) and describes (schema)")
-    except Refused as refused:
+    except PastureError as refused:
         return {"refused": refusal_message(refused)}
     except Exception:
         logger.exception("%s: a worker's store request failed", ctx.at)

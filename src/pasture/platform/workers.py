@@ -39,7 +39,7 @@ from typing import Any
 
 from pasture.commands.model import Command, Context
 from pasture.commands.registry import CommandFailed
-from pasture.errors import Forbidden, Refused
+from pasture.errors import Forbidden, PastureError, Refused
 from pasture.platform.sandbox import Limits
 from pasture.platform.wire import WireError, refusal_of
 from pasture.platform.worker_host import WORKER, WorkerRegistry
@@ -286,7 +286,7 @@ class Workers:
                 self.heard(version, answer["commands"])
             try:
                 result = _answer(name, answer, self.limits)
-            except Refused:
+            except PastureError:
                 healthy = "limit" not in answer  # a process out of memory is not kept
                 raise
             healthy = True

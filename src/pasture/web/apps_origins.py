@@ -28,7 +28,7 @@ from starlette.datastructures import Headers, QueryParams
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import Scope
 
-from pasture.errors import Refused
+from pasture.errors import PastureError
 from pasture.platform.origins import PASS_MARK, SANDBOX
 from pasture.platform.service import Service
 from pasture.threads import in_thread
@@ -116,7 +116,7 @@ def _platform_page(service: Service, scope: Scope, app: tuple[str, str], what: s
     if what == "session":
         try:
             secret = service.pass_for_code(query.get("code") or "", space, slug)
-        except Refused as e:
+        except PastureError as e:
             page = pages.message_page("Not signed in", e.sentence)
             return HTMLResponse(page, status_code=e.status)
         response = RedirectResponse(next_path, status_code=303)

@@ -24,7 +24,6 @@ public URL is neither serves no OAuth (and says so in its log).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from starlette.requests import Request
@@ -32,14 +31,13 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from pasture.caller import Caller
-from pasture.platform.client_documents import DocumentRefused, is_document_id
+from pasture.errors import DocumentRefused
+from pasture.platform.client_documents import is_document_id
 from pasture.platform.service import Service
 from pasture.threads import in_thread
 from pasture.web import pages
-
-if TYPE_CHECKING:
-    from pasture.web.app import _Web
+from pasture.web._answers import own_page
+from pasture.web.endpoints import Endpoints
 
 log = logging.getLogger("pasture.web")
 
@@ -51,7 +49,7 @@ def resource_metadata_url(base_url: str) -> str:
     return f"{base_url}/.well-known/oauth-protected-resource/mcp"
 
 
-def oauth_routes(service: Service, web: _Web) -> list[BaseRoute]:
+def oauth_routes(service: Service, web: Endpoints) -> list[BaseRoute]:
     """The SDK's OAuth routes for this server, and the consent page's; none without a
     usable issuer."""
     from mcp.server.auth.routes import create_auth_routes, create_protected_resource_routes
@@ -114,8 +112,6 @@ class _Fetching:
         self.service = service
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        from pasture.web.app import own_page
-
         client_id = Request(scope).query_params.get("client_id", "")
         if is_document_id(client_id):
             oauth = self.service.oauth
@@ -131,34 +127,29 @@ class _Fetching:
 class Consent:
     """The consent page: pasture's own sign-in, then the person's choice."""
 
-    def __init__(self, service: Service, web: _Web) -> None:
+    def __init__(self, service: Service, web: Endpoints) -> None:
         self.service = service
         self.web = web
 
     async def show(self, request: Request) -> Response:
-        from pasture.web.app import own_page
-
         asked = request.query_params.get("request", "")
-
-        async def work(caller: Caller) -> Response:
-            asking = await self.web.call(self.service.oauth_asking, asked)
-            if not caller.signed_in:
-                here = "/oauth/consent?" + urlencode({"request": asked})
-                return own_page(pages.signin_page(next_path=here))
-            spaces = [s for s, _ in await self.web.call(self.service.spaces, caller)]
-            target = urlsplit(asking.redirect_uri)
-            page = pages.consent_page(
-                asking.client_name,
-                asking.client_uri,
-                target.netloc or asking.redirect_uri,
-                asked,
-                asking.writes,
-                spaces,
-                caller,
-            )
-            return own_page(page, form_action=f"'self' {_origin(asking.redirect_uri)}")
-
-        return await self.web.html(request, work)
+        caller = await self.web.who.of_page(request)
+        asking = await self.web.call(self.service.oauth_asking, asked)
+        if not caller.signed_in:
+            here = "/oauth/consent?" + urlencode({"request": asked})
+            return own_page(pages.signin_page(next_path=here))
+        spaces = [s for s, _ in await self.web.call(self.service.spaces, caller)]
+        target = urlsplit(asking.redirect_uri)
+        page = pages.consent_page(
+            asking.client_name,
+            asking.client_uri,
+            target.netloc or asking.redirect_uri,
+            asked,
+            asking.writes,
+            spaces,
+            caller,
+        )
+        return own_page(page, form_action=f"'self' {_origin(asking.redirect_uri)}")
 
     async def answer(self, request: Request) -> Response:
         fields = parse_qs((await request.body()).decode("utf-8", "replace"))
@@ -166,24 +157,20 @@ class Consent:
         def one(name: str) -> str:
             return fields.get(name, [""])[0]
 
-        async def work(caller: Caller) -> Response:
-            if not caller.signed_in:
-                return RedirectResponse(
-                    "/oauth/consent?" + urlencode({"request": one("request")}), status_code=303
-                )
-            target = await self.web.call(
-                self.service.oauth_decide,
-                caller,
-                one("request"),
-                approve=one("decision") == "approve",
-                writes=one("scope") == "write",
-                spaces=fields.get("spaces", []),
-            )
+        caller = await self.web.who.of_page(request)
+        if not caller.signed_in:
             return RedirectResponse(
-                target, status_code=303, headers={"Referrer-Policy": "no-referrer"}
+                "/oauth/consent?" + urlencode({"request": one("request")}), status_code=303
             )
-
-        return await self.web.html(request, work)
+        target = await self.web.call(
+            self.service.oauth_decide,
+            caller,
+            one("request"),
+            approve=one("decision") == "approve",
+            writes=one("scope") == "write",
+            spaces=fields.get("spaces", []),
+        )
+        return RedirectResponse(target, status_code=303, headers={"Referrer-Policy": "no-referrer"})
 
 
 def _origin(url: str) -> str:

@@ -1,0 +1,178 @@
+"""The web door's JSON API: an app's `./api/` and the platform's `/api/tools`.
+
+Answers of `apply`, `query` and `command` are the Service's `Result` as it is,
+`{"text": …, "data": {…}}`; a refusal is raised, and answered as JSON by the
+door (`pasture.web._answers`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from pasture import jsontext
+from pasture.caller import Caller
+from pasture.errors import NotFound, Refused, TooLarge, Unauthorized
+from pasture.platform.model import SIGN_IN
+from pasture.platform.service import Service
+from pasture.result import Result
+from pasture.schema import args_object
+from pasture.web import webmcp
+from pasture.web._who import came_by
+from pasture.web.client import CLIENT_JS
+from pasture.web.endpoints import Endpoints
+from pasture.web.live import Live
+from pasture.web.query_string import filter_of
+
+MAX_BODY = 8 * 1024 * 1024  # bundles for one transaction, generously (read in _json_body)
+
+
+class Api(Endpoints):
+    """The API's endpoints; each finds its caller, calls the Service, and answers JSON."""
+
+    def __init__(self, service: Service) -> None:
+        super().__init__(service)
+        self.live = Live(service)  # this server's pages' subscriptions
+
+    async def no_api(self, request: Request, space: str, slug: str, path: str) -> Response:
+        """An address under ./api/ that is not one of its calls, or not with this method."""
+        method = {"api/apply": "POST", "api/command": "POST", "api/call": "POST"}.get(path)
+        caller = await self.who.of_api(request)
+        await self.call(self.service.web_app, caller, space, slug)
+        if method is not None:
+            sentence = f"{request.method} is not how {request.url.path} is used — {method} it"
+            return JSONResponse({"error": sentence}, status_code=405, headers={"Allow": method})
+        # Whatever else is asked for, answer as for a missing file.
+        await self.call(self.service.page, caller, space, slug, path)
+        raise NotFound(f"no page {path} in {space}/{slug}")
+
+    async def apply(self, request: Request) -> Response:
+        at = _at(request)
+        caller = await self.who.of_api(request)
+        bundles = await _json_body(request, "the bundles, a JSON object or a list of them")
+        return _result(await self.call(self.service.apply, caller, at, bundles, via_web=True))
+
+    async def query(self, request: Request) -> Response:
+        at = _at(request)
+        text = filter_of(request.scope.get("query_string", b""))
+        caller = await self.who.of_api(request)
+        return _result(await self.call(self.service.query, caller, at, text, via_web=True))
+
+    async def subscribe(self, request: Request) -> Response:
+        """`query`'s answer as an event stream, sent again whenever it changes."""
+        at = _at(request)
+        text = filter_of(request.scope.get("query_string", b""))
+        caller = await self.who.of_api(request)
+
+        async def who() -> Caller:  # asked again when who may reach what changes
+            return came_by(await self.who.caller(request), request)
+
+        seen = request.headers.get("last-event-id")
+        return await self.live.open(caller, who, at, text, seen)
+
+    async def command(self, request: Request) -> Response:
+        at = _at(request)
+        caller = await self.who.of_api(request)
+        name, args = await _name_and_args(request, "command", "log_run")
+        result = await self.call_command(
+            self.service.run_command, caller, name, args, app=at, via_web=True
+        )
+        return _result(result)
+
+    async def call_handler(self, request: Request) -> Response:
+        at = _at(request)
+        caller = await self.who.of_api(request)
+        name, args = await _name_and_args(request, "handler", "add_todo")
+        result = await self.call_command(
+            self.service.call_handler, caller, at, name, args, via_web=True
+        )
+        return _result(result)
+
+    async def me(self, request: Request) -> Response:
+        space, slug = request.path_params["space"], request.path_params["app"]
+        caller = await self.who.of_api(request)
+        await self.call(self.service.web_app, caller, space, slug)
+        if not caller.signed_in:
+            return JSONResponse({"eid": None})
+        return JSONResponse({"eid": caller.eid, "name": caller.name})
+
+    async def client_js(self, request: Request) -> Response:
+        return await self.script(request, CLIENT_JS)
+
+    async def webmcp_js(self, request: Request) -> Response:
+        return await self.script(request, webmcp.WEBMCP_JS)
+
+    async def script(self, request: Request, text: str) -> Response:
+        """One of pasture's own modules, served under an app the caller reaches."""
+        space, slug = request.path_params["space"], request.path_params["app"]
+        caller = await self.who.of_api(request)
+        await self.call(self.service.web_app, caller, space, slug)
+        return Response(
+            text,
+            media_type="text/javascript; charset=utf-8",
+            headers={"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"},
+        )
+
+    async def every_tool(self, request: Request) -> Response:
+        """`/api/tools[?app=A]`: the caller's commands across their apps, as MCP's `commands`
+        lists them (`pasture inspect --url` reads it)."""
+        app = request.query_params.get("app") or None
+        caller = await self.who.of_api(request)
+        if not caller.signed_in and app is None:
+            raise Unauthorized(f"no apps to list — {SIGN_IN}")
+        listing = await self.call(self.service.list_commands, caller, app)
+        return _commands(listing)
+
+    async def tools(self, request: Request) -> Response:
+        at = _at(request)
+        caller = await self.who.of_api(request)
+        return _commands(await self.call(self.service.list_commands, caller, at, via_web=True))
+
+
+def _result(result: Result) -> Response:
+    return JSONResponse({"text": result.text, "data": result.data})
+
+
+def _commands(listing: Result) -> Response:
+    return JSONResponse(
+        {"commands": listing.data.get("commands", [])}, headers={"Cache-Control": "no-cache"}
+    )
+
+
+def _at(request: Request) -> str:
+    return f"{request.path_params['space']}/{request.path_params['app']}"
+
+
+async def _name_and_args(
+    request: Request, what: str, example: str
+) -> tuple[str, Mapping[str, Any]]:
+    """A body `{"name": …, "args": {…}}` (a command's or a handler's); refused otherwise."""
+    shape = f'{{"name": "{example}", "args": {{…}}}}'
+    body = await _json_body(request, shape)
+    if not isinstance(body, dict) or not isinstance(body.get("name"), str):
+        raise Refused(f"send the {what} as {shape}")
+    args = body.get("args")
+    return body["name"], {} if args is None else args_object(args, what)
+
+
+async def _json_body(request: Request, what: str) -> Any:
+    """The body as JSON, read strictly (`pasture.jsontext`); 413 over `MAX_BODY`."""
+    too_large = TooLarge(
+        f"the body is larger than {MAX_BODY // (1024 * 1024)} MB, the most one call takes "
+        "— send less at a time, like fewer bundles in each apply"
+    )
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY:
+        raise too_large
+    raw = bytearray()
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > MAX_BODY:
+            raise too_large
+    return jsontext.loads(bytes(raw), "the body", what)
+
+
+__all__ = ["MAX_BODY", "Api"]

@@ -1,0 +1,278 @@
+"""The web door's pages: the platform's own (dashboard, sign-in, tokens, audit, Tools tab, the
+guide) and an app's files.
+
+Each finds its visitor, calls the Service, and renders a page of the platform's
+own (`pasture.web.pages`, served by `own_page`) or the app's file. A refusal or
+a bug is raised and answered as a short page by the door
+(`pasture.web._answers`); where a page shows a refusal inside its own form (the
+sign-in page, the tokens page) it renders it here.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import secrets
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlencode
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from pasture.caller import Caller
+from pasture.errors import PastureError
+from pasture.platform.origins import PASS_MARK
+from pasture.platform.service import Service
+from pasture.web import apps_origins, pages, webmcp
+from pasture.web._answers import own_page, refused_page
+from pasture.web._api import Api
+from pasture.web._who import SESSION_COOKIE, client_address
+from pasture.web.endpoints import Endpoints
+
+log = logging.getLogger("pasture.web")
+
+GUIDE = Path(__file__).resolve().parents[3] / "docs" / "guide.md"
+
+
+class PageEndpoints(Endpoints):
+    """The pages' endpoints; an address under an app's ./api/ goes on to `api`."""
+
+    def __init__(self, service: Service, api: Api) -> None:
+        super().__init__(service)
+        self.api = api
+
+    # -- the platform's own pages --------------------------------------------
+    async def home(self, request: Request) -> Response:
+        caller = await self.who.of_page(request)
+        if not caller.signed_in:
+            return own_page(pages.signed_out_dashboard())
+        apps = await self.call(self.service.list_apps, caller)
+        commands: dict[str, list[dict[str, Any]]] = {}
+        problems: dict[str, str] = {}
+        for app in apps:
+            try:
+                listing = await self.call(self.service.list_commands, caller, app=app.at)
+            except PastureError as e:  # one app that cannot list its commands hides no other
+                problems[app.at] = e.sentence
+                continue
+            commands[app.at] = [
+                e for e in listing.data.get("commands", []) if e.get("at", app.at) == app.at
+            ]
+        nonce = secrets.token_urlsafe(16)
+        opens = {}
+        if self.service.origins.apps_domain:  # through the sign-in for the app's own origin
+            opens = {
+                a.at: apps_origins.sign_in_hop(self.service, a.space, a.slug, "/") for a in apps
+            }
+        roles = await self.call(self.service.spaces, caller)
+        owned = {space for space, role in roles if role == "owner"}
+        page = pages.dashboard(caller, apps, commands, nonce, problems, opens, owned)
+        return own_page(page, nonce)
+
+    async def tools_tab(self, request: Request) -> Response:
+        """The dashboard's Tools tab: what `/api/tools` gives, as a page."""
+        app = request.query_params.get("app") or None
+        caller = await self.who.of_page(request)
+        if not caller.signed_in:
+            return RedirectResponse("/signin", status_code=303)
+        listing = await self.call(self.service.list_commands, caller, app)
+        entries = listing.data.get("commands", [])
+        return own_page(pages.tools_page(caller, app, entries, listing.text))
+
+    # -- a person's tokens ---------------------------------------------------------------
+    async def tokens_of(
+        self, caller: Caller, made: str | None = None, problem: str | None = None
+    ) -> Response:
+        if not caller.signed_in:
+            return RedirectResponse("/signin", status_code=303)
+        listed = await self.call(self.service.tokens, caller)
+        spaces = [s for s, _ in await self.call(self.service.spaces, caller)]
+        page = pages.tokens_page(caller, listed.data["tokens"], spaces, made, problem)
+        return own_page(page, status=400 if problem else 200)
+
+    async def tokens(self, request: Request) -> Response:
+        return await self.tokens_of(await self.who.of_page(request))
+
+    async def make_token(self, request: Request) -> Response:
+        fields = parse_qs((await request.body()).decode("utf-8", "replace"))
+        caller = await self.who.of_page(request)
+        if not caller.signed_in:
+            return RedirectResponse("/signin", status_code=303)
+        try:
+            made = await self.call(
+                functools.partial(
+                    self.service.new_token,
+                    caller,
+                    fields.get("label", [""])[0],
+                    writes=not fields.get("read"),
+                    spaces=fields.get("spaces") or None,
+                )
+            )
+        except PastureError as e:  # shown on the tokens page, beside its form
+            return await self.tokens_of(caller, problem=e.sentence)
+        return await self.tokens_of(caller, made=made)
+
+    async def revoke_token(self, request: Request) -> Response:
+        fields = parse_qs((await request.body()).decode("utf-8", "replace"))
+        caller = await self.who.of_page(request)
+        if not caller.signed_in:
+            return RedirectResponse("/signin", status_code=303)
+        await self.call(self.service.revoke_token, caller, fields.get("id", [""])[0])
+        return RedirectResponse("/tokens", status_code=303)
+
+    # -- the audit -----------------------------------------------------------------------
+    async def audit(self, request: Request) -> Response:
+        """`/audit?app=space/slug[&since=1h]`: an app's recorded calls (its space's owners);
+        without `app`, the person's own."""
+        app = request.query_params.get("app") or None
+        since = request.query_params.get("since") or None
+        caller = await self.who.of_page(request)
+        if not caller.signed_in:
+            return RedirectResponse("/signin", status_code=303)
+        result = await self.call(self.service.audit, caller, app, since, mine=app is None)
+        records = result.data["records"]
+        return own_page(pages.audit_page(caller, app, records, since))
+
+    # -- signing in and out --------------------------------------------------------------
+    async def signin_form(self, request: Request) -> Response:
+        link = request.query_params.get("link")
+        if link is not None:  # a one-time sign-in link (`pasture signin`, `make run`)
+            address = client_address(request.scope)
+            try:
+                session = await self.call(self.service.session_for_link, link, address)
+            except PastureError as e:
+                return refused_page(pages.signin_page(e.sentence), e)
+            return self.signed_in(session)
+        token = request.query_params.get("token")
+        if token is None:
+            return own_page(pages.signin_page())
+        try:
+            address = client_address(request.scope)
+            session = await self.call(self.service.session_for_token, token, address)
+        except PastureError as e:
+            return refused_page(pages.signin_page(e.sentence), e, 401)
+        return self.signed_in(session)
+
+    async def signin(self, request: Request) -> Response:
+        origin = request.headers.get("origin")
+        if origin is not None and origin not in self.who.origins(request):
+            page = pages.signin_page("sign in on this server's own page, not another site's")
+            return own_page(page, status=403)
+        fields = parse_qs((await request.body()).decode("utf-8", "replace"))
+        name = fields.get("name", [""])[0].strip()
+        password = fields.get("password", [""])[0]
+        if not name or not password:
+            page = pages.signin_page("give your name and your password to sign in", name)
+            return own_page(page, status=400)
+        app = fields.get("app", [""])[0]
+        onward = apps_origins.safe_next(fields.get("next", [""])[0])
+        try:
+            address = client_address(request.scope)
+            session = await self.call(self.service.sign_in, name, password, address)
+        except PastureError as e:  # shown on the sign-in form, with the name kept
+            page = pages.signin_page(e.sentence, name, app=app, next_path=onward)
+            return refused_page(page, e, 401)
+        if app:  # on, to the app's own origin it was asked for from
+            space, _, slug = app.partition("/")
+            hop = apps_origins.sign_in_hop(self.service, space, slug, onward)
+            return self.signed_in(session, hop[len(self.service.base_url) :])
+        return self.signed_in(session, onward)
+
+    async def signin_app(self, request: Request) -> Response:
+        """The main origin's half of signing in to an app's own origin: a one-time code."""
+        app = request.query_params.get("app", "")
+        onward = apps_origins.safe_next(request.query_params.get("next"))
+        space, _, slug = app.partition("/")
+        caller = await self.who.of_page(request)
+        if not self.service.origins.apps_domain:
+            return RedirectResponse(f"/{space}/{slug}{onward}", status_code=303)
+        if not caller.signed_in:
+            return own_page(pages.signin_page(app=app, next_path=onward))
+        await self.call(self.service.web_app, caller, space, slug)
+        session = request.cookies.get(SESSION_COOKIE)
+        code = await self.call(self.service.new_pass, caller, space, slug, session, code=True)
+        origin = self.service.origins.origin(space, slug)
+        query = urlencode({"code": code, "next": onward})
+        return RedirectResponse(
+            f"{origin}{apps_origins.PLATFORM}session?{query}",
+            status_code=303,
+            headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"},
+        )
+
+    def signed_in(self, session: str, to: str = "/") -> Response:
+        response = RedirectResponse(to, status_code=303)
+        response.set_cookie(
+            SESSION_COOKIE,
+            session,
+            path="/",
+            httponly=True,
+            samesite="lax",
+            secure=self.secure,
+        )
+        return response
+
+    async def signout(self, request: Request) -> Response:
+        try:
+            await self.call(self.service.sign_out, request.cookies.get(SESSION_COOKIE))
+        except Exception:  # signing out forgets the cookie whatever the database says
+            log.exception("unexpected error signing out")
+        response = RedirectResponse("/", status_code=303)
+        response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax")
+        return response
+
+    async def guide(self, request: Request) -> Response:
+        if not GUIDE.is_file():
+            raise HTTPException(404)
+        return Response(GUIDE.read_bytes(), media_type="text/markdown; charset=utf-8")
+
+    # -- an app's pages ------------------------------------------------------
+    async def to_app(self, request: Request) -> Response:
+        target = request.url.path + "/"
+        if request.url.query:
+            target += "?" + request.url.query
+        return RedirectResponse(target, status_code=307)
+
+    async def page(self, request: Request) -> Response:
+        space, slug = request.path_params["space"], request.path_params["app"]
+        path = str(request.path_params["path"])
+        if path == "" or path.endswith("/"):
+            path += "index.html"
+
+        if path.startswith("api/"):
+            return await self.api.no_api(request, space, slug, path)
+
+        origins = self.service.origins
+        state = request.scope.get("state", {})
+        if origins.apps_domain and state.get("app_origin") is None:
+            # On the main origin an app has no pages: they are at its own origin.
+            target = origins.origin(space, slug) + "/" + str(request.path_params["path"])
+            if request.url.query:
+                target += "?" + request.url.query
+            return RedirectResponse(target, status_code=307)
+
+        caller = await self.who.of_page(request)
+        base = None
+        if origins.sandboxed and caller.signed_in and path.endswith((".html", ".htm")):
+            # What this page fetches acts as its visitor on this app only: a pass in
+            # its address (the one it came with, or a new one).
+            page_pass = state.get("pass") or await self.call(
+                self.service.new_pass,
+                caller,
+                space,
+                slug,
+                request.cookies.get(SESSION_COOKIE),
+            )
+            base = f"{self.base}/{space}/{slug}/{PASS_MARK}{page_pass}/"
+        page = await self.call(
+            self.service.page, caller, space, slug, path, module=webmcp.MODULE, base=base
+        )
+        return Response(
+            page.body,
+            media_type=page.media_type,
+            headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"},
+        )
+
+
+__all__ = ["GUIDE", "PageEndpoints"]
