@@ -11,9 +11,9 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from platform_db import fresh_database
 
 from helpers.club import RUNS
+from helpers.databases import fresh_database
 from pasture.platform.service import Service
 
 THREADS = 16

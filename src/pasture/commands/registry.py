@@ -100,7 +100,7 @@ NO_STORE: AppStore = _NoStore()
 
 
 @dataclass(frozen=True)
-class _CodeRun:
+class CheckedRun:
     """What a code command's `Command.run` is: check the arguments, call the function, answer."""
 
     name: str
@@ -334,7 +334,7 @@ class Registry:
             description=description.strip(),
             input=listed,
             read_only=read_only,
-            run=_CodeRun(name, schema, run),
+            run=CheckedRun(name, schema, run),
             family="code",
             positional=tuple(positional),
             provider=provider,

@@ -2,7 +2,7 @@
 
 Two transports over one server (`build_server`): stdio for `pasture mcp`
 (`run_stdio`, acting as one caller for the life of the process) and
-streamable HTTP at `/mcp` on `pasture serve` (`pasture.mcp.http.mcp_http`,
+streamable HTTP at `/mcp` on `pasture serve` (`pasture.mcp.streamable_http.mcp_http`,
 the caller named by each request's bearer token). Both protocol generations
 the SDK serves are answered: the initialize handshake and the newest.
 

@@ -193,7 +193,7 @@ def build_server(
 ) -> MCPServer:
     """The SDK server for one Service; `caller_of()` names who is asking, per request, and
     `refused_of()`, when it says so, refuses this request's tool call before it runs (a
-    caller past their limit over HTTP: `pasture.mcp.http`). `notifications`: what the
+    caller past their limit over HTTP: `pasture.mcp.streamable_http`). `notifications`: what the
     handshake promises to announce — only what the transport can carry.
 
     A client that listed the tools of another release (`pasture.platform.tool_lists`) is

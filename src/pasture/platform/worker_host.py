@@ -45,7 +45,7 @@ from pasture.caller import Caller
 from pasture.commands import handlers as _handlers
 from pasture.commands.appstore import AppStore
 from pasture.commands.model import Command, Context
-from pasture.commands.registry import BadCommand, Registry, _CodeRun
+from pasture.commands.registry import BadCommand, CheckedRun, Registry
 from pasture.errors import PastureError, Refused
 from pasture.platform.wire import Channel, Closed, refusal_message, refusal_of
 from pasture.result import Result
@@ -309,7 +309,7 @@ class Host:
         args = message.get("args") or {}
         try:
             # The server checked and converted the arguments before it sent them.
-            result = run.run_checked(args, ctx) if isinstance(run, _CodeRun) else run(args, ctx)
+            result = run.run_checked(args, ctx) if isinstance(run, CheckedRun) else run(args, ctx)
         except PastureError as refused:  # a refusal, or its code failing (CommandFailed)
             return {"refused": refusal_message(refused)}
         except MemoryError:

@@ -185,7 +185,7 @@ class _Door(Starlette):
                 await _misdirected(host, self.hosts, scope, receive, send)
                 return
         if scope["type"] == "http" and self.service is not None and not _mcp_path(scope["path"]):
-            try:  # /mcp counts its own (pasture.mcp.http)
+            try:  # /mcp counts its own (pasture.mcp.streamable_http)
                 self.service.limiter.address(client_address(scope))
             except TooMany as e:
                 await _too_many(e, scope, receive, send)
@@ -280,7 +280,7 @@ async def _guarded(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> 
 
 def _load_mcp(service: Service, bind_host: str) -> tuple[ASGIApp, McpLifespan]:
     """The MCP connector's HTTP app and its lifespan, imported only when a server starts."""
-    from pasture.mcp.http import mcp_http
+    from pasture.mcp.streamable_http import mcp_http
 
     return mcp_http(service, public_url=public_url(service), bind_host=bind_host)
 
