@@ -14,11 +14,11 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-import uvicorn
 
 from helpers.needs import CHROMIUM
+from pasture.web.serving import Server
 
-__all__ = ["CHROMIUM", "LAUNCH_ARGS", "in_chromium", "loopback", "serving"]
+__all__ = ["CHROMIUM", "LAUNCH_ARGS", "board_drawn", "in_chromium", "loopback", "serving"]
 
 LAUNCH_ARGS = [
     "--no-sandbox",
@@ -29,6 +29,14 @@ LAUNCH_ARGS = [
 ]
 
 in_chromium = pytest.mark.usefixtures("needs_chromium")
+
+
+def board_drawn(page: Any) -> None:
+    """Until the run club's page has drawn its board from its subscription's first answer.
+
+    The page keeps that subscription open, so the network is never idle: this is the
+    moment its scripts have run and asked what they ask at first."""
+    page.wait_for_selector('#board[aria-busy="false"]', state="attached")
 
 
 def loopback() -> tuple[socket.socket, str]:
@@ -42,7 +50,7 @@ def loopback() -> tuple[socket.socket, str]:
 def serving(app: Any, sock: socket.socket, **config: Any) -> Iterator[None]:
     """uvicorn serving `app` on `sock` in a thread of this process, until the block ends
     (then the socket is closed)."""
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", **config))
+    server = Server(app, **config)  # as `pasture serve` serves it
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:

@@ -21,7 +21,7 @@ from test_web_browser import Served, served, served_apart
 from web_site import BASE, Site
 
 from helpers import needs
-from helpers.browser import CHROMIUM, LAUNCH_ARGS, in_chromium
+from helpers.browser import CHROMIUM, LAUNCH_ARGS, board_drawn, in_chromium
 from helpers.club import EXAMPLES
 from helpers.databases import IN_A_BROWSER, sqlite_only
 from helpers.pages import SCRIPT, Tags, modules
@@ -218,7 +218,7 @@ def _tab(browser: Any, served: Served, token: str, problems: list[str]) -> Any:
     page.wait_for_url(f"{served.url}/")
     page.goto(f"{served.url}/signin/app?app=ada/runs&next=/")
     page.wait_for_url(served.app_url("ada", "runs"))
-    page.wait_for_load_state("networkidle")
+    board_drawn(page)
     return page
 
 
@@ -294,7 +294,7 @@ def test_an_agent_in_the_persons_tab_uses_the_run_club(served_apart: Served) -> 
 
         # Reloading offers the same tools once, not twice.
         page.reload()
-        page.wait_for_load_state("networkidle")
+        board_drawn(page)
         assert [t["name"] for t in _offered(page)] == TOOL_NAMES
     assert problems == []
     rows = service.query(ada, "ada/runs", ".jog!").data["rows"]
@@ -312,7 +312,7 @@ def test_a_sandboxed_page_offers_no_tools(served: Served) -> None:
         token = served.service.new_token(served.service.local_owner())
         page.goto(f"{served.url}/signin?token={token}")
         page.goto(f"{served.url}/ada/runs/")
-        page.wait_for_load_state("networkidle")
+        board_drawn(page)
         assert page.evaluate("origin") == "null"
         assert page.webmcp.tools() == []
         sync_api = needs.playwright()
@@ -335,7 +335,7 @@ def test_without_webmcp_the_page_offers_nothing_and_logs_nothing(served_apart: S
         token = served.service.new_token(served.service.local_owner())
         page.goto(f"{served.url}/signin?token={token}")
         page.goto(f"{served.url}/signin/app?app=ada/runs&next=/")
-        page.wait_for_load_state("networkidle")
+        board_drawn(page)
         assert page.evaluate("document.modelContext === undefined")
         app = served.app_url("ada", "runs")
         assert f"{app}api/webmcp.js" in asked

@@ -404,11 +404,10 @@ def do_serve(args: argparse.Namespace) -> int:
 
 
 def serve(service: Service, host: str, port: int) -> None:
-    import uvicorn
-
     from pasture.web import create_app
+    from pasture.web.serving import Server
 
-    uvicorn.run(create_app(service, bind_host=host), host=host, port=port, log_level="warning")
+    Server(create_app(service, bind_host=host), host=host, port=port).run()
 
 
 def do_mcp(args: argparse.Namespace) -> int:

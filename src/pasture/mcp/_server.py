@@ -24,7 +24,6 @@ from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     ListenHandler,
-    ResourcesListChanged,
     ToolsListChanged,
 )
 from mcp.shared.exceptions import MCPError
@@ -34,6 +33,7 @@ from pasture import jsontext
 from pasture.caller import Caller
 from pasture.errors import NotFound, PastureError, Refused, UsageError
 from pasture.mcp._answers import Wire, answer, refusal
+from pasture.mcp._changes import EMPTY, Relay
 from pasture.mcp._tools import CHANGED, INPUT_SCHEMAS, RELEASE, TOOL_NAMES, TOOLS
 from pasture.platform.service import Access, AppInfo, Service, with_base
 from pasture.result import Result
@@ -45,7 +45,6 @@ logger = logging.getLogger("pasture.mcp")
 
 CallerOf = Callable[[], Caller]
 RefusedOf = Callable[[], Refused | None]
-MCPServer = Server[Any]
 
 NO_RESOURCE = "no resource"
 
@@ -159,6 +158,13 @@ class _Server(Server[Any]):
     the initialization options with none of its own, and would otherwise promise none."""
 
     notifications = NotificationOptions()
+    relay: Relay | None = None  # deploys heard on the platform's bus, told to its clients
+
+    async def hearing(self) -> None:
+        """Hear deploys from now on, on this loop: a transport calls this as it starts, so
+        a listen stream opened at once misses none (a request would start it too)."""
+        if self.relay is not None:
+            await self.relay.start()
 
     def create_initialization_options(
         self,
@@ -170,6 +176,8 @@ class _Server(Server[Any]):
             notification_options or self.notifications, experimental_capabilities, extensions
         )
 
+
+MCPServer = _Server
 
 # On a connection that lives on (stdio, in memory): a deploy's new views and a release's
 # new tools are both announced on it.
@@ -192,6 +200,7 @@ def build_server(
     told on its next call: `notifications/tools/list_changed` (on the call's own channel,
     or the listen streams of the newest protocol) and a line on the reply."""
     bus = InMemorySubscriptionBus()
+    relay = Relay(service, bus, living=notifications.resources_changed)  # deploys, told here
     tool_lists = service.tool_lists
 
     async def call(name: str, run: Callable[[], Any]) -> Any:
@@ -245,6 +254,7 @@ def build_server(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         caller = caller_of()
+        relay.seen(ctx, caller)
         if caller.signed_in:
             await in_thread(lambda: tool_lists.listed(caller, RELEASE))
         return types.ListToolsResult(tools=list(TOOLS))
@@ -256,6 +266,7 @@ def build_server(
         if refused is not None:
             return refusal(refused.sentence)
         caller = caller_of().at_door("mcp")  # for the audit
+        relay.seen(ctx, caller)
         arguments = params.arguments or {}
         told = False
 
@@ -268,7 +279,7 @@ def build_server(
 
         result: Wire = await call(params.name, run)
         if params.name == "app_deploy" and not result.get("isError"):
-            await _announce_new_views(ctx)
+            await relay.settled()  # its own connection hears of it before the reply
         if told:
             await _announce_new_tools(ctx)
             result = {**result, "content": [*result["content"], {"type": "text", "text": CHANGED}]}
@@ -285,20 +296,11 @@ def build_server(
         except Exception:
             logger.debug("tools/list_changed had no channel to go out on")
 
-    async def _announce_new_views(ctx: ServerRequestContext[Any]) -> None:
-        # The newest protocol carries change notices on subscriptions/listen streams
-        # only; the handshake generation on the connection's own channel.
-        await bus.publish(ResourcesListChanged())
-        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            try:
-                await ctx.session.send_resource_list_changed()
-            except Exception:
-                logger.debug("resources/list_changed had no channel to go out on")
-
     async def on_list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         caller = caller_of()
+        relay.seen(ctx, caller)
         try:
             views = await in_thread(lambda: service.views(caller))
         except PastureError as refused:
@@ -337,6 +339,14 @@ def build_server(
             ]
         )
 
+    listen = ListenHandler(bus)
+
+    async def on_listen(
+        ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        relay.seen(ctx, caller_of())
+        return await listen(ctx, params)
+
     server = _Server(
         "pasture",
         version=__version__,
@@ -346,11 +356,32 @@ def build_server(
         on_list_tools=on_list_tools,
         on_list_resources=on_list_resources,
         on_read_resource=on_read_resource,
-        on_subscriptions_listen=ListenHandler(bus),
+        on_subscriptions_listen=on_listen,
     )
     # Registered as a plain request handler, which may answer with the wire dict.
     server.add_request_handler("tools/call", types.CallToolRequestParams, on_call_tool)
+    if notifications.resources_changed:
+        # Only a connection that lives on can hear that a view it follows changed.
+        async def on_subscribe(
+            ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
+        ) -> types.EmptyResult:
+            relay.follow(ctx, caller_of(), str(params.uri))
+            return EMPTY
+
+        async def on_unsubscribe(
+            ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
+        ) -> types.EmptyResult:
+            relay.unfollow(ctx, str(params.uri))
+            return EMPTY
+
+        server.add_request_handler(
+            "resources/subscribe", types.SubscribeRequestParams, on_subscribe
+        )
+        server.add_request_handler(
+            "resources/unsubscribe", types.UnsubscribeRequestParams, on_unsubscribe
+        )
     server.extensions[EXTENSION_ID] = {}
+    server.relay = relay
     server.notifications = notifications
     return server
 
@@ -362,6 +393,7 @@ def run_stdio(service: Service, caller: Caller) -> None:
     options = server.create_initialization_options()
 
     async def serve() -> None:
+        await server.hearing()
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, options)
 

@@ -168,6 +168,7 @@ def mcp_http(
     @asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
         async with manager.run(), streaming.run():
+            await server.hearing()
             yield
 
     replies = Replies()

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pasture import faults
 from pasture.platform import tables
+from pasture.platform.bus import Bus, SqliteBus
 
 if TYPE_CHECKING:
     from pasture.store.base import Store
@@ -93,6 +94,10 @@ class PlatformDB:
 
     def app_store(self, space: str, slug: str, app_dir: Path) -> Store:
         """The app's store, opened (and made, the first time)."""
+        raise NotImplementedError
+
+    def bus(self) -> Bus:
+        """The bus among every process that shares this database (`pasture.platform.bus`)."""
         raise NotImplementedError
 
     def keep_files(
@@ -192,6 +197,9 @@ class SqlitePlatformDB(PlatformDB):
     def all(self, sql: str, *params: Any) -> list[Row]:
         with self._lock, self._faults():
             return list(self._conn.execute(sql, params).fetchall())
+
+    def bus(self) -> Bus:
+        return SqliteBus(self.path.parent / "changes.db")
 
     def app_store(self, space: str, slug: str, app_dir: Path) -> Store:
         from pasture.store import open_store

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pasture.caller import Caller
 from pasture.commands.appstore import AppStore
 from pasture.platform.access import Gate
+from pasture.platform.bus import Bus, Change
 from pasture.platform.catalog import Catalog
 from pasture.platform.model import Reached, plural
 from pasture.result import Result
@@ -31,9 +32,10 @@ if TYPE_CHECKING:
 class Graph:
     """Reads and writes on an app's store, under the app's access."""
 
-    def __init__(self, catalog: Catalog, gate: Gate) -> None:
+    def __init__(self, catalog: Catalog, gate: Gate, bus: Bus) -> None:
         self.catalog = catalog
         self.gate = gate
+        self.bus = bus
 
     def write(
         self,
@@ -51,7 +53,9 @@ class Graph:
         if noted is not None:
             noted.app = reached.at
         self.gate.check_write(caller, reached)
-        return reached, self.catalog.store(reached.space, reached.slug).apply(bundles, caller)
+        applied = self.catalog.store(reached.space, reached.slug).apply(bundles, caller)
+        self.bus.publish(Change("write", reached.space, reached.slug))
+        return reached, applied
 
     def read(
         self, caller: Caller, app: str, filter: str, *, via_web: bool = False

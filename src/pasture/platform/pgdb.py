@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from pasture.errors import Conflict, Unavailable
 from pasture.platform import tables
+from pasture.platform.bus import Bus, PostgresBus
 from pasture.platform.db import Conn, Cursor, PlatformDB, Row
 from pasture.store import pool
 
@@ -205,6 +206,16 @@ class PostgresPlatformDB(PlatformDB):
     def all(self, sql: str, *params: Any) -> list[Row]:
         with self._guard(), self._using() as db:
             return list(_Conn(db).execute(sql, params).fetchall())
+
+    def bus(self) -> Bus:
+        # Said on one of the pool's connections; heard on one of its own, which listens
+        # for as long as the process does and is never given back.
+        url = self.url
+
+        def own() -> psycopg.Connection[Any]:
+            return pool.connect(url, unreachable=_UNREACHABLE)
+
+        return PostgresBus(own, lambda: self._using(own=True))
 
     def app_store(self, space: str, slug: str, app_dir: Path) -> Store:
         from pasture.store import open_store

@@ -35,11 +35,12 @@ from typing import TYPE_CHECKING, Any
 
 from pasture.caller import NOBODY, Caller
 from pasture.commands.model import Command
-from pasture.errors import Forbidden, NotFound, Unauthorized
+from pasture.errors import Forbidden, NotFound, Refused, Unauthorized
 from pasture.platform.access import Gate
 from pasture.platform.app_secrets import Secrets
 from pasture.platform.apps import Apps
 from pasture.platform.audit import Audit, args_shape, bundles_shape, files_shape, lines, since_of
+from pasture.platform.bus import Change
 from pasture.platform.catalog import Catalog
 from pasture.platform.db import PlatformDB, SqlitePlatformDB
 from pasture.platform.graph import Graph
@@ -124,7 +125,9 @@ class Service:
         self.limiter = Limiter(Rates.from_env() if rates is None else rates)
         self._gate = Gate(self._catalog, self.limiter)
         self._apps = Apps(self.db, self._catalog, self._people, self._spaces, self._gate)
-        self._graph = Graph(self._catalog, self._gate)
+        # Every write, deploy and change of who reaches what, told to every server.
+        self.bus = self.db.bus()
+        self._graph = Graph(self._catalog, self._gate, self.bus)
         self._listing = Listing(self._catalog, self._gate, self._graph)
         self._pages = Pages(self._catalog, self._gate)
         self._secrets = Secrets(self.db, self._gate)
@@ -205,6 +208,7 @@ class Service:
         self._people.sign_out(session)
         if session:
             self._passes.end_session(session)
+            self.bus.publish(Change("access"))
 
     # -- passes: a person's sign-in for one app's pages (pasture.platform.passes) ---------
     def new_pass(
@@ -226,6 +230,7 @@ class Service:
     def end_pass(self, secret: str) -> None:
         """End one pass (signing out of an app's own origin)."""
         self._passes.end(secret)
+        self.bus.publish(Change("access"))
 
     def app_at(self, host: str | None) -> tuple[str, str] | None:
         """The app whose own origin a Host names (with an apps domain), or None."""
@@ -266,12 +271,15 @@ class Service:
         """End a token, or an OAuth client's grant, by the id `tokens` shows: at once."""
         who = self._person(caller, user)
         if self._oauth.end_grant(token_id.strip().lower(), who):
-            return Result(
+            result = Result(
                 f"grant {token_id.strip()} is revoked: its client's tokens sign nobody in "
                 "from now on",
                 {"id": token_id.strip()},
             )
-        return self._tokens.revoke(who, token_id)
+        else:
+            result = self._tokens.revoke(who, token_id)
+        self.bus.publish(Change("access"))  # what the token had open ends too
+        return result
 
     def _person(self, caller: Caller, user: str | None) -> Caller:
         """The caller, or — for the server's owner — the person named `user`."""
@@ -338,15 +346,21 @@ class Service:
 
     def add_member(self, caller: Caller, space: str, user: str, role: Role) -> Result:
         """Make `user` a member of `space` in `role` (the space's owners do this)."""
-        return self._spaces.add_member(caller, space, user, role)
+        result = self._spaces.add_member(caller, space, user, role)
+        self.bus.publish(Change("access", space))
+        return result
 
     def trust_space(self, caller: Caller, space: str, trusted: bool = True) -> Result:
         """Let a space's apps run code, or stop them (`trusted=False`); the owner does this."""
-        return self._spaces.trust(caller, space, trusted)
+        result = self._spaces.trust(caller, space, trusted)
+        self.bus.publish(Change("access", space))
+        return result
 
     def remove_member(self, caller: Caller, space: str, user: str) -> Result:
         """Take a person out of a space (its owners do this)."""
-        return self._spaces.remove_member(caller, space, user)
+        result = self._spaces.remove_member(caller, space, user)
+        self.bus.publish(Change("access", space))
+        return result
 
     def remove_user(self, caller: Caller, name: str) -> Result:
         """Take a person off the server: their sessions, tokens and grants end at once."""
@@ -355,6 +369,7 @@ class Service:
         self._tokens.end_all(user)
         self._oauth.end_all(user)
         self._people.forget_user(user)
+        self.bus.publish(Change("access"))
         return Result(
             f"{user.name} is removed: their sessions, tokens and agents' grants have ended; "
             "what they wrote stays in the apps",
@@ -395,9 +410,11 @@ class Service:
         """
         label = f"{space}/{app}" if space and app and "/" not in app else app
         with self._audit.call(caller, "deploy", label, None, files, files_shape) as noted:
-            return self._apps.deploy(
+            result = self._apps.deploy(
                 caller, files, space=space, app=app, access=access, title=title, noted=noted
             )
+        self._deployed(result)
+        return result
 
     def files(self, caller: Caller, app: str, path: str | None = None) -> Result:
         """An app's source read back: the list of files, or one file's text."""
@@ -406,7 +423,13 @@ class Service:
     def rollback(self, caller: Caller, app: str, version: int) -> Result:
         """Make an earlier version of the app current again."""
         with self._audit.call(caller, "rollback", app, None, version, _version) as noted:
-            return self._apps.rollback(caller, app, version, noted)
+            result = self._apps.rollback(caller, app, version, noted)
+        self._deployed(result)
+        return result
+
+    def _deployed(self, result: Result) -> None:
+        space, _, slug = str(result.data["at"]).partition("/")
+        self.bus.publish(Change("deploy", space, slug))
 
     def list_apps(self, caller: Caller) -> list[AppInfo]:
         """Every app in every space the caller belongs to."""
@@ -546,6 +569,15 @@ class Service:
         """Every `ui://…` view the caller can read, with its app."""
         return self._pages.views(caller)
 
+    def view_uris(self, space: str, slug: str) -> list[str]:
+        """The `ui://` addresses of an app's views, to say they changed: names only, and
+        none for an app that is gone (reading a view asks who reads)."""
+        try:
+            views = self._catalog.info(space, slug).views
+        except Refused:
+            return []
+        return [f"ui://{space}/{slug}/{view}" for view in views]
+
     # -- the audit (pasture.platform.audit) ------------------------------------
     def audit(
         self,
@@ -586,6 +618,7 @@ class Service:
         self._audit.flush()
 
     def close(self) -> None:
+        self.bus.close()
         self._audit.close()  # what is still queued is written first
         self._catalog.close()
         self.db.close()

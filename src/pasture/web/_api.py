@@ -14,13 +14,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from pasture import jsontext
+from pasture.caller import Caller
 from pasture.errors import NotFound, Refused, TooLarge, Unauthorized
 from pasture.platform.model import SIGN_IN
+from pasture.platform.service import Service
 from pasture.result import Result
 from pasture.schema import args_object
 from pasture.web import webmcp
+from pasture.web._who import came_by
 from pasture.web.client import CLIENT_JS
 from pasture.web.endpoints import Endpoints
+from pasture.web.live import Live
 from pasture.web.query_string import filter_of
 
 MAX_BODY = 8 * 1024 * 1024  # bundles for one transaction, generously (read in _json_body)
@@ -28,6 +32,10 @@ MAX_BODY = 8 * 1024 * 1024  # bundles for one transaction, generously (read in _
 
 class Api(Endpoints):
     """The API's endpoints; each finds its caller, calls the Service, and answers JSON."""
+
+    def __init__(self, service: Service) -> None:
+        super().__init__(service)
+        self.live = Live(service)  # this server's pages' subscriptions
 
     async def no_api(self, request: Request, space: str, slug: str, path: str) -> Response:
         """An address under ./api/ that is not one of its calls, or not with this method."""
@@ -52,6 +60,18 @@ class Api(Endpoints):
         text = filter_of(request.scope.get("query_string", b""))
         caller = await self.who.of_api(request)
         return _result(await self.call(self.service.query, caller, at, text, via_web=True))
+
+    async def subscribe(self, request: Request) -> Response:
+        """`query`'s answer as an event stream, sent again whenever it changes."""
+        at = _at(request)
+        text = filter_of(request.scope.get("query_string", b""))
+        caller = await self.who.of_api(request)
+
+        async def who() -> Caller:  # asked again when who may reach what changes
+            return came_by(await self.who.caller(request), request)
+
+        seen = request.headers.get("last-event-id")
+        return await self.live.open(caller, who, at, text, seen)
 
     async def command(self, request: Request) -> Response:
         at = _at(request)

@@ -18,6 +18,8 @@ Routes (the app's address is `{base_url}/{space}/{app}/`):
                                         HTML gets `<base href="{app address}">` after <head>
                                         and the WebMCP module after it (pasture.platform.rewrite)
     POST /{space}/{app}/api/apply       body: bundles (an object or a list)
+    GET  /{space}/{app}/api/subscribe?F the same answer as an event stream, sent again
+                                        whenever it changes (`pasture.web.live`)
     GET  /{space}/{app}/api/query?F     F is the filter as written, each &-separated part
                                         percent-decoded as any client encodes it
                                         (pasture.web.query_string); or ?filter=<F
@@ -98,6 +100,7 @@ from pasture.web._who import SESSION_COOKIE, client_address
 from pasture.web.consent import oauth_routes
 from pasture.web.endpoints import public_url
 from pasture.web.hosts import Hosts
+from pasture.web.live import Live
 
 log = logging.getLogger("pasture.web")
 
@@ -127,6 +130,7 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
         Route("/{space}/{app}", web.to_app, methods=["GET", "HEAD"]),
         Route("/{space}/{app}/api/apply", api.apply, methods=["POST"]),
         Route("/{space}/{app}/api/query", api.query, methods=["GET"]),
+        Route("/{space}/{app}/api/subscribe", api.subscribe, methods=["GET"]),
         Route("/{space}/{app}/api/command", api.command, methods=["POST"]),
         Route("/{space}/{app}/api/call", api.call_handler, methods=["POST"]),
         Route("/{space}/{app}/api/me", api.me, methods=["GET"]),
@@ -140,6 +144,7 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         async with mcp_lifespan():
             yield
+        api.live.stop()
         # Stopping (uvicorn ends the process with the signal it was sent, past `atexit`):
         # the audit's last records are written now.
         await in_thread(service.flush_audit)
@@ -154,6 +159,7 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
         },
     )
     app.mcp = _McpAt(mcp_app)
+    app.live = api.live
     app.hosts = Hosts.of(public_url(service), bind_host, service.origins.apps_domain)
     app.service = service
     return app
@@ -168,6 +174,7 @@ class _Door(Starlette):
     """
 
     mcp: ASGIApp | None = None
+    live: Live | None = None  # pages' subscriptions, ended first when the server stops
     hosts: Hosts | None = None
     service: Service | None = None
 

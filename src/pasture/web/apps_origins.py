@@ -95,7 +95,7 @@ def preflight() -> Response:
         headers={
             "Access-Control-Allow-Origin": "*",
             "Access-Control-Allow-Methods": "GET, POST",
-            "Access-Control-Allow-Headers": "Accept, Content-Type, Authorization",
+            "Access-Control-Allow-Headers": "Accept, Content-Type, Authorization, Last-Event-ID",
             "Access-Control-Max-Age": "600",
         },
     )

@@ -1,0 +1,173 @@
+"""A deploy anywhere, told to this process's MCP clients.
+
+The platform's bus (`pasture.platform.bus`) hears every deploy and rollback made
+through any server sharing the database. For each, the connector announces:
+
+- on the newest protocol's `subscriptions/listen` streams (over HTTP and stdio):
+  `ResourcesListChanged`, and `ResourceUpdated` for each of the app's views — a
+  stream hears only the kinds and addresses it asked for;
+- on a connection of the handshake generation that lives on (stdio, in memory):
+  `notifications/resources/list_changed`, and `notifications/resources/updated`
+  for each view it subscribed to with `resources/subscribe` and still reads.
+
+Stateless HTTP of the handshake generation has no channel between calls, so its
+handshake promises neither (`pasture.mcp.http`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import ResourcesListChanged, ResourceUpdated, SubscriptionBus
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from pasture.caller import Caller
+from pasture.errors import Refused
+from pasture.platform.bus import Change
+from pasture.platform.service import Service
+from pasture.threads import in_thread
+
+logger = logging.getLogger("pasture.mcp")
+
+
+class Connection:
+    """A connection of the handshake generation that lives on: who it is, a way to send on
+    its own channel, and the views it follows."""
+
+    def __init__(self, caller: Caller, session: ServerSession, hello: object) -> None:
+        self.caller = caller
+        self.session = session  # one request's; its channel apart from replies is the connection's
+        self.hello = hello  # the connection's `initialize`, kept so its id names it alone
+        self.followed: set[str] = set()
+
+
+class Relay:
+    """Deploys heard on the platform's bus, announced to this server's clients."""
+
+    def __init__(self, service: Service, listeners: SubscriptionBus, *, living: bool) -> None:
+        """`living`: the transport's connections live on (stdio, in memory), so the
+        handshake generation's are kept to be told; stateless HTTP's end with each call."""
+        self.service = service
+        self.listeners = listeners  # the SDK's bus, which feeds the listen streams
+        self.living = living
+        # A connection is known by its `initialize` (one per connection): the SDK hands a
+        # handler a session made for that request, not the connection.
+        self.connections: dict[int, Connection] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: Callable[[], None] | None = None
+        self._telling: set[asyncio.Future[None]] = set()
+
+    def seen(self, ctx: ServerRequestContext[Any], caller: Caller) -> Connection | None:
+        """Every request passes here: the first starts hearing the bus on this loop, and a
+        connection of the handshake generation is kept (while it lives) to be told."""
+        if self._stop is None:
+            self._listen()
+        hello = ctx.session.client_params
+        if not self.living or hello is None or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return None
+        connection = self.connections.get(id(hello))
+        if connection is None:
+            connection = self.connections[id(hello)] = Connection(caller, ctx.session, hello)
+        return connection
+
+    async def start(self) -> None:
+        """Hear the bus on the running loop, once it hears (waited for off the loop)."""
+        if self._stop is None:
+            self._listen()
+        await in_thread(self.service.bus.ready)
+
+    def _listen(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = self.service.bus.listen(self._heard, wait=False)
+
+    async def settled(self) -> None:
+        """Until what was heard so far has been told (a deploying call's reply waits, so
+        its own connection hears of the deploy before the reply)."""
+        await asyncio.sleep(0)  # a change handed over by a thread runs first
+        while self._telling:
+            await asyncio.gather(*list(self._telling), return_exceptions=True)
+
+    def _heard(self, change: Change) -> None:
+        """On the bus's thread, or the deploying one."""
+        if change.kind not in ("deploy", "lost"):
+            return
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            if self._stop is not None:
+                self._stop()  # the loop it served has ended
+            return
+        loop.call_soon_threadsafe(self._begin, change)
+
+    def _begin(self, change: Change) -> None:
+        told = asyncio.ensure_future(self._tell(change))
+        self._telling.add(told)
+        told.add_done_callback(self._telling.discard)
+
+    async def _tell(self, change: Change) -> None:
+        try:
+            await self.listeners.publish(ResourcesListChanged())
+            views: list[str] = []
+            if change.space is not None and change.slug is not None:
+                space, slug = change.space, change.slug
+                views = await in_thread(lambda: self.service.view_uris(space, slug))
+                for uri in views:
+                    await self.listeners.publish(ResourceUpdated(uri=uri))
+            for key, connection in list(self.connections.items()):
+                if not await self._tell_connection(connection, change):
+                    del self.connections[key]  # closed
+        except Exception:
+            logger.exception("a deploy could not be announced")
+
+    async def _tell_connection(self, connection: Connection, change: Change) -> bool:
+        """Whether the connection is still there to be told."""
+        session = connection.session
+        try:
+            await session.send_resource_list_changed()
+        except Exception:
+            logger.debug("resources/list_changed had no channel to go out on")
+            return False
+        under = "ui://" if change.space is None else f"ui://{change.space}/"
+        if change.space is not None and change.slug is not None:
+            under += f"{change.slug}/"
+        for uri in sorted(connection.followed):
+            if not uri.startswith(under):
+                continue
+            if not await self._reads(connection.caller, uri):
+                continue
+            try:
+                await session.send_resource_updated(uri)
+            except Exception:
+                logger.debug("resources/updated had no channel to go out on")
+                return False
+        return True
+
+    async def _reads(self, caller: Caller, uri: str) -> bool:
+        """Whether `caller` may still read the view: only then is it said to have changed."""
+        try:
+            await in_thread(lambda: self.service.view(caller, uri))
+        except Refused:
+            return False
+        return True
+
+    # -- resources/subscribe and resources/unsubscribe (the handshake generation) ----------
+    def follow(self, ctx: ServerRequestContext[Any], caller: Caller, uri: str) -> None:
+        connection = self.seen(ctx, caller)
+        if connection is not None:
+            connection.followed.add(uri)
+
+    def unfollow(self, ctx: ServerRequestContext[Any], uri: str) -> None:
+        hello = ctx.session.client_params
+        connection = None if hello is None else self.connections.get(id(hello))
+        if connection is not None:
+            connection.followed.discard(uri)
+
+
+EMPTY = types.EmptyResult()
+
+__all__ = ["EMPTY", "Connection", "Relay"]

@@ -1,0 +1,308 @@
+"""`./api/subscribe?filter=…`: what `./api/query` answers, sent again whenever it changes.
+
+A page's `subscribe(filter, callback)` (`./api/client.js`) opens one of these
+streams of Server-Sent Events. Each event is the body `./api/query` would answer
+now (`{"text", "data"}`), as the person who opened it: first at once, then after
+every change that alters it. Its `id` is a digest of that body, so a stream
+opened again with `Last-Event-ID` skips a first answer the page already has, and
+never misses the last one (it is always sent when it differs).
+
+What moves a stream is the bus (`pasture.platform.bus`), so a write through any
+server sharing the database reaches every server's streams:
+
+- a write to an app runs each filter its pages watch once, as one of the
+  people watching it, and sends the new body to all of them when it changed.
+  An app's rows are the same for everyone who reaches the app, so one person's
+  answer is every watcher's;
+- a deploy, or a change of who may reach a space (a member taken out, a
+  session or token ended), asks again for each watcher alone, as themselves:
+  whoever no longer reaches the app gets `event: refused` with the sentence
+  (`{"error": …}`) and the stream ends, before any later row could be sent.
+
+While nothing changes, a comment every `KEEPALIVE` seconds keeps proxies from
+closing the stream and tells a dead client apart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+
+from starlette.responses import StreamingResponse
+
+from pasture.caller import Caller
+from pasture.errors import Refused
+from pasture.platform.bus import Change
+from pasture.platform.service import Service
+from pasture.result import Result
+from pasture.threads import in_thread
+
+log = logging.getLogger("pasture.web")
+
+KEEPALIVE = 15.0
+# Rounds of asking again begin at most this often: a write after a quiet spell is sent at
+# once, and a burst of writes is taken together, so a busy app costs its watchers' server
+# a bounded amount of work however fast it is written to.
+ROUND_SECONDS = 0.05
+# And at most this share of the server's time goes to sending rounds: after a round that
+# took t to send, the next waits 4t (so a thousand pages of one busy app slow the rest of
+# the server by a fifth at most).
+SENDING_SHARE = 0.2
+HEADERS = {
+    "Cache-Control": "no-cache, no-store",
+    "X-Accel-Buffering": "no",  # a proxy that buffers would hold each event back
+}
+
+Who = Callable[[], Awaitable[Caller]]
+
+
+@dataclass(eq=False)
+class Watcher:
+    """One open stream: who is watching, and what it has been told."""
+
+    caller: Caller
+    who: Who  # the person asked afresh, from the request's own credentials
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    refused: Refused | None = None
+    ended: bool = False  # the server is stopping: the page opens it again elsewhere
+    owed: bool = False  # woken with a new answer it has not sent yet
+    idle: bool = False  # sent nothing since the last keep-alive round
+
+
+@dataclass(eq=False)
+class Watched:
+    """One filter on one app, and everyone watching it."""
+
+    space: str
+    slug: str
+    filter: str
+    watchers: set[Watcher] = field(default_factory=set)
+    frame: bytes = b""
+    digest: str = ""
+    asked: int = 0  # queries begun on this filter
+    shown: int = 0  # the latest begun whose answer is kept: an older one never replaces it
+
+    @property
+    def at(self) -> str:
+        return f"{self.space}/{self.slug}"
+
+    def told(self, result: Result, ticket: int) -> bool:
+        """Keep `result` (of the query begun `ticket`th) as the frame to send, unless a
+        later query's answer is kept already; whether the frame changed."""
+        if ticket < self.shown:
+            return False
+        self.shown = ticket
+        body = json.dumps({"text": result.text, "data": result.data}, separators=(",", ":"))
+        digest = hashlib.sha256(body.encode()).hexdigest()[:24]
+        if digest == self.digest:
+            return False
+        self.digest = digest
+        self.frame = f"id: {digest}\nevent: answer\ndata: {body}\n\n".encode()
+        return True
+
+
+class Live:
+    """This server's open subscriptions, kept current by the bus."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.watched: dict[tuple[str, str], Watched] = {}
+        self._pending: list[Change] = []
+        self._refreshing: asyncio.Task[None] | None = None
+        self._next_round = 0.0  # on the loop's clock: when the next round may begin
+        self._owed = 0  # watchers woken with an answer, not yet sent
+        self._all_sent = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: Callable[[], None] | None = None
+        self._keeping: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Hear the bus on the running loop (done by the first subscription)."""
+        if self._stop is None:
+            self._loop = asyncio.get_running_loop()
+            # One timer for every stream's keep-alive, not one per stream and wait.
+            self._keeping = self._loop.create_task(self._keep_alive())
+            self._stop = self.service.bus.listen(self._heard, wait=False)
+            # Until the bus hears, off the loop: a write said meanwhile would be missed.
+            await in_thread(self.service.bus.ready)
+
+    def stop(self) -> None:
+        if self._stop is not None:
+            self._stop()
+            self._stop = None
+        if self._keeping is not None:
+            self._keeping.cancel()
+            self._keeping = None
+
+    async def _keep_alive(self) -> None:
+        """Every `KEEPALIVE` seconds, a comment on each stream that sent nothing since."""
+        while True:
+            await asyncio.sleep(KEEPALIVE)
+            for watched in list(self.watched.values()):
+                for watcher in watched.watchers:
+                    if watcher.idle:
+                        watcher.wake.set()
+                    watcher.idle = True
+
+    def end(self) -> None:
+        """End every stream now (the server is stopping); on the loop."""
+        for watched in list(self.watched.values()):
+            for watcher in list(watched.watchers):
+                watcher.ended = True
+                watcher.wake.set()
+
+    async def open(
+        self, caller: Caller, who: Who, at: str, filter: str, seen: str | None
+    ) -> StreamingResponse:
+        """A stream of `filter`'s answers on the app `at` (`space/slug`), for `caller`; a
+        refusal (no such app, a bad filter) is raised before anything is sent."""
+        await self.start()
+        space, _, slug = at.partition("/")
+        key = (at, filter)
+        watched = self.watched.get(key)
+        if watched is None:
+            watched = self.watched[key] = Watched(space, slug, filter)
+        # Watching before the first answer is asked: a write heard meanwhile asks again.
+        watcher = Watcher(caller, who)
+        watched.watchers.add(watcher)
+        try:
+            await self._ask(caller, watched)
+        except BaseException:
+            self._forget(watched, watcher)
+            raise
+        return StreamingResponse(
+            self._events(watched, watcher, seen),
+            media_type="text/event-stream",
+            headers=HEADERS,
+        )
+
+    async def _events(
+        self, watched: Watched, watcher: Watcher, seen: str | None
+    ) -> AsyncIterator[bytes]:
+        sent = seen or ""
+        try:
+            while not watcher.ended:
+                if watcher.refused is not None:
+                    body = json.dumps(
+                        {"error": watcher.refused.sentence, "status": watcher.refused.status}
+                    )
+                    yield f"event: refused\ndata: {body}\n\n".encode()
+                    return
+                if watched.digest != sent:
+                    sent = watched.digest
+                    watcher.idle = False
+                    yield watched.frame
+                elif watcher.idle:
+                    watcher.idle = False
+                    yield b": still here\n\n"
+                self._paid(watcher)
+                await watcher.wake.wait()
+                watcher.wake.clear()
+        finally:
+            self._paid(watcher)
+            self._forget(watched, watcher)
+
+    def _forget(self, watched: Watched, watcher: Watcher) -> None:
+        watched.watchers.discard(watcher)
+        if not watched.watchers and self.watched.get((watched.at, watched.filter)) is watched:
+            del self.watched[(watched.at, watched.filter)]
+
+    # -- the bus --------------------------------------------------------------------------
+    def _heard(self, change: Change) -> None:
+        """On the bus's thread (or a writer's): hand the change to the loop."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._changed, change)
+
+    def _changed(self, change: Change) -> None:
+        self._pending.append(change)
+        if self._refreshing is None or self._refreshing.done():
+            self._refreshing = asyncio.get_running_loop().create_task(self._refresh())
+
+    async def _refresh(self) -> None:
+        # Changes that arrive while a round runs, or soon after one, are taken together.
+        loop = asyncio.get_running_loop()
+        while self._pending:
+            wait = self._next_round - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            began = loop.time()
+            changes, self._pending = self._pending, []
+            rounds = []
+            for watched in list(self.watched.values()):
+                touching = [c for c in changes if c.touches(watched.space, watched.slug)]
+                if not touching:
+                    continue
+                alone = any(c.kind != "write" for c in touching)
+                rounds.append(self._ask_each(watched) if alone else self._ask_once(watched))
+            try:
+                await asyncio.gather(*rounds)
+                if self._owed:  # until the streams have sent it (their own tasks do)
+                    self._all_sent.clear()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._all_sent.wait(), 1.0)
+            except Exception:
+                log.exception("a subscription could not be brought up to date")
+            took = loop.time() - began
+            self._next_round = began + max(ROUND_SECONDS, took / SENDING_SHARE)
+
+    async def _ask_once(self, watched: Watched) -> None:
+        """After a write: one answer for all, asked as one watcher who still reaches it."""
+        for watcher in list(watched.watchers):
+            if watcher.refused is not None:
+                continue
+            try:
+                await self._ask(watcher.caller, watched)
+            except Refused as e:
+                self._refuse(watcher, e)
+                continue
+            return
+
+    async def _ask_each(self, watched: Watched) -> None:
+        """After a deploy or a change of who reaches what: each watcher asked as themselves,
+        so nobody is sent an answer they may no longer read."""
+        for watcher in list(watched.watchers):
+            if watcher.refused is not None:
+                continue
+            try:
+                watcher.caller = await watcher.who()
+                await self._ask(watcher.caller, watched)
+            except Refused as e:
+                self._refuse(watcher, e)
+
+    async def _ask(self, caller: Caller, watched: Watched) -> None:
+        """The filter's answer as `caller`; every watcher woken when it changed."""
+        watched.asked += 1
+        ticket = watched.asked
+        result = await in_thread(
+            lambda: self.service.query(caller, watched.at, watched.filter, via_web=True)
+        )
+        if watched.told(result, ticket):
+            for each in watched.watchers:
+                self._owe(each)
+
+    def _owe(self, watcher: Watcher) -> None:
+        if not watcher.owed:
+            watcher.owed = True
+            self._owed += 1
+        watcher.wake.set()
+
+    def _paid(self, watcher: Watcher) -> None:
+        if watcher.owed:
+            watcher.owed = False
+            self._owed -= 1
+            if not self._owed:
+                self._all_sent.set()
+
+    @staticmethod
+    def _refuse(watcher: Watcher, refused: Refused) -> None:
+        watcher.refused = refused
+        watcher.wake.set()
+
+
+__all__ = ["HEADERS", "KEEPALIVE", "ROUND_SECONDS", "Live", "Watched", "Watcher"]

@@ -1,0 +1,151 @@
+"""A deploy made by another process reaches MCP clients of every server on the database
+(pasture.mcp._changes): a listen stream of the newest protocol over HTTP, and a stdio
+connection of the handshake generation that follows a view — on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+from mcp.client.session import IncomingMessage
+from mcp.client.streamable_http import streamable_http_client
+
+from helpers.club import RUNS
+from helpers.processes import Pasture, running_server, server_env
+from mcp import Client, StdioServerParameters
+
+VIEW = "ui://ada/runs/leaderboard.html"
+
+# resources/subscribe is the handshake generation's, which is what these connections speak.
+pytestmark = pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
+
+
+@pytest.fixture
+def env(database: str) -> dict[str, str]:
+    """Who the processes act as (and `database`, the one they share, is in their
+    environment through helpers.processes)."""
+    return (
+        {"PASTURE_USER": "ada", "PASTURE_DATABASE_URL": database}
+        if database
+        else {"PASTURE_USER": "ada"}
+    )
+
+
+def _deployed(home: Path, env: dict[str, str]) -> Pasture:
+    pasture = Pasture(home, **env)
+    done = pasture("deploy", str(RUNS), "--app", "runs")
+    assert done.returncode == 0, done.stderr
+    return pasture
+
+
+def test_a_listen_stream_hears_a_deploy_made_by_another_process(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    home = tmp_path / "home"
+    pasture = _deployed(home, env)
+    token = pasture("token", "new").stdout.split()[0]
+
+    async def main(url: str) -> list[object]:
+        transport = streamable_http_client(
+            f"{url}/mcp",
+            http_client=httpx2.AsyncClient(
+                headers={"Authorization": f"Bearer {token}"}, timeout=30
+            ),
+        )
+        events: list[object] = []
+        async with (
+            Client(transport, mode="auto") as client,
+            client.listen(resources_list_changed=True, resource_subscriptions=[VIEW]) as heard,
+        ):
+            again = await anyio.to_thread.run_sync(
+                lambda: pasture("deploy", str(RUNS), "--app", "runs")
+            )
+            assert again.returncode == 0, again.stderr
+            with anyio.fail_after(10):
+                async for event in heard:
+                    events.append(event)
+                    if len(events) == 2:
+                        break
+        return events
+
+    with running_server(home, **env) as url:
+        events = anyio.run(main, url)
+    assert sorted(type(e).__name__ for e in events) == ["ResourceUpdated", "ResourcesListChanged"]
+    [updated] = [e for e in events if type(e).__name__ == "ResourceUpdated"]
+    assert str(updated.uri) == VIEW
+
+
+def test_a_stdio_connection_following_a_view_hears_a_deploy_made_by_another_process(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    home = tmp_path / "home"
+    pasture = _deployed(home, env)
+    heard: list[IncomingMessage] = []
+
+    async def handler(message: IncomingMessage) -> None:
+        heard.append(message)
+
+    def kinds() -> set[str]:
+        return {type(m).__name__ for m in heard}
+
+    async def main() -> None:
+        stdio = StdioServerParameters(
+            command=sys.executable, args=["-m", "pasture", "mcp"], env=server_env(home, **env)
+        )
+        async with Client(stdio, mode="legacy", message_handler=handler) as client:
+            await client.list_tools()
+            await client.subscribe_resource(VIEW)
+            again = await anyio.to_thread.run_sync(
+                lambda: pasture("deploy", str(RUNS), "--app", "runs")
+            )
+            assert again.returncode == 0, again.stderr
+            with anyio.fail_after(10):
+                while (
+                    not {"ResourceListChangedNotification", "ResourceUpdatedNotification"}
+                    <= kinds()
+                ):
+                    await anyio.sleep(0.05)
+
+    anyio.run(main)
+    [updated] = [m for m in heard if isinstance(m, types.ResourceUpdatedNotification)]
+    assert str(updated.params.uri) == VIEW
+
+
+def test_a_view_another_person_cannot_read_is_not_said_to_change(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """bo follows ada's view by its address, but is in none of her spaces: he hears that the
+    list may have changed (as anyone does), never that her view did."""
+    home = tmp_path / "home"
+    pasture = _deployed(home, env)
+    assert pasture("user", "new", "bo").returncode == 0
+    bo = pasture("token", "new", "--user", "bo").stdout.split()[0]
+    heard: list[IncomingMessage] = []
+
+    async def handler(message: IncomingMessage) -> None:
+        heard.append(message)
+
+    async def main() -> None:
+        stdio = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "pasture", "mcp", "--token", bo],
+            env=server_env(home, **env),
+        )
+        async with Client(stdio, mode="legacy", message_handler=handler) as client:
+            await client.list_tools()
+            await client.subscribe_resource(VIEW)
+            again = await anyio.to_thread.run_sync(
+                lambda: pasture("deploy", str(RUNS), "--app", "runs")
+            )
+            assert again.returncode == 0, again.stderr
+            with anyio.fail_after(10):
+                while not any(isinstance(m, types.ResourceListChangedNotification) for m in heard):
+                    await anyio.sleep(0.05)
+            await anyio.sleep(0.5)
+
+    anyio.run(main)
+    assert not [m for m in heard if isinstance(m, types.ResourceUpdatedNotification)]

@@ -1,0 +1,218 @@
+"""`./api/subscribe` (pasture.web.live) against a real server: the answer `./api/query`
+gives, at once and again after each change; the same refusals; a watcher who loses the
+app is told so and sent nothing more; a change made by another process arrives too."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from helpers.browser import loopback, serving
+from helpers.club import RUNS, as_user
+from helpers.processes import Pasture, running_server
+from helpers.streams import Stream
+from pasture.caller import Caller
+from pasture.platform.service import Service
+from pasture.web import create_app
+
+BOARD = ".jog!&.created!"
+
+
+@dataclass
+class Live:
+    url: str
+    service: Service
+    ada: Caller
+    tokens: dict[str, str]
+
+    def subscribe(
+        self, who: str, app: str = "ada/runs", filter: str = BOARD, **headers: str
+    ) -> Stream:
+        return Stream(
+            f"{self.url}/{app}/api/subscribe",
+            {"filter": filter},
+            {"Authorization": f"Bearer {self.tokens[who]}", **headers},
+        )
+
+    def query(self, who: str, app: str, filter: str) -> httpx.Response:
+        return httpx.get(
+            f"{self.url}/{app}/api/query",
+            params={"filter": filter},
+            headers={"Authorization": f"Bearer {self.tokens[who]}"},
+        )
+
+    def log_run(self, who: str, miles: float, app: str = "ada/runs") -> None:
+        self.service.run_command(
+            self.ada, "log_run", {"who": who, "miles": miles, "at": "2026-09-01"}, app=app
+        )
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
+    home = tmp_path_factory.mktemp("home")
+    sock, url = loopback()
+    with as_user("ada"):
+        service = Service(home, base_url=url)
+        ada = service.local_owner()
+    for name in ("cy", "bo"):
+        service.new_user(ada, name)
+    service.add_member(ada, "ada", "cy", "viewer")
+    service.deploy(ada, RUNS, space="ada", app="runs", access="public")
+    service.deploy(ada, RUNS, space="ada", app="secret", access="private")
+    tokens = {
+        "ada": service.new_token(ada),
+        "cy": service.new_token(ada, user="cy"),
+        "bo": service.new_token(ada, user="bo"),
+    }
+    try:
+        with serving(create_app(service, bind_host="127.0.0.1"), sock, lifespan="on"):
+            yield Live(url, service, ada, tokens)
+    finally:
+        service.close()
+
+
+def _rows(event: object) -> list[tuple[str, float]]:
+    data = event.data["data"]
+    return [(r["jog"]["who"], r["jog"]["miles"]) for r in data["rows"]]
+
+
+def test_the_answer_comes_at_once_and_again_after_each_write(live: Live) -> None:
+    stream = live.subscribe("ada")
+    try:
+        first = stream.next()
+        assert first is not None and first.kind == "answer"
+        assert first.data == live.query("ada", "ada/runs", BOARD).json()
+        live.log_run("Grace", 4.5)
+        second = stream.next()
+        assert second is not None and ("Grace", 4.5) in _rows(second)
+        assert second.data == live.query("ada", "ada/runs", BOARD).json()
+        assert second.id != first.id
+        live.log_run("Grace", 1, app="ada/secret")  # another app's write alters nothing here
+        assert stream.quiet()
+    finally:
+        stream.close()
+
+
+def test_an_aggregate_is_sent_again_only_when_it_changes(live: Live) -> None:
+    stream = live.subscribe("ada", filter=".jog!&.tally=jog.who")
+    try:
+        first = stream.next()
+        assert first is not None
+        live.log_run("Hal", 2)
+        second = stream.next()
+        assert second is not None
+        assert second.data["data"]["tally"]["Hal"] == first.data["data"]["tally"].get("Hal", 0) + 1
+    finally:
+        stream.close()
+
+
+def test_a_stream_opened_again_with_the_last_id_skips_what_the_page_has(live: Live) -> None:
+    stream = live.subscribe("ada")
+    first = stream.next()
+    stream.close()
+    assert first is not None and first.id
+    again = live.subscribe("ada", **{"Last-Event-ID": first.id})
+    try:
+        assert again.quiet()  # nothing changed since: nothing to send
+        live.log_run("Ida", 3)
+        moved = again.next()
+        assert moved is not None and ("Ida", 3) in _rows(moved)
+    finally:
+        again.close()
+    stale = live.subscribe("ada", **{"Last-Event-ID": first.id})
+    try:  # missed a change while away: the newest answer at once
+        caught_up = stale.next()
+        assert caught_up is not None and ("Ida", 3) in _rows(caught_up)
+    finally:
+        stale.close()
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.sampled_from(["ada", "cy", "bo"]),
+    st.sampled_from(["ada/runs", "ada/secret", "ada/nothing", "nobody/runs"]),
+    st.one_of(
+        st.sampled_from([BOARD, ".jog!", ".jog!&.count!", ".nope!", ".jog.miles>", "{tally}"]),
+        st.text(max_size=20),
+    ),
+)
+def test_what_a_stream_first_says_is_what_a_query_answers(
+    live: Live, who: str, app: str, filter: str
+) -> None:
+    """The same rows for the same person, and the same refusal with the same status."""
+    stream = live.subscribe(who, app, filter)
+    try:
+        asked = live.query(who, app, filter)
+        if asked.status_code != 200:
+            assert (stream.status, stream.refusal) == (asked.status_code, asked.json())
+            return
+        first = stream.next()
+        assert first is not None and first.data == asked.json()
+    finally:
+        stream.close()
+
+
+def test_a_viewer_taken_out_of_the_space_is_told_and_sent_nothing_more(live: Live) -> None:
+    service, ada = live.service, live.ada
+    watching = live.subscribe("cy", "ada/secret")
+    try:
+        assert watching.next() is not None
+        service.remove_member(ada, "ada", "cy")
+        refused = watching.next()
+        assert refused is not None and refused.kind == "refused"
+        assert refused.data["error"] == live.query("cy", "ada/secret", BOARD).json()["error"]
+        live.log_run("Secret", 9, app="ada/secret")
+        assert watching.next() is None  # the stream ended with the refusal
+    finally:
+        watching.close()
+        service.add_member(ada, "ada", "cy", "viewer")
+
+
+def test_a_revoked_token_ends_its_streams(live: Live) -> None:
+    service, ada = live.service, live.ada
+    token = service.new_token(ada, "doomed")
+    stream = Stream(
+        f"{live.url}/ada/runs/api/subscribe",
+        {"filter": BOARD},
+        {"Authorization": f"Bearer {token}"},
+    )
+    try:
+        assert stream.next() is not None
+        [made] = [t for t in service.tokens(ada).data["tokens"] if t["label"] == "doomed"]
+        service.revoke_token(ada, made["id"])
+        refused = stream.next()
+        assert refused is not None and refused.kind == "refused"
+        assert refused.data["status"] == 401
+    finally:
+        stream.close()
+
+
+def test_a_write_through_another_server_reaches_the_stream(tmp_path: Path, database: str) -> None:
+    """Two `pasture serve` processes on one database: watched on A, written through B."""
+    env = {"PASTURE_USER": "ada"}
+    home_a, home_b = tmp_path / "a", tmp_path / "b"
+    if not database:
+        home_b = home_a  # processes sharing one data directory
+    pasture = Pasture(home_a, **env)
+    assert pasture("deploy", str(RUNS), "--app", "runs").returncode == 0
+    token = pasture("token", "new").stdout.split()[0]
+    auth = {"Authorization": f"Bearer {token}"}
+    with running_server(home_a, **env) as a, running_server(home_b, **env) as b:
+        stream = Stream(f"{a}/ada/runs/api/subscribe", {"filter": BOARD}, auth)
+        try:
+            assert stream.next() is not None
+            run = {"name": "log_run", "args": {"who": "Bo", "miles": 2, "at": "2026-09-02"}}
+            done = httpx.post(f"{b}/ada/runs/api/command", json=run, headers=auth)
+            assert done.status_code == 200, done.text
+            moved = stream.next()
+            assert moved is not None and ("Bo", 2) in _rows(moved)
+        finally:
+            stream.close()
