@@ -17,9 +17,10 @@ of the board's filter — read here by a small asyncio client, many at once.
    the ratio of calls a second (goal ≥ 0.8×). The subscriptions watch the count
    of runs, which each call changes: the board would grow by a row a call, and
    after thousands of calls the size of its answer would be the whole cost.
-3. **More servers.** Reads (`./api/query`) from 16 clients at once for a few
-   seconds: `serve --workers 2` against `--workers 1`, and on PostgreSQL two
-   servers (clients split between them) against one.
+3. **More servers.** Reads (`./api/query` of a page of the board, 20 runs) from
+   16 clients at once for a few seconds, on a club of its own: `serve --workers 2`
+   against `--workers 1`, and on PostgreSQL two servers (clients split between
+   them) against one.
 
 Run with `make bench` or `.venv/bin/python benchmarks/live.py [--quick]`. It
 starts a throwaway PostgreSQL as the tests do (or takes `--postgres URL`);
@@ -55,6 +56,8 @@ BOARD = ".jog!&.created!"
 # What the cost's subscriptions watch: every write changes it, and its answer stays small
 # (the board's grows by a row a call: thousands of calls would make each answer the cost).
 COUNTED = ".jog!&.count!"
+# What the servers' figure reads: a page of the board, the same size however many runs.
+PAGE = ".jog!&.created!&.limit=20"
 RUNS = ROOT / "examples" / "runs"
 GOAL_ONE, GOAL_TWO, GOAL_COST = 0.250, 0.500, 0.8
 
@@ -292,7 +295,7 @@ async def _reads_a_second(urls: list[str], token: str, seconds: float, clients: 
         nonlocal done
         async with httpx.AsyncClient(headers=auth, timeout=60) as client:
             while time.perf_counter() < end:
-                answer = await client.get(f"{url}/ada/runs/api/query", params={"filter": BOARD})
+                answer = await client.get(f"{url}/ada/runs/api/query", params={"filter": PAGE})
                 answer.raise_for_status()
                 done += 1
 
@@ -362,7 +365,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer writes and shorter rounds")
     parser.add_argument("--postgres", help="a PostgreSQL URL to use (else a throwaway one)")
+    parser.add_argument(
+        "--only", choices=["latency", "cost", "servers"], help="one of the figures alone"
+    )
     args = parser.parse_args()
+    wanted = {args.only} if args.only else {"latency", "cost", "servers"}
     _more_files()
     writes, seconds, rounds = (5, 1.0, 1) if args.quick else (20, 3.0, 3)
     work = Path(tempfile.mkdtemp(prefix="pasture-bench-live-"))
@@ -371,25 +378,30 @@ def main() -> None:
     home = work / "sqlite"
     token = _club(home, None)
     with _server(home, None) as url:
-        for n in (1, 100, 1000):
+        for n in (1, 100, 1000) if "latency" in wanted else ():
             found, query = asyncio.run(_latencies(url, url, token, n, writes))
             label = f"{n:>5} subscription{'s' if n > 1 else ' '}"
             _say_latency(label, found, query, GOAL_ONE if n == 1000 else None)
-        asyncio.run(_cost(url, token, rounds, seconds))
-    _servers(home, None, token, seconds, rounds)
+        if "cost" in wanted:
+            asyncio.run(_cost(url, token, rounds, seconds))
+    if "servers" in wanted:
+        _servers(
+            work / "sqlite-servers", None, _club(work / "sqlite-servers", None), seconds, rounds
+        )
 
     print("live: two servers, one PostgreSQL (written through B, watched on A)")
     with _postgres(args.postgres) as database:
-        if database is not None:
+        if database is not None and wanted != {"cost"}:
             home = work / "postgres"
             token = _club(home, database)
             with _server(home / "a", database) as a, _server(home / "b", database) as b:
-                for n in (1, 1000):
+                for n in (1, 1000) if "latency" in wanted else ():
                     found, query = asyncio.run(_latencies(a, b, token, n, writes))
                     label = f"{n:>5} subscription{'s' if n > 1 else ' '}"
                     _say_latency(label, found, query, GOAL_TWO if n == 1000 else None)
-            _servers(home, database, token, seconds, rounds)
-            _two_servers(home, database, token, seconds, rounds)
+            if "servers" in wanted:
+                _servers(home, database, token, seconds, rounds)
+                _two_servers(home, database, token, seconds, rounds)
 
 
 if __name__ == "__main__":

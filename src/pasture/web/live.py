@@ -50,9 +50,9 @@ KEEPALIVE = 15.0
 # a bounded amount of work however fast it is written to.
 ROUND_SECONDS = 0.05
 # And at most this share of the server's time goes to sending rounds: after a round that
-# took t to send, the next waits 4t (so a thousand pages of one busy app slow the rest of
-# the server by a fifth at most).
-SENDING_SHARE = 0.2
+# took t to send, the next waits until 6t after it began (so a thousand pages of one busy
+# app slow the rest of the server by a sixth at most).
+SENDING_SHARE = 1 / 6
 HEADERS = {
     "Cache-Control": "no-cache, no-store",
     "X-Accel-Buffering": "no",  # a proxy that buffers would hold each event back
