@@ -15,10 +15,19 @@ from typing import Any
 
 import pytest
 
+from helpers import needs
 from helpers.needs import CHROMIUM
 from pasture.web.serving import Server
 
-__all__ = ["CHROMIUM", "LAUNCH_ARGS", "board_drawn", "in_chromium", "loopback", "serving"]
+__all__ = [
+    "CHROMIUM",
+    "LAUNCH_ARGS",
+    "board_drawn",
+    "chromium",
+    "in_chromium",
+    "loopback",
+    "serving",
+]
 
 LAUNCH_ARGS = [
     "--no-sandbox",
@@ -29,6 +38,19 @@ LAUNCH_ARGS = [
 ]
 
 in_chromium = pytest.mark.usefixtures("needs_chromium")
+
+
+@contextmanager
+def chromium(*, webmcp: bool = False) -> Iterator[Any]:
+    """Debian's Chromium, headless, until the block ends; with `webmcp`, its WebMCP on."""
+    sync_api = needs.playwright()
+    args = [*LAUNCH_ARGS, "--enable-features=WebMCP"] if webmcp else LAUNCH_ARGS
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=args)
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 def board_drawn(page: Any) -> None:

@@ -18,7 +18,7 @@ import pytest
 from mcp.client.streamable_http import streamable_http_client
 
 from helpers import needs
-from helpers.browser import CHROMIUM, LAUNCH_ARGS, board_drawn, in_chromium
+from helpers.browser import board_drawn, chromium, in_chromium
 from helpers.club import RUNS
 from helpers.databases import fresh_database
 from helpers.mcp_answers import ok
@@ -57,17 +57,6 @@ def server(home: Path, database: str, port: int | None = None) -> Iterator[str]:
     finally:
         process.terminate()
         assert process.wait(timeout=20) is not None
-
-
-@contextmanager
-def chromium() -> Iterator[Any]:
-    sync_api = needs.playwright()
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def open_board(browser: Any, url: str, token: str, app: str = "ada/runs") -> Any:

@@ -12,8 +12,6 @@ Without the flag the page offers nothing and logs nothing.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -21,7 +19,7 @@ from test_web_browser import Served, served, served_apart
 from web_site import BASE, Site
 
 from helpers import needs
-from helpers.browser import CHROMIUM, LAUNCH_ARGS, board_drawn, in_chromium
+from helpers.browser import board_drawn, chromium, in_chromium
 from helpers.club import EXAMPLES
 from helpers.databases import IN_A_BROWSER, sqlite_only
 from helpers.pages import SCRIPT, Tags, modules
@@ -192,18 +190,6 @@ def test_other_files_and_mcp_views_get_no_module(site: Site) -> None:
 TOOL_NAMES = ["leaderboard", "log_run", "since"]
 
 
-@contextmanager
-def _chromium(*, webmcp: bool) -> Iterator[Any]:
-    sync_api = needs.playwright()
-    args = [*LAUNCH_ARGS, "--enable-features=WebMCP"] if webmcp else LAUNCH_ARGS
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=args)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
 def _tab(browser: Any, served: Served, token: str, problems: list[str]) -> Any:
     """A tab signed in as the token's person (through /signin?token=…), on the run club.
 
@@ -253,7 +239,7 @@ def test_an_agent_in_the_persons_tab_uses_the_run_club(served_apart: Served) -> 
     service.add_member(ada, "ada", "cy", "viewer")
     problems: list[str] = []
     listing = {c["name"]: c for c in service.list_commands(ada, "ada/runs").data["commands"]}
-    with _chromium(webmcp=True) as browser:
+    with chromium(webmcp=True) as browser:
         page = _tab(browser, served, service.new_token(ada), problems)
 
         tools = _offered(page)
@@ -306,7 +292,7 @@ def test_an_agent_in_the_persons_tab_uses_the_run_club(served_apart: Served) -> 
 def test_a_sandboxed_page_offers_no_tools(served: Served) -> None:
     """With no apps domain a page's origin is opaque, and no agent could call its tools."""
     problems: list[str] = []
-    with _chromium(webmcp=True) as browser:
+    with chromium(webmcp=True) as browser:
         page = browser.new_context().new_page()
         page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
         token = served.service.new_token(served.service.local_owner())
@@ -325,7 +311,7 @@ def test_a_sandboxed_page_offers_no_tools(served: Served) -> None:
 def test_without_webmcp_the_page_offers_nothing_and_logs_nothing(served_apart: Served) -> None:
     served = served_apart
     problems: list[str] = []
-    with _chromium(webmcp=False) as browser:
+    with chromium(webmcp=False) as browser:
         context = browser.new_context()
         page = context.new_page()
         asked: list[str] = []

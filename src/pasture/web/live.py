@@ -50,9 +50,11 @@ KEEPALIVE = 15.0
 # a bounded amount of work however fast it is written to.
 ROUND_SECONDS = 0.05
 # And at most this share of the server's time goes to sending rounds: after a round that
-# took t to send, the next waits until 6t after it began (so a thousand pages of one busy
-# app slow the rest of the server by a sixth at most).
-SENDING_SHARE = 1 / 6
+# took t to send, the next waits until 5t after it began (so a thousand pages of one busy
+# app slow the rest of the server by a fifth at most) — but never longer than
+# `LONGEST_WAIT`, so that one slow round (a pause of the whole process) delays no page long.
+SENDING_SHARE = 0.2
+LONGEST_WAIT = 0.25
 HEADERS = {
     "Cache-Control": "no-cache, no-store",
     "X-Accel-Buffering": "no",  # a proxy that buffers would hold each event back
@@ -249,7 +251,7 @@ class Live:
             except Exception:
                 log.exception("a subscription could not be brought up to date")
             took = loop.time() - began
-            self._next_round = began + max(ROUND_SECONDS, took / SENDING_SHARE)
+            self._next_round = began + min(max(ROUND_SECONDS, took / SENDING_SHARE), LONGEST_WAIT)
 
     async def _ask_once(self, watched: Watched) -> None:
         """After a write: one answer for all, asked as one watcher who still reaches it."""
