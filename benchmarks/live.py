@@ -14,7 +14,8 @@ of the board's filter — read here by a small asyncio client, many at once.
    `./api/query` round trip, the least a page that asked again instead would pay.
 2. **What subscriptions cost.** `log_run` calls over HTTP, one after another,
    with 1,000 subscriptions open against none, rounds alternating in one run:
-   the ratio of calls a second (goal ≥ 0.8×). The subscriptions watch the count
+   the ratio of calls a second (goal ≥ 0.8×). The subscriptions are held open by
+   a process of their own, as pages are by browsers. They watch the count
    of runs, which each call changes: the board would grow by a row a call, and
    after thousands of calls the size of its answer would be the whole cost.
 3. **More servers.** Reads (`./api/query` of a page of the board, 20 runs) from
@@ -269,16 +270,43 @@ async def _calls_a_second(url: str, token: str, seconds: float) -> float:
         return calls / (time.perf_counter() - start)
 
 
-async def _cost(url: str, token: str, rounds: int, seconds: float) -> None:
+async def _hold(url: str, token: str, n: int, filter: str) -> None:
+    """`--hold`: open `n` subscriptions, say so on stdout, keep them until stdin closes."""
+    subscribers = Subscribers(url, token, n, filter)
+    await subscribers.open()
+    print("open", flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+    await subscribers.close()
+
+
+@contextmanager
+def _held(url: str, token: str, n: int, filter: str) -> Iterator[None]:
+    """`n` subscriptions held open by a process of their own, so that reading their events
+    costs the calls' client nothing (as pages in browsers would)."""
+    holder = subprocess.Popen(
+        [sys.executable, __file__, "--hold", url, token, str(n), filter],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        preexec_fn=_more_files,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        yield
+    finally:
+        if holder.stdin is not None:
+            holder.stdin.close()
+        holder.wait(timeout=60)
+
+
+def _cost(url: str, token: str, rounds: int, seconds: float) -> None:
     bare: list[float] = []
     watched: list[float] = []
     for _ in range(rounds):
-        bare.append(await _calls_a_second(url, token, seconds))
-        subscribers = Subscribers(url, token, 1000, COUNTED)
-        await subscribers.open()
-        watched.append(await _calls_a_second(url, token, seconds))
-        await subscribers.close()
-        await asyncio.sleep(0.5)
+        bare.append(asyncio.run(_calls_a_second(url, token, seconds)))
+        with _held(url, token, 1000, COUNTED):
+            watched.append(asyncio.run(_calls_a_second(url, token, seconds)))
+        time.sleep(0.5)
     a, b = statistics.median(watched), statistics.median(bare)
     print(
         f"  log_run over HTTP: {a:.0f} calls/s with 1,000 subscriptions of {COUNTED} open, "
@@ -371,7 +399,12 @@ def main() -> None:
     parser.add_argument(
         "--only", choices=["latency", "cost", "servers"], help="one of the figures alone"
     )
+    parser.add_argument("--hold", nargs=4, help=argparse.SUPPRESS)  # URL TOKEN N FILTER
     args = parser.parse_args()
+    if args.hold:
+        url, token, n, filter = args.hold
+        asyncio.run(_hold(url, token, int(n), filter))
+        return
     wanted = {args.only} if args.only else {"latency", "cost", "servers"}
     _more_files()
     writes, seconds, rounds = (5, 1.0, 1) if args.quick else (20, 3.0, 3)
@@ -386,7 +419,7 @@ def main() -> None:
             label = f"{n:>5} subscription{'s' if n > 1 else ' '}"
             _say_latency(label, found, query, GOAL_ONE if n == 1000 else None)
         if "cost" in wanted:
-            asyncio.run(_cost(url, token, rounds, seconds))
+            _cost(url, token, rounds, seconds)
     if "servers" in wanted:
         _servers(
             work / "sqlite-servers", None, _club(work / "sqlite-servers", None), seconds, rounds

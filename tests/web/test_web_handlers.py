@@ -12,9 +12,9 @@ from typing import Any
 
 import httpx
 from test_web_browser import Served, served, served_apart
-from test_webmcp import _chromium, _console
+from test_webmcp import _console
 
-from helpers.browser import in_chromium
+from helpers.browser import chromium, in_chromium
 from helpers.club import TODOS
 from helpers.databases import IN_A_BROWSER, sqlite_only
 
@@ -85,7 +85,7 @@ def test_the_page_adds_and_an_agent_in_the_tab_marks_done(served_apart: Served) 
     served = served_apart
     token = _deployed(served)
     problems: list[str] = []
-    with _chromium(webmcp=True) as browser:
+    with chromium(webmcp=True) as browser:
         page = browser.new_context().new_page()
         page.set_default_timeout(30_000)
         page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))

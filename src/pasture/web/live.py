@@ -50,11 +50,11 @@ KEEPALIVE = 15.0
 # a bounded amount of work however fast it is written to.
 ROUND_SECONDS = 0.05
 # And at most this share of the server's time goes to sending rounds: after a round that
-# took t to send, the next waits until 5t after it began (so a thousand pages of one busy
-# app slow the rest of the server by a fifth at most) — but never longer than
+# took t to send, the next waits until about 7t after it began (so a thousand pages of one
+# busy app slow the rest of the server by a sixth or so) — but never longer than
 # `LONGEST_WAIT`, so that one slow round (a pause of the whole process) delays no page long.
-SENDING_SHARE = 0.2
-LONGEST_WAIT = 0.25
+SENDING_SHARE = 0.15
+LONGEST_WAIT = 0.3
 HEADERS = {
     "Cache-Control": "no-cache, no-store",
     "X-Accel-Buffering": "no",  # a proxy that buffers would hold each event back
