@@ -45,15 +45,18 @@ async function request(path, init) {
   } catch {
     body = null;
   }
-  if (!response.ok) {
-    const sentence = body && typeof body.error === "string"
-      ? body.error
-      : `the server answered ${response.status} — try again in a moment`;
-    const error = new Error(sentence);
-    error.status = response.status;
-    throw error;
-  }
+  if (!response.ok) throw refusal(response.status, body);
   return body;
+}
+
+// A refusal as an Error: the server's sentence, and the HTTP status.
+function refusal(status, body) {
+  const sentence = body && typeof body.error === "string"
+    ? body.error
+    : `the server answered ${status} — try again in a moment`;
+  const error = new Error(sentence);
+  error.status = status;
+  return error;
 }
 
 export async function apply(bundles) {
@@ -64,15 +67,6 @@ export async function query(filter) {
   // As ?filter=…, encoded whole: a URL would otherwise change `<`, `>` and `"`.
   const encoded = encodeURIComponent(String(filter ?? ""));
   return (await request("query?filter=" + encoded, { method: "GET" })).data;
-}
-
-function refusal(status, body) {
-  const sentence = body && typeof body.error === "string"
-    ? body.error
-    : `the server answered ${status} — try again in a moment`;
-  const error = new Error(sentence);
-  error.status = status;
-  return error;
 }
 
 export function subscribe(filter, callback, onRefused) {
