@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pasture.commands import load_commands
-from pasture.errors import DeployRefused
+from pasture.errors import DeployRefused, Refused
+from pasture.store.bundles import check
 from pasture.store.vocab import Vocabulary
 
 from .conftest import load, tools
@@ -311,3 +314,44 @@ def test_a_query_is_checked_beside_the_entry_s_other_problems(runs: Vocabulary) 
         "board: jogs is not a component of this app — declare it in vocab.json or use one of"
         " the platform's own: doc, alias, comment, person",
     ]
+
+
+def test_a_literal_of_the_wrong_type_is_refused_at_deploy(runs: Vocabulary) -> None:
+    apply = {"jog": {"who": "$who", "miles": "many", "at": "tuesday"}, "doc": {"title": 5}}
+    assert refused({"log_run": {**LOG_RUN, "apply": apply}}, runs).problems == [
+        'log_run: jog.miles is a number, and the template writes "many" there',
+        "log_run: jog.at is a time, like 2026-09-01 or 2026-09-01T10:00:00Z, and the template"
+        ' writes "tuesday" there',
+    ]
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    literal=st.one_of(
+        st.text(max_size=12).filter(lambda t: "$" not in t),
+        st.integers(min_value=-(2**70), max_value=2**70),
+        st.floats(allow_nan=False, allow_infinity=False),  # what JSON can carry
+        st.booleans(),
+        st.sampled_from(["5", "true", "2026-09-01", "https://example.com/r"]),
+    ),
+    column=st.sampled_from(["who", "miles", "at"]),
+)
+def test_a_literal_deploys_exactly_when_the_store_would_write_it(
+    runs: Vocabulary, literal: object, column: str
+) -> None:
+    """What a template writes literally is checked at deploy by the store's own rule, so a
+    command that deploys never meets that refusal at a call."""
+    apply = {"jog": {"who": "$who", "miles": "$miles", column: literal}}
+    try:
+        check(apply | {"jog": {column: literal}}, runs)
+    except Refused as refusal:
+        problems = refused({"log_run": {**LOG_RUN, "apply": apply}}, runs).problems
+        assert problems == [f"log_run: {refusal}, and the template writes {shown(literal)} there"]
+    else:
+        assert "log_run" in load({"log_run": {**LOG_RUN, "apply": apply}}, runs)
+
+
+def shown(value: object) -> str:
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value).lower() if isinstance(value, bool) else str(value)

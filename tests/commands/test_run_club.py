@@ -284,3 +284,36 @@ def test_an_argument_where_an_entity_goes_never_mints_a_new_one(tmp_path: Path) 
         assert store.query(".comments>=1&.jog!", ADA)[0]["entity"] == {"eid": eid}
     finally:
         store.close()
+
+
+def test_each_value_of_a_call_is_converted_once(
+    club: tuple[SqliteStore, dict[str, Command]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """log_run converts its three arguments (its refusals name them) and the store
+    converts only the title they were spliced into: no value is converted twice."""
+    import pasture.commands.declared as declared
+    import pasture.store.bundles as bundles
+    from pasture import values
+
+    converted: list[tuple[str, str]] = []
+
+    def counting(where: str) -> Any:
+        def convert(name: str, kind: values.ValueType, value: Any) -> Any:
+            converted.append((where, name))
+            return values.convert(name, kind, value)
+
+        return convert
+
+    monkeypatch.setattr(declared, "convert", counting("command"))
+    monkeypatch.setattr(bundles, "convert", counting("store"))
+    store, commands = club
+    run(commands, store, "log_run", ADA, who="Ada", miles="5", at="2026-09-01T12:00:00+02:00")
+    assert sorted(converted) == [
+        ("command", "at"),
+        ("command", "miles"),
+        ("command", "who"),
+        ("store", "doc.title"),
+    ]
+    row = store.query(".jog!&.doc?", ADA)[0]
+    assert row["jog"] == {"who": "Ada", "miles": 5, "at": "2026-09-01T10:00:00Z"}
+    assert row["doc"]["title"] == "Run by Ada"

@@ -1,6 +1,10 @@
 """A declared command at run time: its arguments converted, its template filled, the store
 called as the caller.
 
+The arguments are converted here, once, so a refusal names the argument
+(`miles is a number`); the store keeps the values as they are (see
+`pasture.store.bundles.TypedBundle`).
+
 `Template` is what every declared (or generated) command of an app's tools.json
 runs; the deploy that made it checked the entry first (`pasture.commands.deploy_checks`).
 """
@@ -52,7 +56,7 @@ class Template:
         if self.action == "query":
             plan = QueryPlan(self.template, optional, self.words)
         else:
-            plan = ApplyPlan(self.template, optional, self.keep_empty)
+            plan = ApplyPlan(self.template, optional, self.keep_empty, self.types)
         object.__setattr__(self, "plan", plan)
 
     def convert(self, args: Mapping[str, Any]) -> dict[str, Any]:

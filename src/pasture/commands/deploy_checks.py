@@ -22,7 +22,7 @@ from pasture.commands.template import (
 )
 from pasture.errors import Refused
 from pasture.names import WORD
-from pasture.store.bundles import not_a_component
+from pasture.store.bundles import column_value, not_a_component
 from pasture.store.vocab import PLATFORM, Column, Component, Vocabulary, check_filter
 from pasture.values import TYPES, ValueType, is_type
 
@@ -337,6 +337,9 @@ def _bundle(
                 )
                 continue
             _uses(item, "reference" if column.reference else "value", uses)
+            literal = _literal_problem(component.name, column, item)
+            if literal is not None:
+                problems.append(f"{name}: {literal}")
             arg = whole_variable(item)
             if arg is not None and arg in types and not _fits(types[arg], column):
                 wanted = "text" if column.reference else column.type
@@ -344,6 +347,20 @@ def _bundle(
                     f"{name}: {component.name}.{column.name} is {_a_type(column)} and ${arg} is"
                     f" {_a_type_name(types[arg])} — declare {arg} as {wanted} in {name}.input"
                 )
+
+
+def _literal_problem(component: str, column: Column, item: object) -> str | None:
+    """Why a value written literally in a template cannot stand in its column, or None.
+
+    Checked once here, where the template and the vocabulary meet, rather than
+    refused at every call; a value with a variable in it is the call's to convert."""
+    if column.reference or item is None or (isinstance(item, str) and "$" in item):
+        return None
+    try:
+        column_value(component, column, item)
+    except Refused as refused:
+        return f"{refused}, and the template writes {_quoted(item)} there"
+    return None
 
 
 def _fits(kind: ValueType, column: Column) -> bool:

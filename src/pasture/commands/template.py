@@ -8,6 +8,10 @@ to the store as `$name`, so every `$run` in one call is the same new entity.
 
 Generated commands have optional arguments: a column or a clause whose
 argument was left out is left out of what is sent.
+
+The arguments arrive converted to their declared types. A bundle says which
+columns hold an argument whole (a `TypedBundle`), so the store keeps those
+values as they are rather than converting them a second time.
 """
 
 from __future__ import annotations
@@ -15,7 +19,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator, Mapping, Set
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pasture.store.bundles import TypedBundle
+
+if TYPE_CHECKING:
+    from pasture.values import ValueType
 
 # `$$` first, so `$$run` is a dollar sign followed by the word "run".
 VARIABLE = re.compile(r"\$\$|\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -172,12 +181,18 @@ class _List(_Filler):
 
 class _Bundle(_Filler):
     """A bundle: as an object, but `was` is sent as `$was`, and a component all of whose
-    columns were left out goes too (unless it is kept empty)."""
+    columns were left out goes too (unless it is kept empty). It is sent as a
+    `TypedBundle` naming the columns an argument that arrived stands in whole."""
 
-    __slots__ = ("items",)
+    __slots__ = ("items", "typed")
 
-    def __init__(self, items: tuple[tuple[str, _Filler, bool], ...]) -> None:
+    def __init__(
+        self,
+        items: tuple[tuple[str, _Filler, bool], ...],
+        typed: tuple[tuple[tuple[str, str], str, ValueType], ...],
+    ) -> None:
         self.items = items  # (key sent, filler, drop it when it comes out empty)
+        self.typed = typed  # ((component, column), argument, its type)
 
     def fill(self, args: Mapping[str, Any]) -> Any:
         out: dict[str, Any] = {}
@@ -186,7 +201,9 @@ class _Bundle(_Filler):
             if value is _DROP or (drop_empty and not value and isinstance(value, dict)):
                 continue
             out[key] = value
-        return out
+        if not self.typed:
+            return out
+        return TypedBundle(out, {at: kind for at, arg, kind in self.typed if arg in args})
 
 
 def _text(text: str, optional: Set[str], encode: bool) -> _Filler:
@@ -225,23 +242,34 @@ def _compile(value: Any, optional: Set[str]) -> _Filler:
     return _Same(value)
 
 
-def _compile_bundle(bundle: Any, optional: Set[str], keep_empty: Set[str]) -> _Filler:
+def _compile_bundle(
+    bundle: Any, optional: Set[str], keep_empty: Set[str], types: Mapping[str, ValueType]
+) -> _Filler:
     if not isinstance(bundle, Mapping):
         return _compile(bundle, optional)
-    return _Bundle(
-        tuple(
-            (
-                "$was" if key == "was" else key,
-                _compile(value, optional),
-                isinstance(value, Mapping) and bool(value) and key not in keep_empty,
-            )
-            for key, value in bundle.items()
+    items = tuple(
+        (
+            "$was" if key == "was" else key,
+            _compile(value, optional),
+            isinstance(value, Mapping) and bool(value) and key not in keep_empty,
         )
+        for key, value in bundle.items()
     )
+    typed = tuple(
+        ((key, column), arg, types[arg])
+        for key, value in bundle.items()
+        if key not in BUNDLE_KEYS and isinstance(value, Mapping)
+        for column, item in value.items()
+        if (arg := whole_variable(item)) is not None and arg in types
+    )
+    return _Bundle(items, typed)
 
 
 class ApplyPlan:
-    """An apply template compiled once: `fill(args)` is the bundle (or list) it writes."""
+    """An apply template compiled once: `fill(args)` is the bundle (or list) it writes.
+
+    `types` are the arguments' declared types: the values `fill` is given are of
+    them, and the bundles it makes say so (see `_Bundle`)."""
 
     __slots__ = ("_many", "_one")
 
@@ -250,10 +278,12 @@ class ApplyPlan:
         template: Any,
         optional: Set[str] = frozenset(),
         keep_empty: Set[str] = frozenset(),
+        types: Mapping[str, ValueType] | None = None,
     ) -> None:
         self._many = isinstance(template, list)
         bundles = template if isinstance(template, list) else [template]
-        self._one = tuple(_compile_bundle(b, optional, keep_empty) for b in bundles)
+        typed = types or {}
+        self._one = tuple(_compile_bundle(b, optional, keep_empty, typed) for b in bundles)
 
     def fill(self, args: Mapping[str, Any]) -> Any:
         if self._many:

@@ -28,7 +28,10 @@ dropped, `entity` is the target and the stamps `created`/`updated` are dropped.
 Sent on their own, stamps are refused: only the store writes them.
 
 A column's value is converted the way a command's argument is: `"5"` for a
-number is 5, `"true"` for a bool is true, a time is normalized to UTC.
+number is 5, `"true"` for a bool is true, a time is normalized to UTC. Each value
+is converted once: a declared command converts its arguments itself (its
+refusals name them) and sends a `TypedBundle` that says which columns hold them,
+and those values are kept as they are where the column has that type.
 """
 
 from __future__ import annotations
@@ -44,11 +47,30 @@ from typing import Any, Protocol
 from pasture.errors import Conflict, NotFound, Refused, echo
 from pasture.store.base import new_eid
 from pasture.store.vocab import PLATFORM_WRITABLE, Column, Vocabulary
-from pasture.values import BadValue, convert, lone_surrogate, not_characters
+from pasture.values import BadValue, ValueType, convert, lone_surrogate, not_characters
 
 ALIAS = re.compile(r"^\$[A-Za-z_][A-Za-z0-9_]*$")
 MAX_ALIAS = 100  # characters of an alias, `$` included
 BUNDLE_KEYS = "entity, edges, tombstone, $was and components"
+
+
+class TypedBundle(dict[str, Any]):
+    """A bundle whose named columns hold values converted already, to the type beside them.
+
+    A declared command converts its arguments before it fills its template, and
+    refuses a bad one by the argument's name; `typed` maps each
+    `(component, column)` an argument stands in whole to that argument's type.
+    `check` keeps such a value as it is where the column is of that type now, and
+    converts it as any other where it is not (the vocabulary changed meanwhile, or
+    a number stands in a text column). Only code of this process makes one: a
+    bundle that arrives from outside arrives as JSON, a plain object, converted whole.
+    """
+
+    def __init__(
+        self, columns: Mapping[str, Any], typed: Mapping[tuple[str, str], ValueType]
+    ) -> None:
+        super().__init__(columns)
+        self.typed = typed
 
 
 @dataclass(frozen=True)
@@ -168,6 +190,7 @@ def _bundle(raw: Any, vocabulary: Vocabulary) -> Checked:
             'a bundle is an object: {"entity": {"eid": "$new"}, "<component>": {"column": …}}'
         )
     read_back = "kind" in raw
+    typed = raw.typed if isinstance(raw, TypedBundle) else _UNTYPED
     entity = raw.get("entity")
     target: Slot | None = None
     if entity is not None:
@@ -202,7 +225,7 @@ def _bundle(raw: Any, vocabulary: Vocabulary) -> Checked:
                 if read_back:
                     continue
                 raise Refused(f"{key} is stamped by the store — leave it out")
-            out.writes[key] = _columns(key, value, vocabulary)
+            out.writes[key] = _columns(key, value, vocabulary, typed)
     if out.tombstone:
         if out.writes or out.edges or out.unedges:
             raise Refused(
@@ -217,7 +240,15 @@ def _bundle(raw: Any, vocabulary: Vocabulary) -> Checked:
     return out
 
 
-def _columns(component: str, value: Any, vocabulary: Vocabulary) -> dict[str, Any] | None:
+_UNTYPED: Mapping[tuple[str, str], ValueType] = {}
+
+
+def _columns(
+    component: str,
+    value: Any,
+    vocabulary: Vocabulary,
+    typed: Mapping[tuple[str, str], ValueType] = _UNTYPED,
+) -> dict[str, Any] | None:
     if value is None:
         return None
     comp = vocabulary.components[component]
@@ -231,7 +262,10 @@ def _columns(component: str, value: Any, vocabulary: Vocabulary) -> dict[str, An
         column = comp.columns.get(col)
         if column is None:
             raise Refused(no_column(component, str(col), vocabulary))
-        out[col] = column_value(component, column, given)
+        if typed and not column.reference and typed.get((component, col)) == column.type:
+            out[col] = given  # converted already, by the command that sent it
+        else:
+            out[col] = column_value(component, column, given)
     return out
 
 
@@ -436,7 +470,9 @@ __all__ = [
     "Plan",
     "Slot",
     "Step",
+    "TypedBundle",
     "check",
+    "column_value",
     "fingerprint",
     "guard_holds",
     "listed",
