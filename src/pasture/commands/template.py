@@ -184,26 +184,33 @@ class _Bundle(_Filler):
     columns were left out goes too (unless it is kept empty). It is sent as a
     `TypedBundle` naming the columns an argument that arrived stands in whole."""
 
-    __slots__ = ("items", "typed")
+    __slots__ = ("all_typed", "items", "optional", "typed")
 
     def __init__(
         self,
         items: tuple[tuple[str, _Filler, bool], ...],
-        typed: tuple[tuple[tuple[str, str], str, ValueType], ...],
+        typed: dict[tuple[str, str], tuple[str, ValueType]],
+        optional: Set[str],
     ) -> None:
         self.items = items  # (key sent, filler, drop it when it comes out empty)
-        self.typed = typed  # ((component, column), argument, its type)
+        self.typed = typed  # (component, column) -> (the argument whole in it, its type)
+        # the columns' types when every argument arrives, worked out once
+        self.all_typed = {at: kind for at, (_, kind) in typed.items()}
+        self.optional = frozenset(arg for arg, _ in typed.values() if arg in optional)
 
     def fill(self, args: Mapping[str, Any]) -> Any:
         out: dict[str, Any] = {}
+        if self.typed:
+            typed = self.all_typed
+            if any(arg not in args for arg in self.optional):
+                typed = {at: kind for at, (arg, kind) in self.typed.items() if arg in args}
+            out = TypedBundle({}, typed)
         for key, filler, drop_empty in self.items:
             value = filler.fill(args)
             if value is _DROP or (drop_empty and not value and isinstance(value, dict)):
                 continue
             out[key] = value
-        if not self.typed:
-            return out
-        return TypedBundle(out, {at: kind for at, arg, kind in self.typed if arg in args})
+        return out
 
 
 def _text(text: str, optional: Set[str], encode: bool) -> _Filler:
@@ -255,14 +262,14 @@ def _compile_bundle(
         )
         for key, value in bundle.items()
     )
-    typed = tuple(
-        ((key, column), arg, types[arg])
+    typed = {
+        (key, column): (arg, types[arg])
         for key, value in bundle.items()
         if key not in BUNDLE_KEYS and isinstance(value, Mapping)
         for column, item in value.items()
         if (arg := whole_variable(item)) is not None and arg in types
-    )
-    return _Bundle(items, typed)
+    }
+    return _Bundle(items, typed, optional)
 
 
 class ApplyPlan:
