@@ -88,6 +88,7 @@ def _env(home: Path, database: str | None) -> dict[str, str]:
         "PYTHONPATH": os.pathsep.join(sys.path),
         "PASTURE_RATE": "off",  # the calls here are many and fast on purpose
         "PASTURE_RATE_ADDRESS": "off",
+        "PASTURE_STREAMS": "off",  # a thousand pages, all of one person
     }
     if database:
         env["PASTURE_DATABASE_URL"] = database

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import queue
+import socket
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -95,7 +96,14 @@ class Stream:
         return False
 
     def close(self) -> None:
+        """Hang up, as a closed tab does: the server sees the connection end at once."""
         self._stop.set()
         if self._response is not None:
+            # Closing the response alone leaves the socket to the thread blocked reading it.
+            network = self._response.extensions.get("network_stream")
+            sock = network.get_extra_info("socket") if network is not None else None
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
             with contextlib.suppress(Exception):  # the read under way ends with it
                 self._response.close()

@@ -5,11 +5,13 @@ Time is a clock the tests move by hand: nothing here sleeps or measures time.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from helpers.club import RUNS
 from pasture.caller import NOBODY, Caller
@@ -21,7 +23,9 @@ from pasture.platform.limits import (
     Limiter,
     Rate,
     Rates,
+    Streams,
     address_key,
+    most,
 )
 from pasture.platform.service import Service
 
@@ -92,6 +96,66 @@ def test_the_defaults_are_generous_and_the_environment_changes_them() -> None:
     assert Rates.from_env(env) == Rates(caller=Rate(100), address=None)
     with pytest.raises(UsageError, match=r"^\$PASTURE_RATE_OPEN is a number of calls"):
         Rates.from_env({"PASTURE_RATE_OPEN": "many"})
+
+
+def test_how_many_streams_is_a_number_or_off() -> None:
+    assert Rates().streams == 100
+    assert Rates.from_env({"PASTURE_STREAMS": "1,000"}).streams == 1000
+    assert Rates.from_env({"PASTURE_STREAMS": "off"}).streams is None
+    for bad in ("many", "-3", "2.5", "١٠"):
+        with pytest.raises(UsageError) as caught:
+            Rates.from_env({"PASTURE_STREAMS": bad})
+        assert str(caught.value) == (
+            f"$PASTURE_STREAMS is how many at most, like 100 (or off) — not {bad}"
+        )
+
+
+@given(st.integers(min_value=1, max_value=10**9), st.sampled_from(["{:d}", "{:,d}", " {:_d} "]))
+def test_a_count_reads_back_as_written(count: int, form: str) -> None:
+    assert most(form.format(count), "--streams") == count
+
+
+# -- streams held open ---------------------------------------------------------------------
+PEOPLE = [Caller(f"{n:016x}", f"p{n}") for n in range(3)]
+VISITORS = [replace(NOBODY, address=a) for a in ("192.0.2.1", "2001:db8::1", "2001:db8::2")]
+
+
+@given(
+    st.integers(min_value=0, max_value=4),
+    st.lists(st.tuples(st.booleans(), st.integers(min_value=0, max_value=5)), max_size=60),
+)
+def test_no_one_holds_more_streams_than_the_limit_and_each_end_gives_one_back(
+    limit: int, steps: list[tuple[bool, int]]
+) -> None:
+    """Opening and closing in any order, over people and addresses (the two IPv6 visitors
+    share one /64): refused exactly when that many are held, and a place given back once
+    however often its stream says it ended."""
+    streams = Streams(limit)
+    callers = PEOPLE + VISITORS
+    held: list[tuple[int, Callable[[], None]]] = []
+    for opening, who in steps:
+        key = who if who < 4 else 4  # the two visitors of one network are one
+        counted = sum(1 for k, _ in held if k == key)
+        if opening:
+            if counted >= limit:
+                with pytest.raises(TooMany, match=f"^too many live streams open — {limit} at"):
+                    streams.hold(callers[who])
+            else:
+                held.append((key, streams.hold(callers[who])))
+        elif held:
+            _, release = held.pop(who % len(held))
+            release()
+            release()  # a stream that ends twice gives its place back once
+        for k in range(5):
+            assert streams.held(callers[k]) == sum(1 for h, _ in held if h == k)
+
+
+def test_nobody_from_nowhere_is_not_counted_and_off_counts_nothing() -> None:
+    assert Streams(0).hold(NOBODY)() is None
+    off = Streams(None)
+    for _ in range(1000):
+        off.hold(PEOPLE[0])
+    assert off.held(PEOPLE[0]) == 0
 
 
 # -- buckets -------------------------------------------------------------------------------

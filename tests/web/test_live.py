@@ -4,6 +4,7 @@ app is told so and sent nothing more; a change made by another process arrives t
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from helpers.club import RUNS, as_user
 from helpers.processes import Pasture, running_server
 from helpers.streams import Stream
 from pasture.caller import Caller
+from pasture.platform.limits import Rates
 from pasture.platform.service import Service
 from pasture.web import create_app
 
@@ -216,3 +218,128 @@ def test_a_write_through_another_server_reaches_the_stream(tmp_path: Path, datab
             assert moved is not None and ("Bo", 2) in _rows(moved)
         finally:
             stream.close()
+
+
+# -- how many streams one person may hold open -------------------------------------------
+@dataclass
+class Limited:
+    live: Live
+    cy: Caller
+    second: str  # another token of cy's
+
+
+@pytest.fixture(scope="module")
+def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Limited]:
+    """A server where a person (signed out: an address) may hold two streams open."""
+    home = tmp_path_factory.mktemp("limited")
+    sock, url = loopback()
+    with as_user("ada"):
+        service = Service(home, base_url=url, rates=Rates(streams=2))
+        ada = service.local_owner()
+    cy = service.new_user(ada, "cy")
+    service.add_member(ada, "ada", "cy", "viewer")
+    service.deploy(ada, RUNS, space="ada", app="runs", access="public")
+    service.deploy(ada, RUNS, space="ada", app="secret", access="private")
+    tokens = {"ada": service.new_token(ada), "cy": service.new_token(ada, user="cy")}
+    second = service.new_token(ada, user="cy")
+    try:
+        with serving(create_app(service, bind_host="127.0.0.1"), sock, lifespan="on"):
+            yield Limited(Live(url, service, ada, tokens), cy, second)
+    finally:
+        service.close()
+
+
+def _opens(stream: Stream) -> bool:
+    try:
+        return stream.status == 200 and stream.next() is not None
+    finally:
+        stream.close()
+
+
+def _given_back(service: Service, caller: Caller, held: int) -> None:
+    """Wait until the server has noticed closed streams and counts `held` of the caller's."""
+    for _ in range(200):
+        if service.limiter.streams.held(caller) == held:
+            return
+        time.sleep(0.025)
+    raise AssertionError(f"{service.limiter.streams.held(caller)} streams held, not {held}")
+
+
+def test_one_person_holds_so_many_streams_over_all_their_tokens(limited: Limited) -> None:
+    live, cy = limited.live, limited.cy
+    first = live.subscribe("cy")
+    other = Stream(
+        f"{live.url}/ada/secret/api/subscribe",
+        {"filter": ".jog!"},
+        {"Authorization": f"Bearer {limited.second}"},
+    )
+    try:
+        assert first.next() is not None and other.next() is not None
+        for app in ("ada/runs", "ada/secret"):
+            past = live.subscribe("cy", app)
+            assert past.status == 429
+            assert past.refusal == {
+                "error": "too many live streams open — 2 at most for one person on this server;"
+                " close a page that watches (or unsubscribe), then try again"
+            }
+        assert live.query("cy", "ada/runs", BOARD).status_code == 200  # calls are not streams
+        assert _opens(live.subscribe("ada"))  # another person counts apart
+        other.close()
+        _given_back(live.service, cy, 1)
+        assert _opens(live.subscribe("cy"))
+    finally:
+        first.close()
+        other.close()
+    _given_back(live.service, cy, 0)
+
+
+def test_a_stream_gives_its_place_back_however_it_ends(limited: Limited) -> None:
+    """Refused as it opens (a bad filter, an app it may not read), refused later (taken out
+    of the space), closed by the page: none of them keeps a place."""
+    live, cy = limited.live, limited.cy
+    refused_at_once = [("ada/runs", ".nope!"), ("ada/nothing", BOARD), ("ada/runs", ".jog.miles>")]
+    for app, filter in refused_at_once * 2:
+        assert live.subscribe("cy", app, filter).status in (400, 404)
+    assert live.service.limiter.streams.held(cy) == 0
+    watching = [live.subscribe("cy", "ada/secret"), live.subscribe("cy", "ada/secret")]
+    try:
+        assert all(w.next() is not None for w in watching)
+        live.service.remove_member(live.ada, "ada", "cy")
+        assert all(getattr(w.next(), "kind", None) == "refused" for w in watching)
+        _given_back(live.service, cy, 0)
+    finally:
+        for w in watching:
+            w.close()
+        live.service.add_member(live.ada, "ada", "cy", "viewer")
+
+
+def test_signed_out_visitors_are_counted_by_their_address(limited: Limited) -> None:
+    url = f"{limited.live.url}/ada/runs/api/subscribe"
+    held = [Stream(url, {"filter": BOARD}), Stream(url, {"filter": ".jog!"})]
+    try:
+        assert all(s.status == 200 for s in held)
+        past = Stream(url, {"filter": BOARD})
+        assert past.status == 429
+        assert "2 at most for one address signed out" in past.refusal["error"]
+        assert _opens(limited.live.subscribe("cy"))  # a signed-in person counts apart
+    finally:
+        for s in held:
+            s.close()
+
+
+def test_serve_takes_the_limit_from_its_option(tmp_path: Path) -> None:
+    pasture = Pasture(tmp_path, PASTURE_USER="ada")
+    assert pasture("deploy", str(RUNS), "--app", "runs").returncode == 0
+    token = pasture("token", "new").stdout.split()[0]
+    auth = {"Authorization": f"Bearer {token}"}
+    with running_server(tmp_path, "--streams", "1", PASTURE_USER="ada") as url:
+        held = Stream(f"{url}/ada/runs/api/subscribe", {"filter": BOARD}, auth)
+        try:
+            assert held.status == 200
+            past = Stream(f"{url}/ada/runs/api/subscribe", {"filter": ".jog!"}, auth)
+            assert past.status == 429 and "— 1 at most for one person" in past.refusal["error"]
+        finally:
+            held.close()
+    bad = pasture("serve", "--port", "0", "--streams", "many")
+    assert bad.returncode != 0
+    assert "--streams is how many at most, like 100 (or off) — not many" in bad.stderr

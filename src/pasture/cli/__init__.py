@@ -72,23 +72,24 @@ _RATE_OPTIONS = {"caller": "rate", "address": "rate_address", "open_writes": "ra
 
 
 def rates_of(args: argparse.Namespace) -> Rates | None:
-    """The limits `--rate`, `--rate-address` and `--rate-open` set, over `$PASTURE_RATE…`;
-    None when none is given (the Service reads the environment itself)."""
+    """The limits `--rate`, `--rate-address`, `--rate-open` and `--streams` set, over
+    `$PASTURE_RATE…`; None when none is given (the Service reads the environment itself)."""
     given = {k: getattr(args, option, None) for k, option in _RATE_OPTIONS.items()}
-    if all(v is None for v in given.values()):
+    streams = getattr(args, "streams", None)
+    if streams is None and all(v is None for v in given.values()):
         return None
     from dataclasses import replace
 
-    from pasture.platform.limits import Rate, Rates
+    from pasture.platform.limits import Rate, Rates, most
 
-    return replace(
-        Rates.from_env(),
-        **{
-            k: Rate.parse(v, "--" + _RATE_OPTIONS[k].replace("_", "-"))
-            for k, v in given.items()
-            if v is not None
-        },
-    )
+    changed: dict[str, Any] = {
+        k: Rate.parse(v, "--" + _RATE_OPTIONS[k].replace("_", "-"))
+        for k, v in given.items()
+        if v is not None
+    }
+    if streams is not None:
+        changed["streams"] = most(streams, "--streams")
+    return replace(Rates.from_env(), **changed)
 
 
 def show(args: argparse.Namespace, result: Result) -> int:
@@ -696,6 +697,11 @@ def rate_limits(p: Later) -> None:
         "--rate-open",
         metavar="N/minute",
         help="anonymous writes to open apps from one address (60/minute; off)",
+    )
+    p.add_argument(
+        "--streams",
+        metavar="N",
+        help="live streams one person (signed out: one address) may hold open (100; off)",
     )
 
 

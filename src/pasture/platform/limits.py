@@ -6,13 +6,20 @@ A person using an agent never meets these limits; a runaway loop does:
              per client address (IPv6: per /64)          1,200 a minute   $PASTURE_RATE_ADDRESS
     writes   anonymous, to `open` apps, per address          60 a minute  $PASTURE_RATE_OPEN
 
-(`pasture serve --rate`, `--rate-address`, `--rate-open` say the same; `off`
-turns one off.) Each limit is a bucket per key that holds that many calls and
+    streams  live streams (`./api/subscribe`) held open at once,
+             per signed-in person, or per address signed out   100   $PASTURE_STREAMS
+
+(`pasture serve --rate`, `--rate-address`, `--rate-open`, `--streams` say the
+same; `off` turns one off.) Each limit is a bucket per key that holds that many calls and
 fills again evenly over its time: 600 a minute lets a burst of 600 through, then
 10 a second. A call past it is `TooMany` (HTTP 429, `Retry-After`) with a
 sentence that says what to do:
 
     too many calls from this token — 600 a minute at most; try again in 1 s
+
+A stream is a connection the server keeps and answers again after every write,
+so what one person may hold is counted as they open and close, over all their
+tokens, sessions and pages: the next past it is refused until one closes.
 
 Sign-in (a password; a token or a link on /signin) counts failures per name and
 per address. From the 4th failure for a name (the 11th for an address) each try
@@ -101,10 +108,12 @@ class Rates:
     caller: Rate | None = Rate(600)  # per token, OAuth grant or signed-in person
     address: Rate | None = Rate(1200)  # per client address
     open_writes: Rate | None = Rate(60)  # anonymous writes to open apps, per address
+    streams: int | None = 100  # live streams held open, per person (signed out: address)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Rates:
-        """The defaults, or `$PASTURE_RATE`, `$PASTURE_RATE_ADDRESS`, `$PASTURE_RATE_OPEN`."""
+        """The defaults, or `$PASTURE_RATE`, `$PASTURE_RATE_ADDRESS`, `$PASTURE_RATE_OPEN`,
+        `$PASTURE_STREAMS`."""
         env = os.environ if environ is None else environ
         base = cls()
 
@@ -112,11 +121,23 @@ class Rates:
             text = env.get(name)
             return default if not text else Rate.parse(text, f"${name}")
 
+        streams = env.get("PASTURE_STREAMS")
         return cls(
             caller=rate("PASTURE_RATE", base.caller),
             address=rate("PASTURE_RATE_ADDRESS", base.address),
             open_writes=rate("PASTURE_RATE_OPEN", base.open_writes),
+            streams=most(streams, "$PASTURE_STREAMS") if streams else base.streams,
         )
+
+
+def most(text: str, what: str) -> int | None:
+    """How many at most: `100`, `1,000`; `off` is None (no limit)."""
+    cleaned = text.strip().lower().replace(",", "").replace("_", "")
+    if cleaned in _OFF:
+        return None
+    if not cleaned.isascii() or not cleaned.isdigit():
+        raise UsageError(f"{what} is how many at most, like 100 (or off) — not {echo(text, 40)}")
+    return int(cleaned)
 
 
 class Buckets:
@@ -179,6 +200,71 @@ def _whose(caller: Caller) -> str:
     return "your sign-in"
 
 
+class Streams:
+    """The live streams each person holds open on this server, at most `most` each.
+
+    A signed-in person is counted over every token, session and page of theirs; a
+    signed-out one by their address (IPv6: its /64)."""
+
+    def __init__(self, most: int | None) -> None:
+        self.most = most
+        self._lock = threading.Lock()
+        self._open: dict[str, int] = {}
+
+    def hold(self, caller: Caller) -> Callable[[], None]:
+        """Count one more stream of the caller's; TooMany past the limit. What it returns
+        gives the place back when the stream ends (once, however often it is called)."""
+        key = _stream_key(caller)
+        if self.most is None or key is None:
+            return _nothing
+        whose = "one person" if caller.signed_in else "one address signed out"
+        with self._lock:
+            held = self._open.get(key, 0)
+            if held >= self.most:
+                raise TooMany(
+                    f"too many live streams open — {self.most:,} at most for {whose} on this "
+                    "server; close a page that watches (or unsubscribe), then try again",
+                    STREAM_WAIT,
+                )
+            self._open[key] = held + 1
+        given_back = False
+
+        def release() -> None:
+            nonlocal given_back
+            with self._lock:
+                if given_back:
+                    return
+                given_back = True
+                left = self._open[key] - 1
+                if left:
+                    self._open[key] = left
+                else:
+                    del self._open[key]
+
+        return release
+
+    def held(self, caller: Caller) -> int:
+        """How many streams are counted against the caller now."""
+        key = _stream_key(caller)
+        with self._lock:
+            return 0 if key is None else self._open.get(key, 0)
+
+
+def _stream_key(caller: Caller) -> str | None:
+    """Whose streams a caller's count: the person's, or signed out their address's."""
+    if caller.signed_in:
+        return f"person {caller.eid}"
+    return f"address {address_key(caller.address)}" if caller.address else None
+
+
+# What a refused stream is told to wait: a page that closes frees its place at once.
+STREAM_WAIT = 5.0
+
+
+def _nothing() -> None:
+    return None
+
+
 class Limiter:
     """Every limit of one server process; the doors and the gate ask it, and it refuses."""
 
@@ -201,6 +287,7 @@ class Limiter:
         self._callers = buckets(self.rates.caller)
         self._addresses = buckets(self.rates.address)
         self._open_writes = buckets(self.rates.open_writes)
+        self.streams = Streams(self.rates.streams)
         self.sign_in = SignInTries(clock=now, sleep=sleep)
 
     def address(self, address: str | None) -> None:
@@ -347,4 +434,14 @@ class SignInTries:
             self._failures.clear()
 
 
-__all__ = ["TOO_MANY_TRIES", "Buckets", "Limiter", "Rate", "Rates", "SignInTries", "address_key"]
+__all__ = [
+    "TOO_MANY_TRIES",
+    "Buckets",
+    "Limiter",
+    "Rate",
+    "Rates",
+    "SignInTries",
+    "Streams",
+    "address_key",
+    "most",
+]

@@ -33,7 +33,9 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
+import anyio
 from starlette.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
 
 from pasture.caller import Caller
 from pasture.errors import Refused
@@ -63,6 +65,29 @@ HEADERS = {
 Who = Callable[[], Awaitable[Caller]]
 
 
+class EventStream(StreamingResponse):
+    """A stream that ends as soon as its client goes, not at the next thing sent to it.
+
+    A stream may send nothing for long (a comment every `KEEPALIVE` seconds), and
+    until it ends it is asked again after every write and holds one of its person's
+    places (`Limiter.streams`): a page closed or reloaded gives it back at once."""
+
+    def __init__(self, events: AsyncIterator[bytes]) -> None:
+        super().__init__(events, media_type="text/event-stream", headers=HEADERS)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async with anyio.create_task_group() as group:
+
+            async def streaming() -> None:
+                with contextlib.suppress(OSError):  # the client went while it was sent to
+                    await self.stream_response(send)
+                group.cancel_scope.cancel()
+
+            group.start_soon(streaming)
+            await self.listen_for_disconnect(receive)
+            group.cancel_scope.cancel()
+
+
 @dataclass(eq=False)
 class Watcher:
     """One open stream: who is watching, and what it has been told."""
@@ -74,6 +99,8 @@ class Watcher:
     ended: bool = False  # the server is stopping: the page opens it again elsewhere
     owed: bool = False  # woken with a new answer it has not sent yet
     idle: bool = False  # sent nothing since the last keep-alive round
+    # gives back the caller's place among the streams they may hold (`Limiter.streams`)
+    release: Callable[[], None] = lambda: None
 
 
 @dataclass(eq=False)
@@ -160,28 +187,25 @@ class Live:
 
     async def open(
         self, caller: Caller, who: Who, at: str, filter: str, seen: str | None
-    ) -> StreamingResponse:
+    ) -> EventStream:
         """A stream of `filter`'s answers on the app `at` (`space/slug`), for `caller`; a
         refusal (no such app, a bad filter) is raised before anything is sent."""
         await self.start()
+        release = self.service.limiter.streams.hold(caller)  # TooMany past the limit
         space, _, slug = at.partition("/")
         key = (at, filter)
         watched = self.watched.get(key)
         if watched is None:
             watched = self.watched[key] = Watched(space, slug, filter)
         # Watching before the first answer is asked: a write heard meanwhile asks again.
-        watcher = Watcher(caller, who)
+        watcher = Watcher(caller, who, release=release)
         watched.watchers.add(watcher)
         try:
             await self._ask(caller, watched)
         except BaseException:
             self._forget(watched, watcher)
             raise
-        return StreamingResponse(
-            self._events(watched, watcher, seen),
-            media_type="text/event-stream",
-            headers=HEADERS,
-        )
+        return EventStream(self._events(watched, watcher, seen))
 
     async def _events(
         self, watched: Watched, watcher: Watcher, seen: str | None
@@ -210,6 +234,7 @@ class Live:
             self._forget(watched, watcher)
 
     def _forget(self, watched: Watched, watcher: Watcher) -> None:
+        watcher.release()
         watched.watchers.discard(watcher)
         if not watched.watchers and self.watched.get((watched.at, watched.filter)) is watched:
             del self.watched[(watched.at, watched.filter)]
