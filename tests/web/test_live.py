@@ -178,6 +178,60 @@ def test_a_viewer_taken_out_of_the_space_is_told_and_sent_nothing_more(live: Liv
         service.add_member(ada, "ada", "cy", "viewer")
 
 
+def test_reach_taken_away_elsewhere_is_heeded_before_the_bus_tells_of_it(live: Live) -> None:
+    """Another server takes cy out of the space and then writes; its notice of the first
+    has not arrived when the write's does. cy's stream is still refused before the row is
+    sent to anyone, and ada's gets it."""
+    service, ada = live.service, live.ada
+    other = Service(service.home)  # a second server on the same data
+    said = other.bus.publish
+    # ... whose notice that reach was taken away has not arrived yet
+    other.bus.publish = lambda c: None if c.kind == "access" else said(c)  # type: ignore[method-assign]
+    watching = live.subscribe("ada", "ada/secret")  # the longest watching: a write is asked as ada
+    taken_out = live.subscribe("cy", "ada/secret")
+    try:
+        assert watching.next() is not None and taken_out.next() is not None
+        other.remove_member(ada, "ada", "cy")
+        late = {"who": "Late", "miles": 7, "at": "2026-09-03"}
+        other.run_command(ada, "log_run", late, app="ada/secret")
+        moved = watching.next()
+        assert moved is not None and ("Late", 7) in _rows(moved)
+        refused = taken_out.next()
+        assert refused is not None and refused.kind == "refused", refused
+        assert taken_out.next() is None
+    finally:
+        watching.close()
+        taken_out.close()
+        other.close()
+        service.add_member(ada, "ada", "cy", "viewer")
+
+
+def test_taken_out_and_written_to_at_once_sends_the_row_only_to_who_still_reaches(
+    live: Live,
+) -> None:
+    """Both changes may be taken in one round: every watcher is asked as themselves before
+    anyone is sent the new answer, so the one taken out never sees the row."""
+    service, ada = live.service, live.ada
+    for round_ in range(3):
+        watching = live.subscribe("ada", "ada/secret")
+        taken_out = live.subscribe("cy", "ada/secret")
+        try:
+            assert watching.next() is not None and taken_out.next() is not None
+            service.remove_member(ada, "ada", "cy")
+            run = {"who": f"Now{round_}", "miles": 1, "at": "2026-09-04"}
+            service.run_command(ada, "log_run", run, app="ada/secret")
+            while (event := taken_out.next()) is not None:
+                assert event.kind == "refused", event
+            seen = watching.next()
+            while seen is not None and (f"Now{round_}", 1) not in _rows(seen):
+                seen = watching.next()
+            assert seen is not None  # ada, still a member, was sent the row
+        finally:
+            watching.close()
+            taken_out.close()
+            service.add_member(ada, "ada", "cy", "viewer")
+
+
 def test_a_revoked_token_ends_its_streams(live: Live) -> None:
     service, ada = live.service, live.ada
     token = service.new_token(ada, "doomed")

@@ -27,6 +27,7 @@ from pasture.platform.db import PlatformDB
 from pasture.platform.model import ACCESSES, Access, Loaded, plural
 from pasture.platform.people import People
 from pasture.platform.spaces import Spaces
+from pasture.platform.tables import REACH_MOVED
 from pasture.platform.workers import WORKER, Version, clashes, commands_of, untrusted
 from pasture.result import Result
 from pasture.values import now
@@ -205,6 +206,7 @@ class Apps:
                 "access = excluded.access, version = excluded.version",
                 (space, slug, title, access, version),
             )
+            conn.execute(REACH_MOVED)  # its access may be narrower now
 
     def _check_code(
         self,

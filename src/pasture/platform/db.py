@@ -149,6 +149,8 @@ class SqlitePlatformDB(PlatformDB):
                     conn.execute(f"ALTER TABLE {table} ADD COLUMN {definition}")
             for statement in tables.indexes(tables.SQLITE):
                 conn.execute(statement)
+            for statement in tables.reach_row(tables.SQLITE):
+                conn.execute(statement)
 
     @contextmanager
     def transaction(self) -> Iterator[Conn]:

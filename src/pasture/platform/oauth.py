@@ -52,6 +52,7 @@ from pasture.platform.client_documents import ClientDocuments, is_document_id
 from pasture.platform.db import PlatformDB
 from pasture.platform.model import OAUTH_ACCESS_PREFIX
 from pasture.platform.remembered import Remembered
+from pasture.platform.tables import REACH_MOVED
 from pasture.platform.tokens import ID, scope_words, spaces_of
 from pasture.values import now
 
@@ -501,6 +502,7 @@ class OAuth:
             conn.execute("DELETE FROM oauth_tokens WHERE grant_id = ?", (grant,))
             conn.execute("DELETE FROM oauth_codes WHERE grant_id = ?", (grant,))
             conn.execute("DELETE FROM oauth_grants WHERE id = ?", (grant,))
+            conn.execute(REACH_MOVED)
         return True
 
     def end_all(self, user: Caller) -> None:

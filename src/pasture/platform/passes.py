@@ -23,6 +23,7 @@ from pasture.caller import Caller
 from pasture.errors import Unauthorized
 from pasture.platform import identity as _id
 from pasture.platform.db import PlatformDB
+from pasture.platform.tables import REACH_MOVED
 
 Kind = Literal["pass", "code"]
 
@@ -120,11 +121,13 @@ class Passes:
         """Signing out ends every pass the session made."""
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM passes WHERE session = ?", (_id.secret_hash(session),))
+            conn.execute(REACH_MOVED)
 
     def end(self, secret: str) -> None:
         """End one pass (an app origin's sign-out)."""
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM passes WHERE hash = ?", (_id.secret_hash(secret),))
+            conn.execute(REACH_MOVED)
 
 
 __all__ = ["EXPIRED", "Passes"]

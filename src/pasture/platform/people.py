@@ -18,6 +18,7 @@ from pasture.platform import identity as _id
 from pasture.platform.db import Conn, PlatformDB
 from pasture.platform.model import SIGN_IN
 from pasture.platform.sessions import Sessions
+from pasture.platform.tables import REACH_MOVED
 from pasture.result import Result
 from pasture.values import now
 
@@ -161,6 +162,7 @@ class People:
             conn.execute("DELETE FROM members WHERE user = ?", (user.eid,))
             conn.execute("DELETE FROM passes WHERE user = ?", (user.eid,))
             conn.execute("DELETE FROM users WHERE eid = ?", (user.eid,))
+            conn.execute(REACH_MOVED)
 
     def by_name(self, name: str) -> Caller | None:
         """A person by their name (any case), or None."""

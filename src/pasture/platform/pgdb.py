@@ -64,6 +64,7 @@ TABLES = [
         for table, _, definition in tables.added(_DIALECT)
     ),
     *tables.indexes(_DIALECT),
+    *tables.reach_row(_DIALECT),
     # PostgreSQL's own: the counter `stamp()` reads (see the module)
     f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.generation (
       one BOOLEAN PRIMARY KEY DEFAULT true CHECK (one),

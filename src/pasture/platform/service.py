@@ -135,6 +135,14 @@ class Service:
         # Which release of the MCP connector's tools each client listed (`pasture.mcp`).
         self.tool_lists = ToolLists(self.db)
 
+    def reach_version(self) -> int:
+        """How many times who may reach what has been taken away, on any server (a member
+        taken out, a token or session ended, an app's access changed: `tables.REACH_MOVES`).
+        Read after reading an app, the same number as before means nobody lost it before
+        that read, whether or not the bus has told this process yet."""
+        row = self.db.one("SELECT version FROM reach WHERE one = 1")
+        return int(row[0]) if row is not None else 0
+
     # -- who is asking ------------------------------------------------------
     def local_owner(self) -> Caller:
         """The machine's owner (created with a personal space on first use), at the command

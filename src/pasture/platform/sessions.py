@@ -20,6 +20,7 @@ from pasture.errors import Unauthorized
 from pasture.platform import identity as _id
 from pasture.platform.db import PlatformDB
 from pasture.platform.remembered import Touches
+from pasture.platform.tables import REACH_MOVED
 from pasture.values import now
 
 LINK_LIFE = timedelta(minutes=10)
@@ -86,12 +87,14 @@ class Sessions:
     def end(self, session: str) -> None:
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM sessions WHERE hash = ?", (_id.secret_hash(session),))
+            conn.execute(REACH_MOVED)
 
     def end_all(self, user: Caller) -> None:
         """Every session of a person ends (they were removed)."""
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM sessions WHERE user = ?", (user.eid,))
             conn.execute("DELETE FROM links WHERE user = ?", (user.eid,))
+            conn.execute(REACH_MOVED)
 
     # -- sign-in links ---------------------------------------------------------------------
     def new_link(self, caller: Caller) -> str:

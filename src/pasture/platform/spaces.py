@@ -13,6 +13,7 @@ from pasture.platform.db import PlatformDB
 from pasture.platform.model import ROLES, SIGN_IN, Role
 from pasture.platform.people import People
 from pasture.platform.sandbox import confinement
+from pasture.platform.tables import REACH_MOVED
 from pasture.result import Result
 from pasture.values import now
 
@@ -53,11 +54,16 @@ class Spaces:
         if row is None:
             raise NotFound(f"no user {user} — the server's owner adds them with pasture user new")
         with self.db.transaction() as conn:
+            was = conn.execute(
+                "SELECT role FROM members WHERE space = ? AND user = ?", (space, row["eid"])
+            ).fetchone()
             conn.execute(
                 "INSERT INTO members (space, user, role) VALUES (?, ?, ?) "
                 "ON CONFLICT (space, user) DO UPDATE SET role = excluded.role",
                 (space, row["eid"], role),
             )
+            if was is not None and was["role"] != role:
+                conn.execute(REACH_MOVED)  # a role made lesser reaches less
         article = "an" if role in ("owner", "editor") else "a"
         return Result(
             f"{row['name']} is now {article} {role} of {space}",
@@ -86,6 +92,7 @@ class Spaces:
             )
             if done.rowcount == 0:
                 raise NotFound(f"{row['name']} is not a member of {space}")
+            conn.execute(REACH_MOVED)
         return Result(
             f"{row['name']} is no longer a member of {space}: its apps' private parts, and "
             "their tokens' reach into it, are gone for them",

@@ -5,6 +5,7 @@
     added(d)        (table, column, definition) of each column a table gained after the
                     first release: a database made before it gains it on opening
     indexes(d)      the CREATE INDEX statements, run after the columns are added
+    reach_row(d)    the one row of `reach`, which `REACH_MOVED` moves
 
 A new table or column is written here, and only here; `db.py` (SQLite) and `pgdb.py`
 (PostgreSQL) run what these functions make. Every statement is `IF NOT EXISTS`, so
@@ -296,6 +297,8 @@ TABLES: tuple[Table, ...] = (
         ),
     ),
     Table("tool_lists", (Column("client", key=True), _needed("release"), _needed("listed"))),
+    # One row: how many times who may reach what has been taken away (see REACH_MOVED).
+    Table("reach", (Column("one", INT, key=True), _needed("version", BIGINT, default="0"))),
     # A version's files, kept with the deploy's commit so a server that has not seen the
     # version fetches it (SQLite's are the data directory's own: `pgdb.py`).
     Table(
@@ -311,6 +314,20 @@ TABLES: tuple[Table, ...] = (
         postgres_only=True,
     ),
 )
+
+
+# Who may reach what, taken away: each change that does so (a member taken out or their
+# role changed, a person removed, a token, session, page pass or OAuth grant ended, an app
+# deployed, perhaps with another access) runs this in its own transaction. Whoever reads
+# the version after reading an app knows whether anyone's reach may have shrunk before
+# that read (a live stream's shared answer, `pasture.web.live`) without waiting for the
+# bus. What merely expires moves nothing: it is no event anyone is told of.
+REACH_MOVED = "UPDATE reach SET version = version + 1 WHERE one = 1"
+
+
+def reach_row(d: Dialect) -> list[str]:
+    """`reach`'s one row, made if it is not there."""
+    return [f"INSERT INTO {d.prefix}reach (one, version) VALUES (1, 0) ON CONFLICT DO NOTHING"]
 
 
 def _definition(d: Dialect, c: Column) -> str:
@@ -368,6 +385,7 @@ __all__ = [
     "BIGINT",
     "BYTES",
     "INT",
+    "REACH_MOVED",
     "REAL",
     "SERIAL",
     "SQLITE",
@@ -380,4 +398,5 @@ __all__ = [
     "create",
     "indexes",
     "postgres",
+    "reach_row",
 ]

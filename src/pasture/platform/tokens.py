@@ -24,6 +24,7 @@ from pasture.platform import identity as _id
 from pasture.platform.db import PlatformDB
 from pasture.platform.model import plural
 from pasture.platform.remembered import Remembered, Touches
+from pasture.platform.tables import REACH_MOVED
 from pasture.result import Result
 from pasture.values import now
 
@@ -189,6 +190,7 @@ class Tokens:
                     raise UsageError(f"{ident} names {len(rows)} tokens — give more of its id")
                 raise NotFound(f"{user.name} has no token {ident} — pasture token list shows them")
             conn.execute("DELETE FROM tokens WHERE hash = ?", (rows[0]["hash"],))
+            conn.execute(REACH_MOVED)
         return Result(
             f"token {ident} ({rows[0]['label']}) is revoked: it signs nobody in from now on",
             {"id": ident, "label": str(rows[0]["label"])},
@@ -198,6 +200,7 @@ class Tokens:
         """Every token of a person ends (they were removed)."""
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM tokens WHERE user = ?", (user.eid,))
+            conn.execute(REACH_MOVED)
 
 
 __all__ = ["Tokens", "scope_words", "spaces_of"]

@@ -18,6 +18,13 @@ server sharing the database reaches every server's streams:
   session or token ended), asks again for each watcher alone, as themselves:
   whoever no longer reaches the app gets `event: refused` with the sentence
   (`{"error": …}`) and the stream ends, before any later row could be sent.
+  Nobody is sent the new answer until every watcher has been asked.
+
+The bus may tell of a write before it tells of a change of reach made on another
+server a moment earlier. So an answer is shared only if the database's count of
+reach taken away (`Service.reach_version`), read just after the answer, is the
+one every watcher was last asked as themselves at; if it moved, every watcher
+is asked alone first.
 
 While nothing changes, a comment every `KEEPALIVE` seconds keeps proxies from
 closing the stream and tells a dead client apart.
@@ -103,6 +110,16 @@ class Watcher:
     release: Callable[[], None] = lambda: None
 
 
+@dataclass(frozen=True)
+class Answer:
+    """A filter's answer, the query it came from (`Watched.asked`) and `reach_version`
+    read just after it."""
+
+    result: Result
+    ticket: int
+    reach: int
+
+
 @dataclass(eq=False)
 class Watched:
     """One filter on one app, and everyone watching it."""
@@ -110,7 +127,8 @@ class Watched:
     space: str
     slug: str
     filter: str
-    watchers: set[Watcher] = field(default_factory=set)
+    # in the order they began watching: a write's answer is asked as the longest watching
+    watchers: dict[Watcher, None] = field(default_factory=dict)
     frame: bytes = b""
     digest: str = ""
     asked: int = 0  # queries begun on this filter
@@ -149,11 +167,15 @@ class Live:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: Callable[[], None] | None = None
         self._keeping: asyncio.Task[None] | None = None
+        # `reach_version` when every watcher was last asked as themselves: an answer read
+        # while it still says so may be shared (see the module).
+        self._reach = 0
 
     async def start(self) -> None:
         """Hear the bus on the running loop (done by the first subscription)."""
         if self._stop is None:
             self._loop = asyncio.get_running_loop()
+            self._reach = await in_thread(self.service.reach_version)  # nobody watches yet
             # One timer for every stream's keep-alive, not one per stream and wait.
             self._keeping = self._loop.create_task(self._keep_alive())
             self._stop = self.service.bus.listen(self._heard, wait=False)
@@ -199,9 +221,13 @@ class Live:
             watched = self.watched[key] = Watched(space, slug, filter)
         # Watching before the first answer is asked: a write heard meanwhile asks again.
         watcher = Watcher(caller, who, release=release)
-        watched.watchers.add(watcher)
+        watched.watchers[watcher] = None
         try:
-            await self._ask(caller, watched)
+            answer = await self._answer(caller, watched)
+            if answer.reach == self._reach:
+                self._show(watched, answer)
+            else:
+                await self._asked_alone([watched])
         except BaseException:
             self._forget(watched, watcher)
             raise
@@ -235,7 +261,7 @@ class Live:
 
     def _forget(self, watched: Watched, watcher: Watcher) -> None:
         watcher.release()
-        watched.watchers.discard(watcher)
+        watched.watchers.pop(watcher, None)
         if not watched.watchers and self.watched.get((watched.at, watched.filter)) is watched:
             del self.watched[(watched.at, watched.filter)]
 
@@ -260,15 +286,19 @@ class Live:
                 await asyncio.sleep(wait)
             began = loop.time()
             changes, self._pending = self._pending, []
-            rounds = []
+            shared: list[Watched] = []
+            alone: list[Watched] = []
             for watched in list(self.watched.values()):
                 touching = [c for c in changes if c.touches(watched.space, watched.slug)]
-                if not touching:
-                    continue
-                alone = any(c.kind != "write" for c in touching)
-                rounds.append(self._ask_each(watched) if alone else self._ask_once(watched))
+                if touching:
+                    writes = all(c.kind == "write" for c in touching)
+                    (shared if writes else alone).append(watched)
             try:
-                await asyncio.gather(*rounds)
+                held = await asyncio.gather(*(self._ask_once(w) for w in shared))
+                if not all(held):
+                    alone = list(self.watched.values())
+                if alone:
+                    await self._asked_alone(alone)
                 if self._owed:  # until the streams have sent it (their own tasks do)
                     self._all_sent.clear()
                     with contextlib.suppress(TimeoutError):
@@ -278,38 +308,69 @@ class Live:
             took = loop.time() - began
             self._next_round = began + min(max(ROUND_SECONDS, took / SENDING_SHARE), LONGEST_WAIT)
 
-    async def _ask_once(self, watched: Watched) -> None:
-        """After a write: one answer for all, asked as one watcher who still reaches it."""
+    async def _ask_once(self, watched: Watched) -> bool:
+        """After a write: one answer for all, asked as one watcher who still reaches it, and
+        shown to all; False (nothing shown) when reach was taken away since everyone was
+        last asked alone."""
         for watcher in list(watched.watchers):
             if watcher.refused is not None:
                 continue
             try:
-                await self._ask(watcher.caller, watched)
+                answer = await self._answer(watcher.caller, watched)
             except Refused as e:
                 self._refuse(watcher, e)
                 continue
-            return
+            if answer.reach != self._reach:
+                return False
+            self._show(watched, answer)
+            return True
+        return True
 
-    async def _ask_each(self, watched: Watched) -> None:
-        """After a deploy or a change of who reaches what: each watcher asked as themselves,
-        so nobody is sent an answer they may no longer read."""
+    async def _asked_alone(self, targets: list[Watched]) -> None:
+        """After a deploy or a change of who reaches what: each watcher of `targets` asked
+        as themselves, so nobody is sent an answer they may no longer read, and the
+        answers shown only once all are in. If reach was taken away since everyone was last
+        asked so, every watcher of every filter is; and again while it moves meanwhile."""
+        while True:
+            start = await in_thread(self.service.reach_version)
+            if start != self._reach:
+                targets = list(self.watched.values())
+            answers = await asyncio.gather(*(self._ask_each(w) for w in targets))
+            if await in_thread(self.service.reach_version) == start:
+                break
+        self._reach = max(self._reach, start)
+        for watched, answer in zip(targets, answers, strict=True):
+            if answer is not None:
+                self._show(watched, answer)
+
+    async def _ask_each(self, watched: Watched) -> Answer | None:
+        """Each watcher asked as themselves (credentials read again from their request);
+        those refused are told so. The last answer, shown by the caller, or None."""
+        last = None
         for watcher in list(watched.watchers):
             if watcher.refused is not None:
                 continue
             try:
                 watcher.caller = await watcher.who()
-                await self._ask(watcher.caller, watched)
+                last = await self._answer(watcher.caller, watched)
             except Refused as e:
                 self._refuse(watcher, e)
+        return last
 
-    async def _ask(self, caller: Caller, watched: Watched) -> None:
-        """The filter's answer as `caller`; every watcher woken when it changed."""
+    async def _answer(self, caller: Caller, watched: Watched) -> Answer:
+        """The filter's answer as `caller`, and `reach_version` read just after it."""
         watched.asked += 1
         ticket = watched.asked
-        result = await in_thread(
-            lambda: self.service.query(caller, watched.at, watched.filter, via_web=True)
-        )
-        if watched.told(result, ticket):
+
+        def read() -> Answer:
+            result = self.service.query(caller, watched.at, watched.filter, via_web=True)
+            return Answer(result, ticket, self.service.reach_version())
+
+        return await in_thread(read)
+
+    def _show(self, watched: Watched, answer: Answer) -> None:
+        """Keep `answer` as what the filter's streams send; each woken when it changed."""
+        if watched.told(answer.result, answer.ticket):
             for each in watched.watchers:
                 self._owe(each)
 
