@@ -16,6 +16,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from helpers.club import RUNS
 from helpers.processes import Pasture, running_server, server_env
+from helpers.streams import Stream
 from mcp import Client, StdioServerParameters
 
 VIEW = "ui://ada/runs/leaderboard.html"
@@ -133,3 +134,49 @@ def test_a_view_another_person_cannot_read_is_not_said_to_change(
     heard = _follow_then_deploy(home, env, pasture, "--token", bo)
     assert any(isinstance(m, types.ResourceListChangedNotification) for m in heard)
     assert not [m for m in heard if isinstance(m, types.ResourceUpdatedNotification)]
+
+
+def test_a_listen_stream_holds_one_of_its_person_s_places(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Live streams one person may hold open are counted over pages and agents alike."""
+    home = tmp_path / "home"
+    pasture = _deployed(home, env)
+    token = pasture("token", "new").stdout.split()[0]
+    auth = {"Authorization": f"Bearer {token}"}
+    sentence = (
+        "too many live streams open — 1 at most for one person on this server; end one"
+        " (a page that watches, an agent that listens), then try again"
+    )
+
+    def connected(url: str) -> Client:
+        client = httpx2.AsyncClient(headers=auth, timeout=30)
+        return Client(streamable_http_client(f"{url}/mcp", http_client=client), mode="auto")
+
+    def page(url: str) -> Stream:
+        return Stream(f"{url}/ada/runs/api/subscribe", {"filter": ".jog!"}, auth)
+
+    async def main(url: str) -> None:
+        async with connected(url) as client, client.listen(resources_list_changed=True):
+            refused = await anyio.to_thread.run_sync(lambda: page(url))
+            assert (refused.status, refused.refusal) == (429, {"error": sentence})
+            with pytest.raises(BaseException) as second:  # the SDK raises it in a group
+                async with connected(url) as other, other.listen(resources_list_changed=True):
+                    pass
+            assert sentence in _messages(second.value)
+        for _ in range(100):  # the place comes back once the client has gone
+            opened = await anyio.to_thread.run_sync(lambda: page(url))
+            opened.close()
+            if opened.status == 200:
+                return
+            await anyio.sleep(0.05)
+        raise AssertionError("the listen stream's place did not come back")
+
+    with running_server(home, "--streams", "1", **env) as url:
+        anyio.run(main, url)
+
+
+def _messages(error: BaseException) -> list[str]:
+    """Every message in an exception and the groups it is in."""
+    inner = getattr(error, "exceptions", ())
+    return [str(getattr(error, "message", error)), *(m for e in inner for m in _messages(e))]

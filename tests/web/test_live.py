@@ -334,7 +334,7 @@ def test_one_person_holds_so_many_streams_over_all_their_tokens(limited: Limited
             assert past.status == 429
             assert past.refusal == {
                 "error": "too many live streams open — 2 at most for one person on this server;"
-                " close a page that watches (or unsubscribe), then try again"
+                " end one (a page that watches, an agent that listens), then try again"
             }
         assert live.query("cy", "ada/runs", BOARD).status_code == 200  # calls are not streams
         assert _opens(live.subscribe("ada"))  # another person counts apart

@@ -190,10 +190,15 @@ def mcp_http(
             return None
         return caller, due, service.listing_version(at_once=True)
 
-    def streamed(scope: Scope, due: bool) -> bool:
+    def listening(scope: Scope) -> bool:
+        """Whether the request opens a listen stream, which lives until the client goes."""
         headers = dict(scope.get("headers", []))
-        if headers.get(MCP_METHOD_HEADER.encode()) == b"subscriptions/listen":
+        return headers.get(MCP_METHOD_HEADER.encode()) == b"subscriptions/listen"
+
+    def streamed(scope: Scope, due: bool) -> bool:
+        if listening(scope):
             return True
+        headers = dict(scope.get("headers", []))
         return due and b"text/event-stream" in headers.get(b"accept", b"")
 
     async def too_many(refused: TooMany, scope: Scope, receive: Receive, send: Send) -> None:
@@ -252,7 +257,17 @@ def mcp_http(
             await too_many(refused, scope, receive, send)
             return
         if streamed(scope, due):
-            await serve(streaming, caller, scope, receive, send)
+            # A listen stream holds one of its person's places, as a page's stream does.
+            try:
+                release = service.limiter.streams.hold(caller) if listening(scope) else None
+            except TooMany as refused:
+                await too_many(refused, scope, receive, send)
+                return
+            try:
+                await serve(streaming, caller, scope, receive, send)
+            finally:
+                if release is not None:
+                    release()
             return
         if version is not None and not due and may_ask(scope):
             body = await _body(receive)

@@ -6,7 +6,7 @@ A person using an agent never meets these limits; a runaway loop does:
              per client address (IPv6: per /64)          1,200 a minute   $PASTURE_RATE_ADDRESS
     writes   anonymous, to `open` apps, per address          60 a minute  $PASTURE_RATE_OPEN
 
-    streams  live streams (`./api/subscribe`) held open at once,
+    streams  live streams (`./api/subscribe`, MCP listen) held open,
              per signed-in person, or per address signed out   100   $PASTURE_STREAMS
 
 (`pasture serve --rate`, `--rate-address`, `--rate-open`, `--streams` say the
@@ -223,7 +223,7 @@ class Streams:
             if held >= self.most:
                 raise TooMany(
                     f"too many live streams open — {self.most:,} at most for {whose} on this "
-                    "server; close a page that watches (or unsubscribe), then try again",
+                    "server; end one (a page that watches, an agent that listens), then try again",
                     STREAM_WAIT,
                 )
             self._open[key] = held + 1
