@@ -43,6 +43,12 @@ def _deployed(home: Path, env: dict[str, str]) -> Pasture:
     return pasture
 
 
+def _over_http(url: str, token: str) -> Client:
+    """The official SDK's client of `url`'s MCP over streamable HTTP, signed in by `token`."""
+    client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    return Client(streamable_http_client(f"{url}/mcp", http_client=client), mode="auto")
+
+
 def test_a_listen_stream_hears_a_deploy_made_by_another_process(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
@@ -51,15 +57,9 @@ def test_a_listen_stream_hears_a_deploy_made_by_another_process(
     token = pasture("token", "new").stdout.split()[0]
 
     async def main(url: str) -> list[object]:
-        transport = streamable_http_client(
-            f"{url}/mcp",
-            http_client=httpx2.AsyncClient(
-                headers={"Authorization": f"Bearer {token}"}, timeout=30
-            ),
-        )
         events: list[object] = []
         async with (
-            Client(transport, mode="auto") as client,
+            _over_http(url, token) as client,
             client.listen(resources_list_changed=True, resource_subscriptions=[VIEW]) as heard,
         ):
             again = await anyio.to_thread.run_sync(
@@ -149,19 +149,18 @@ def test_a_listen_stream_holds_one_of_its_person_s_places(
         " (a page that watches, an agent that listens), then try again"
     )
 
-    def connected(url: str) -> Client:
-        client = httpx2.AsyncClient(headers=auth, timeout=30)
-        return Client(streamable_http_client(f"{url}/mcp", http_client=client), mode="auto")
-
     def page(url: str) -> Stream:
         return Stream(f"{url}/ada/runs/api/subscribe", {"filter": ".jog!"}, auth)
 
     async def main(url: str) -> None:
-        async with connected(url) as client, client.listen(resources_list_changed=True):
+        async with _over_http(url, token) as client, client.listen(resources_list_changed=True):
             refused = await anyio.to_thread.run_sync(lambda: page(url))
             assert (refused.status, refused.refusal) == (429, {"error": sentence})
             with pytest.raises(BaseException) as second:  # the SDK raises it in a group
-                async with connected(url) as other, other.listen(resources_list_changed=True):
+                async with (
+                    _over_http(url, token) as other,
+                    other.listen(resources_list_changed=True),
+                ):
                     pass
             assert sentence in _messages(second.value)
         for _ in range(100):  # the place comes back once the client has gone
