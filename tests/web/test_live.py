@@ -4,6 +4,7 @@ app is told so and sent nothing more; a change made by another process arrives t
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -230,6 +231,25 @@ def test_taken_out_and_written_to_at_once_sends_the_row_only_to_who_still_reache
             watching.close()
             taken_out.close()
             service.add_member(ada, "ada", "cy", "viewer")
+
+
+def test_while_reach_keeps_being_taken_away_a_write_waits_then_comes(
+    live: Live, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No answer is shared while reach moves on every look; the round tries again later,
+    and once it holds still the row arrives."""
+    stream = live.subscribe("ada", "ada/secret")
+    try:
+        assert stream.next() is not None
+        moving = itertools.count(10**9)
+        monkeypatch.setattr(live.service, "reach_version", lambda: next(moving))
+        live.log_run("Moving", 2, app="ada/secret")
+        assert stream.quiet(1.0)
+        monkeypatch.undo()
+        moved = stream.next()
+        assert moved is not None and ("Moving", 2) in _rows(moved)
+    finally:
+        stream.close()
 
 
 def test_a_revoked_token_ends_its_streams(live: Live) -> None:

@@ -64,6 +64,9 @@ ROUND_SECONDS = 0.05
 # `LONGEST_WAIT`, so that one slow round (a pause of the whole process) delays no page long.
 SENDING_SHARE = 0.15
 LONGEST_WAIT = 0.3
+# How often a round asks every watcher alone while reach keeps being taken away meanwhile,
+# before it leaves the answers unsent until a later round (spaced as rounds are).
+ASKED_ALONE_TRIES = 3
 HEADERS = {
     "Cache-Control": "no-cache, no-store",
     "X-Accel-Buffering": "no",  # a proxy that buffers would hold each event back
@@ -331,13 +334,16 @@ class Live:
         as themselves, so nobody is sent an answer they may no longer read, and the
         answers shown only once all are in. If reach was taken away since everyone was last
         asked so, every watcher of every filter is; and again while it moves meanwhile."""
-        while True:
+        for _ in range(ASKED_ALONE_TRIES):
             start = await in_thread(self.service.reach_version)
             if start != self._reach:
                 targets = list(self.watched.values())
             answers = await asyncio.gather(*(self._ask_each(w) for w in targets))
             if await in_thread(self.service.reach_version) == start:
                 break
+        else:  # reach keeps moving: show nothing now, and try again in a later round
+            self._changed(Change("lost"))
+            return
         self._reach = max(self._reach, start)
         for watched, answer in zip(targets, answers, strict=True):
             if answer is not None:
