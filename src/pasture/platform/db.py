@@ -86,6 +86,14 @@ class PlatformDB:
         it keeps by the stamp is then still valid when the answer equals `stamp()`'s."""
         return None
 
+    def take_away(self, *statements: tuple[str, Sequence[Any]]) -> None:
+        """Statements that end someone's reach (a session, a pass, a person's rows), run in
+        one transaction that also moves `reach` (`tables.REACH_MOVED`)."""
+        with self.transaction() as conn:
+            for sql, params in statements:
+                conn.execute(sql, params)
+            conn.execute(tables.REACH_MOVED)
+
     def one(self, sql: str, *params: Any) -> Row | None:
         raise NotImplementedError
 

@@ -23,7 +23,6 @@ from pasture.caller import Caller
 from pasture.errors import Unauthorized
 from pasture.platform import identity as _id
 from pasture.platform.db import PlatformDB
-from pasture.platform.tables import REACH_MOVED
 
 Kind = Literal["pass", "code"]
 
@@ -119,15 +118,11 @@ class Passes:
 
     def end_session(self, session: str) -> None:
         """Signing out ends every pass the session made."""
-        with self.db.transaction() as conn:
-            conn.execute("DELETE FROM passes WHERE session = ?", (_id.secret_hash(session),))
-            conn.execute(REACH_MOVED)
+        self.db.take_away(("DELETE FROM passes WHERE session = ?", (_id.secret_hash(session),)))
 
     def end(self, secret: str) -> None:
         """End one pass (an app origin's sign-out)."""
-        with self.db.transaction() as conn:
-            conn.execute("DELETE FROM passes WHERE hash = ?", (_id.secret_hash(secret),))
-            conn.execute(REACH_MOVED)
+        self.db.take_away(("DELETE FROM passes WHERE hash = ?", (_id.secret_hash(secret),)))
 
 
 __all__ = ["EXPIRED", "Passes"]

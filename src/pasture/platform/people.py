@@ -18,7 +18,6 @@ from pasture.platform import identity as _id
 from pasture.platform.db import Conn, PlatformDB
 from pasture.platform.model import SIGN_IN
 from pasture.platform.sessions import Sessions
-from pasture.platform.tables import REACH_MOVED
 from pasture.result import Result
 from pasture.values import now
 
@@ -158,11 +157,11 @@ class People:
 
     def forget_user(self, user: Caller) -> None:
         """The last step of removing a person: their memberships and their row."""
-        with self.db.transaction() as conn:
-            conn.execute("DELETE FROM members WHERE user = ?", (user.eid,))
-            conn.execute("DELETE FROM passes WHERE user = ?", (user.eid,))
-            conn.execute("DELETE FROM users WHERE eid = ?", (user.eid,))
-            conn.execute(REACH_MOVED)
+        self.db.take_away(
+            ("DELETE FROM members WHERE user = ?", (user.eid,)),
+            ("DELETE FROM passes WHERE user = ?", (user.eid,)),
+            ("DELETE FROM users WHERE eid = ?", (user.eid,)),
+        )
 
     def by_name(self, name: str) -> Caller | None:
         """A person by their name (any case), or None."""

@@ -20,7 +20,6 @@ from pasture.errors import Unauthorized
 from pasture.platform import identity as _id
 from pasture.platform.db import PlatformDB
 from pasture.platform.remembered import Touches
-from pasture.platform.tables import REACH_MOVED
 from pasture.values import now
 
 LINK_LIFE = timedelta(minutes=10)
@@ -85,16 +84,14 @@ class Sessions:
         return Caller(row["eid"], row["name"], via="session")
 
     def end(self, session: str) -> None:
-        with self.db.transaction() as conn:
-            conn.execute("DELETE FROM sessions WHERE hash = ?", (_id.secret_hash(session),))
-            conn.execute(REACH_MOVED)
+        self.db.take_away(("DELETE FROM sessions WHERE hash = ?", (_id.secret_hash(session),)))
 
     def end_all(self, user: Caller) -> None:
         """Every session of a person ends (they were removed)."""
-        with self.db.transaction() as conn:
-            conn.execute("DELETE FROM sessions WHERE user = ?", (user.eid,))
-            conn.execute("DELETE FROM links WHERE user = ?", (user.eid,))
-            conn.execute(REACH_MOVED)
+        self.db.take_away(
+            ("DELETE FROM sessions WHERE user = ?", (user.eid,)),
+            ("DELETE FROM links WHERE user = ?", (user.eid,)),
+        )
 
     # -- sign-in links ---------------------------------------------------------------------
     def new_link(self, caller: Caller) -> str:

@@ -9,7 +9,7 @@ from pasture.errors import Conflict, Forbidden, NotFound, Unauthorized, UsageErr
 from pasture.platform import identity as _id
 from pasture.platform.access import require_writes
 from pasture.platform.catalog import Catalog
-from pasture.platform.db import PlatformDB
+from pasture.platform.db import PlatformDB, Row
 from pasture.platform.model import ROLES, SIGN_IN, Role
 from pasture.platform.people import People
 from pasture.platform.sandbox import confinement
@@ -44,15 +44,30 @@ class Spaces:
             {"space": name, "role": "owner"},
         )
 
+    def _person_for_owner(
+        self, caller: Caller, space: str, user: str, doing: str, unknown: str
+    ) -> Row:
+        """The person named `user`, for an owner of `space` changing who is in it; refused
+        (saying what the caller wanted `doing`) for anyone else, NotFound (then `unknown`)
+        for a name nobody has."""
+        if self.role(caller, space) != "owner":
+            self.no_space(caller, space, doing)
+        row = self.db.one("SELECT eid, name FROM users WHERE name = ?", user)
+        if row is None:
+            raise NotFound(f"no user {user} — {unknown}")
+        return row
+
     def add_member(self, caller: Caller, space: str, user: str, role: Role) -> Result:
         require_writes(caller)
         if role not in ROLES:
             raise UsageError(f"{role} is not a role — say owner, editor or viewer")
-        if self.role(caller, space) != "owner":
-            self.no_space(caller, space, "add people to it")
-        row = self.db.one("SELECT eid, name FROM users WHERE name = ?", user)
-        if row is None:
-            raise NotFound(f"no user {user} — the server's owner adds them with pasture user new")
+        row = self._person_for_owner(
+            caller,
+            space,
+            user,
+            "add people to it",
+            "the server's owner adds them with pasture user new",
+        )
         with self.db.transaction() as conn:
             was = conn.execute(
                 "SELECT role FROM members WHERE space = ? AND user = ?", (space, row["eid"])
@@ -73,11 +88,13 @@ class Spaces:
     def remove_member(self, caller: Caller, space: str, user: str) -> Result:
         """Take a person out of a space (its owners do this); their grants reach it no more."""
         require_writes(caller)
-        if self.role(caller, space) != "owner":
-            self.no_space(caller, space, "take people out of it")
-        row = self.db.one("SELECT eid, name FROM users WHERE name = ?", user)
-        if row is None:
-            raise NotFound(f"no user {user} — pasture member add lists nobody by that name")
+        row = self._person_for_owner(
+            caller,
+            space,
+            user,
+            "take people out of it",
+            "pasture member add lists nobody by that name",
+        )
         with self.db.transaction() as conn:
             owners = conn.execute(
                 "SELECT user FROM members WHERE space = ? AND role = 'owner'", (space,)

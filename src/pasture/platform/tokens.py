@@ -198,9 +198,7 @@ class Tokens:
 
     def end_all(self, user: Caller) -> None:
         """Every token of a person ends (they were removed)."""
-        with self.db.transaction() as conn:
-            conn.execute("DELETE FROM tokens WHERE user = ?", (user.eid,))
-            conn.execute(REACH_MOVED)
+        self.db.take_away(("DELETE FROM tokens WHERE user = ?", (user.eid,)))
 
 
 __all__ = ["Tokens", "scope_words", "spaces_of"]
