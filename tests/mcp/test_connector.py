@@ -53,6 +53,11 @@ def test_the_tool_list_is_the_same_nine_tools_in_order_for_everyone(club: Club, 
         assert tool.input_schema["type"] == "object"
         assert tool.annotations is not None
         assert tool.annotations.read_only_hint is (tool.name in READ_ONLY)
+        # what can run a command that is hard to undo, or delete a row, says it may
+        may_destroy = tool.name in ("command", "graph_apply")
+        assert tool.annotations.destructive_hint is (
+            None if tool.name in READ_ONLY else may_destroy
+        )
 
 
 @pytest.mark.parametrize("mode", MODES)

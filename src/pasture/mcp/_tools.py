@@ -80,7 +80,9 @@ TOOLS: tuple[types.Tool, ...] = (
         "the rows it read or the ids it wrote. Pass its arguments in `args` exactly as "
         "`commands` names them, with the types its input schema gives. Name `app` only "
         "when two of the person's apps have a command of that name. A command whose listing "
-        "names a `view` has a page to draw the answer in: read that `ui://` resource to show it.",
+        "names a `view` has a page to draw the answer in: read that `ui://` resource to show it. "
+        "A command listed as hard to undo (`consequential`) is run only after the person has "
+        "said yes to it.",
         _object(
             {
                 "name": {
@@ -97,6 +99,7 @@ TOOLS: tuple[types.Tool, ...] = (
             ["name", "args"],
         ),
         read_only=False,
+        destructive=True,  # it runs whatever the app offers, `consequential` commands too
     ),
     tool(
         "status",
@@ -158,6 +161,7 @@ TOOLS: tuple[types.Tool, ...] = (
             ["app", "bundles"],
         ),
         read_only=False,
+        destructive=True,  # a tombstone deletes
     ),
     tool(
         "app_list",
