@@ -4,6 +4,7 @@ Served on its own over MCP: tests/mcp/test_registry.py."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -204,6 +205,11 @@ def test_an_async_run_is_awaited() -> None:
 
     registry.register("say later", description="Say", annotations={}, run=later)
     assert registry.run("say later").text == "later"
+
+    async def from_async_code() -> str:  # a program using the registry from its own loop
+        return registry.run("say later").text
+
+    assert asyncio.run(from_async_code()) == "later"
 
 
 def test_a_refusal_is_the_sentence_and_a_bug_is_a_plain_sentence_logged(

@@ -27,6 +27,7 @@ listens with `on_change` hears of both (the registry's own MCP server announces
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 import logging
 import threading
@@ -115,7 +116,7 @@ class CheckedRun:
         try:
             answer = self.function(checked, ctx)
             if inspect.isawaitable(answer):
-                answer = asyncio.run(_awaited(answer))
+                answer = _wait_for(answer)
         except (PastureError, MemoryError):  # a worker process reports running out as its limit
             raise
         except Exception as e:
@@ -148,6 +149,18 @@ class CheckedRun:
 
 async def _awaited(answer: Any) -> Any:
     return await answer
+
+
+def _wait_for(answer: Any) -> Any:
+    """An async command's answer, waited for by a call that is not itself async. Called
+    from async code (its loop running in this thread), the command runs on a loop of its
+    own in another thread, since this one cannot run a second."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_awaited(answer))
+    with concurrent.futures.ThreadPoolExecutor(1) as aside:
+        return aside.submit(asyncio.run, _awaited(answer)).result()
 
 
 class Registry:
