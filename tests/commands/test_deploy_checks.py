@@ -111,12 +111,15 @@ def test_an_argument_name_and_type_are_checked(runs: Vocabulary) -> None:
     ]
 
 
-def test_input_is_an_object(runs: Vocabulary) -> None:
-    doc = {"board": {"description": "The board", "input": ["who"], "query": ".jog!"}}
+@pytest.mark.parametrize("entry", [{"input": ["who"]}, {"input": "who"}, {}])
+def test_input_is_an_object_and_is_not_left_out(runs: Vocabulary, entry: dict[str, Any]) -> None:
+    doc = {"board": {"description": "The board", "query": ".jog!", **entry}}
     assert refused(doc, runs).problems == [
         'board: input is an object of argument names to types, like {"who": "text",'
-        ' "miles": "number"}'
+        ' "miles": "number"}, or {} for a command with none'
     ]
+    for none in ({}, None):  # `input: {}`, or YAML's `input:` with nothing after it
+        assert "board" in load({"board": {**doc["board"], "input": none}}, runs)
 
 
 @pytest.mark.parametrize("description", [None, "", "   ", 5, ["Log"]])

@@ -140,8 +140,9 @@ def _entry(
         )
         description = ""
 
-    given = entry.get("input")
     loose: set[str] = set()  # declared, but with no type of the five
+    # Written with nothing after it (YAML's `input:`) is no arguments; left out, a mistake.
+    given = entry["input"] if "input" in entry else _LEFT_OUT
     types = _input(name, {} if given is None else given, problems, loose)
 
     has_apply, has_query = "apply" in entry, "query" in entry
@@ -176,11 +177,14 @@ def _entry(
     )
 
 
+_LEFT_OUT = object()
+
+
 def _input(name: str, given: object, problems: list[str], loose: set[str]) -> dict[str, ValueType]:
     if not isinstance(given, Mapping):
         problems.append(
             f'{name}: input is an object of argument names to types, like {{"who": "text",'
-            ' "miles": "number"}'
+            ' "miles": "number"}, or {} for a command with none'
         )
         return {}
     types: dict[str, ValueType] = {}
