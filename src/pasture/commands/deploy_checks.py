@@ -142,7 +142,7 @@ def _entry(
 
     loose: set[str] = set()  # declared, but with no type of the five
     # Written with nothing after it (YAML's `input:`) is no arguments; left out, a mistake.
-    given = entry["input"] if "input" in entry else _LEFT_OUT
+    given = entry.get("input", _LEFT_OUT)
     types = _input(name, {} if given is None else given, problems, loose)
 
     has_apply, has_query = "apply" in entry, "query" in entry
