@@ -385,7 +385,10 @@ def test_pasture_command_refuses_a_consequential_command_without_yes(home: Path)
         "cart clear is hard to undo — add --yes to run it without being asked"
     )
     assert refused.returncode == 1
-    assert pasture(home, "command", "cart_status").stdout.strip() == "1 item of 1 product"
+    # the text for people, then what no line of text could carry: the lines, as a table
+    status = pasture(home, "command", "cart_status").stdout.splitlines()
+    assert status[:2] == ["1 item of 1 product", "lines:"]
+    assert [cell.strip() for cell in status[-1].split("│")] == ["V60-02", "1"]
 
     done = pasture(home, "command", "cart_clear", "--yes")
     assert done.stdout.strip() == "Emptied the cart: 1 product taken out."
@@ -404,6 +407,7 @@ def test_a_person_is_asked_before_a_consequential_command(pane: Pane, home: Path
     pane.wait_for("cancelled — nothing was run")
     pane.send("cart status", "Enter")
     pane.wait_for("2 items of 1 product")
+    pane.wait_for("V60-02 │ 2")  # its lines, as a table
     pane.send("cart clear", "Enter")
     pane.wait_for("run it? [y/N]\n")  # the second question, below the first answer
     pane.send("y", "Enter")

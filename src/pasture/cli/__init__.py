@@ -92,12 +92,20 @@ def rates_of(args: argparse.Namespace) -> Rates | None:
     return replace(Rates.from_env(), **changed)
 
 
-def show(args: argparse.Namespace, result: Result) -> int:
-    """Print a result: its data as JSON with --json, else its text (and its rows as a table)."""
+def show(args: argparse.Namespace, result: Result, *, data: bool = False) -> int:
+    """Print a result: its data as JSON with --json, else its text and its rows as a table;
+    with `data`, its text (when it has one) and all its data formatted."""
     if getattr(args, "json", False):
         import json
 
         print(json.dumps(result.data, indent=2, ensure_ascii=False, default=str))
+        return 0
+    if data:
+        from pasture.cli._render import command_data
+
+        if result.text:
+            print(result.text)
+        command_data(result.data, plain=not result.text)
         return 0
     print(result.text)
     rows = result.data.get("rows")
@@ -198,7 +206,9 @@ def do_command(args: argparse.Namespace) -> int:
     words.app = words.app or args.app
     words.yes = words.yes or args.yes
     confirm = ask if sys.stdin.isatty() else None  # piped: no one to ask, so --yes or nothing
-    return show(args, run_words(service, owner, name, words, confirm))
+    result, command = run_words(service, owner, name, words, confirm)
+    # A code command's answer is its data, and its text a line for people beside it.
+    return show(args, result, data=command.family == "code")
 
 
 def ask(what: str) -> bool:

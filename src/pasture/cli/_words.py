@@ -123,8 +123,9 @@ def run_words(
     name: str,
     words: Words,
     confirm: Confirm | None = None,
-) -> Result:
-    """Run the command `name` with the words typed after it, as the caller.
+) -> tuple[Result, Command]:
+    """Run the command `name` with the words typed after it, as the caller: its result,
+    and the command that ran.
 
     A consequential command needs `--yes`, or `confirm` (None: no one to ask) to say yes.
     """
@@ -139,4 +140,5 @@ def run_words(
             raise Refused(CANCELLED)
     # Words typed at a terminal are text: code commands convert them to their types.
     # The app it was found in: running it finds it there at once, not among every app again.
-    return service.run_command(caller, command.name, values, info.at, typed_text=True)
+    result = service.run_command(caller, command.name, values, info.at, typed_text=True)
+    return result, command

@@ -29,7 +29,7 @@ from pasture.caller import Caller
 from pasture.cli import _words
 from pasture.cli._completion import CommandCompleter
 from pasture.cli._man import arguments_table, by_provider, man_page
-from pasture.cli._render import apps_table, key_values, rows_table
+from pasture.cli._render import apps_table, command_data, key_values, rows_table
 from pasture.cli._words import Confirm, Words, run_words, split_words
 from pasture.errors import PastureError, UsageError
 from pasture.platform.listing import Offered
@@ -129,8 +129,8 @@ class Session:
             return
         name, rest = command_name(words, self.known)
         typed = split_words(rest)
-        result = run_words(self.service, self.caller, name, typed, self.confirm)
-        self.show(result, json_=typed.json)
+        result, command = run_words(self.service, self.caller, name, typed, self.confirm)
+        self.show(result, json_=typed.json, data=command.family == "code")
 
     def _builtin(self, head: str, words: Words) -> None:
         if head in ("exit", "quit"):
@@ -222,10 +222,16 @@ class Session:
         for line in man_page(command, info.at, info.title):
             self.out.print(Text(line, style="bold" if line.isupper() else ""), soft_wrap=True)
 
-    def show(self, result: Result, *, json_: bool = False) -> None:
-        """As `pasture command` prints it: the text, rows as a table; `--json` the data as it is."""
+    def show(self, result: Result, *, json_: bool = False, data: bool = False) -> None:
+        """As `pasture command` prints it: the text, rows as a table (with `data`, a code
+        command's data all formatted); `--json` the data as it is."""
         if json_ or self.json_always:
             self._json(result.data)
+            return
+        if data:
+            if result.text:
+                self.out.print(Text(result.text), soft_wrap=True)
+            command_data(result.data, self.out, plain=not result.text)
             return
         if result.text:
             self.out.print(Text(result.text), soft_wrap=True)

@@ -1,0 +1,43 @@
+"""How the console and `pasture command` draw a code command's data (pasture.cli._render):
+the registry says "return data, not text", and the console formats it."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+from rich.console import Console
+
+from pasture.cli._render import command_data
+
+
+def drawn(data: dict[str, Any], *, plain: bool = True) -> str:
+    out = io.StringIO()
+    command_data(data, Console(file=out, width=100, color_system=None), plain=plain)
+    return out.getvalue()
+
+
+def test_values_are_lines_and_lists_of_objects_are_tables() -> None:
+    data = {"count": 3, "tags": ["a", "b"], "lines": [{"sku": "V60-02", "qty": 2}]}
+    lines = drawn(data).splitlines()
+    assert lines[:3] == ["count: 3", "tags: a, b", "lines:"]
+    assert "sku" in lines[3] and "qty" in lines[3]
+    assert [c.strip() for c in lines[-1].split("│")] == ["V60-02", "2"]
+
+
+def test_beside_a_text_only_the_tables_are_drawn() -> None:
+    data = {"count": 3, "lines": [{"sku": "V60-02", "qty": 2}]}
+    assert "count" not in drawn(data, plain=False)
+    assert "V60-02" in drawn(data, plain=False)
+    assert drawn({"sku": "V60-02"}, plain=False) == ""
+
+
+words = st.text(st.characters(categories=["L", "N"]), min_size=1, max_size=8)
+
+
+@given(st.dictionaries(words, st.one_of(words, st.integers()), min_size=1, max_size=4))
+def test_every_value_of_a_flat_answer_is_shown_under_its_key(data: dict[str, Any]) -> None:
+    lines = drawn(data).splitlines()
+    assert lines == [f"{key}: {value}" for key, value in data.items()]
