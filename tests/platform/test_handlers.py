@@ -246,6 +246,30 @@ def test_a_broken_vocab_still_names_every_tools_json_and_worker_py_problem(
     with pytest.raises(NotFound):
         service.list_commands(ada, "broken")  # nothing was installed
 
+    # ...and each entry's every problem but what it says of the app's own components, which
+    # only the vocabulary could tell.
+    (folder / "tools.json").write_text(
+        '{"Bad": {"description": "", "screen": 1, "input": {"n": "int"}, "query": ".todo!"},'
+        ' "mark": {"description": "Mark", "input": {}, "apply": {"todo": {"done": "$when"},'
+        ' "doc": {"size": 1}, "created": {"at": "now"}}}}'
+    )
+    with pytest.raises(DeployRefused) as refused:
+        service.deploy(ada, folder, app="broken")
+    said = str(refused.value)
+    for part in (
+        "vocab.json: not JSON",
+        "Bad — a command's name is",
+        "Bad: screen — a tool says description, input, apply, query, view",
+        "Bad: description is the sentence a model chooses the command by",
+        'Bad: n is "int" — an argument\'s type is one of',
+        "mark: $when names no input and no entity — declare it in mark.input",
+        "mark: doc has no column size — its columns are",
+        "mark: created is stamped by the store — leave it out of the template",
+    ):
+        assert part in said, said
+    tools_json = said.split("tools.json:", 1)[1].split("worker.py:", 1)[0]
+    assert "todo" not in tools_json, said  # the app's own component: not known, so not named
+
 
 ARGS = st.dictionaries(
     st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True),

@@ -86,13 +86,15 @@ def _shown(key: object) -> str:
 
 
 def declared_commands(
-    doc: Mapping[Any, Any], vocabulary: Vocabulary, files: Collection[str]
+    doc: Mapping[Any, Any], vocabulary: Vocabulary | None, files: Collection[str]
 ) -> tuple[list[Command], list[str]]:
     """Every entry of a tools document as a Command, and every problem found in it.
 
     `files` are the app's own paths, which a `view` must name one of. Commands
     come back only for entries with no problem; the caller installs nothing
-    unless the problems are none.
+    unless the problems are none. `vocabulary` None: vocab.json could not be read,
+    so what a template says of the app's own components is left for the deploy
+    after it is mended, and everything else is checked (no command comes back).
     """
     commands: list[Command] = []
     problems: list[str] = []
@@ -113,7 +115,7 @@ def declared_commands(
 def _entry(
     key: object,
     entry: object,
-    vocabulary: Vocabulary,
+    vocabulary: Vocabulary | None,
     files: Collection[str],
     problems: list[str],
     missing_views: list[str],
@@ -159,7 +161,7 @@ def _entry(
         _apply(name, entry["apply"], types, vocabulary, problems, loose)
 
     view = _view(name, entry.get("view"), files, problems, missing_views)
-    if action is None or problems:
+    if action is None or problems or vocabulary is None:
         return None
     template = entry[action]
     entities = entity_arguments(template, vocabulary) if action == "apply" else frozenset()
@@ -226,7 +228,7 @@ def _query(
     name: str,
     query: object,
     types: Mapping[str, ValueType],
-    vocabulary: Vocabulary,
+    vocabulary: Vocabulary | None,
     problems: list[str],
     loose: Set[str] = frozenset(),
 ) -> None:
@@ -235,8 +237,8 @@ def _query(
         return
     unbound = list(dict.fromkeys(v for v in variables(query) if v not in types))
     problems += [_no_such(name, v) for v in unbound]
-    if unbound or loose:
-        return  # the filter is checked once its arguments are right
+    if unbound or loose or vocabulary is None:
+        return  # the filter is checked once its arguments (and vocab.json) are right
     try:
         check_filter(fill_query(query, placeholders(types)), vocabulary)
     except Refused as refused:
@@ -251,7 +253,7 @@ def _apply(
     name: str,
     apply: object,
     types: Mapping[str, ValueType],
-    vocabulary: Vocabulary,
+    vocabulary: Vocabulary | None,
     problems: list[str],
     loose: Set[str] = frozenset(),
 ) -> None:
@@ -260,11 +262,13 @@ def _apply(
     if not bundles or len(bundles) != len(given):
         problems.append(f"{name}: apply is a bundle to write — an object, or a list of them")
         return
-    components = components_of(vocabulary)
+    # Unread, the vocabulary still has the platform's own components; the app's are unknown.
+    components = components_of(vocabulary) if vocabulary is not None else dict(PLATFORM)
+    unknown = vocabulary is None
     uses: list[tuple[str, Place]] = []
     for bundle in bundles:
         fitting = {arg: kind for arg, kind in types.items() if arg not in loose}
-        _bundle(name, bundle, fitting, components, uses, problems)
+        _bundle(name, bundle, fitting, components, uses, problems, unknown=unknown)
 
     created = {v for v, place in uses if place == "eid" and v not in types}
     unbound = dict.fromkeys(v for v, _ in uses if v not in types and v not in created)
@@ -297,7 +301,11 @@ def _bundle(
     components: Mapping[str, Component],
     uses: list[tuple[str, Place]],
     problems: list[str],
+    *,
+    unknown: bool = False,
 ) -> None:
+    """`unknown`: the app's components are not known (vocab.json could not be read), so a
+    key that is none of the platform's is taken as one of them, its columns unchecked."""
     for key, value in bundle.items():
         if key == "entity":
             if not isinstance(value, Mapping):
@@ -312,6 +320,9 @@ def _bundle(
             _uses(value, "reference" if key == "edges" else "other", uses)
             continue
         component = components.get(key) if isinstance(key, str) else None
+        if component is None and unknown:
+            _uses(value, "other", uses)  # where it stands in the component is not known
+            continue
         if component is None:
             problems.append(f"{name}: {not_a_component(_shown(key))}")
             continue

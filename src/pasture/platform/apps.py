@@ -65,6 +65,7 @@ class Apps:
         `noted`: the audit's record of this call, told which app it is."""
         require_writes(caller)
         from pasture.commands import load_commands
+        from pasture.commands.deploy_checks import declared_commands
         from pasture.commands.loader import read_tools
         from pasture.store.vocab import Vocabulary
 
@@ -130,10 +131,18 @@ class Apps:
             except DeployRefused as e:
                 problems.append(str(e))
         else:
-            try:  # vocab.json is not JSON: tools.json's own reading is all there is to check
-                read_tools(raw)
+            # vocab.json is not JSON: tools.json is checked for all but what it says of the
+            # app's own components, so one message still names its problems too.
+            try:
+                found = read_tools(raw)
             except DeployRefused as e:
                 problems.append(str(e))
+            else:
+                if found is not None:
+                    name, doc = found
+                    _, wrong = declared_commands(doc, None, set(raw))
+                    if wrong:
+                        problems.append(str(DeployRefused(wrong, prefix=name)))
         manifest: list[dict[str, Any]] | None = None
         if WORKER in raw:
             manifest = self._check_code(space, slug, raw, commands, problems)
