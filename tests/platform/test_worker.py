@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import textwrap
+import threading
 from pathlib import Path
 
 import anyio
@@ -252,6 +253,46 @@ def test_a_command_a_worker_registers_later_joins_the_app(
     service.run_command(ada, "shop_open", {})
     assert service.app_info(ada, "cart").commands == ["shop_open", "shop_close"]
     assert service.run_command(ada, "shop close", {}).text == "closed"
+
+
+def test_a_command_registered_later_stays_while_calls_come_at_once(
+    service: Service, ada: Caller, tmp_path: Path
+) -> None:
+    """The app's registry is then the state of the process it moved in: every later call
+    goes to that process, so no second process, started from setup() alone, replaces it."""
+    folder = app_with_worker(
+        tmp_path,
+        """
+        import time
+
+        def setup(app):
+            def open_shop(args, ctx):
+                app.register(
+                    "shop close", description="Close the shop", annotations={},
+                    run=lambda a, c: {"text": "closed", "data": {}},
+                )
+                return {"text": "open", "data": {}}
+
+            def slow(args, ctx):
+                time.sleep(0.5)
+                return {"text": "slow", "data": {}}
+
+            app.register("shop open", description="Open the shop", annotations={}, run=open_shop)
+            app.register("shop slow", description="Slow", annotations={}, run=slow)
+        """,
+    )
+    service.deploy(ada, folder)
+    service.run_command(ada, "shop_open", {})
+    at_once = [
+        threading.Thread(target=lambda: service.run_command(ada, "shop_slow", {})) for _ in range(3)
+    ]
+    for thread in at_once:
+        thread.start()
+    for thread in at_once:
+        thread.join()
+    assert service.app_info(ada, "cart").commands == ["shop_open", "shop_slow", "shop_close"]
+    for _ in range(3):
+        assert service.run_command(ada, "shop close", {}).text == "closed"
 
 
 def test_worker_py_is_never_served(service: Service, ada: Caller) -> None:

@@ -89,7 +89,12 @@ class Version:
 
 
 class _Pool:
-    """The worker processes of one app version: one call at a time in each."""
+    """The worker processes of one app version: one call at a time in each.
+
+    Once a call registers or removes a command, the app's registry is state of that one
+    process: the pool is `pinned` to it, every later call goes to it, and the others stop.
+    If it stops, that state is gone; the next process starts from `setup()` again.
+    """
 
     def __init__(
         self, workers: Workers, version: Version, secrets: Mapping[str, str], digest: str
@@ -102,6 +107,7 @@ class _Pool:
         self.count = 0  # processes running or starting, idle or not
         self.waiting = 0
         self.retired = False
+        self.pinned: WorkerProcess | None = None
         self.cond = threading.Condition()
 
     def acquire(self, *, wait: bool = True) -> WorkerProcess | None:
@@ -111,9 +117,13 @@ class _Pool:
             while True:
                 if self.retired:
                     raise _Retired()
-                if self.idle:
+                if self.pinned is not None:
+                    if self.pinned in self.idle:
+                        self.idle.remove(self.pinned)
+                        return self.pinned
+                elif self.idle:
                     return self.idle.pop()
-                if self.count < max(1, limits.processes):
+                if self.pinned is None and self.count < max(1, limits.processes):
                     self.count += 1
                     break
                 if not wait:
@@ -154,14 +164,31 @@ class _Pool:
 
     def release(self, process: WorkerProcess, healthy: bool) -> None:
         with self.cond:
-            keep = healthy and not self.retired and process.alive
+            ours = self.pinned is None or self.pinned is process
+            keep = healthy and not self.retired and process.alive and ours
             if keep:
                 self.idle.append(process)
             else:
                 self.count -= 1
-            self.cond.notify()
+                if self.pinned is process:
+                    self.pinned = None  # its registry's state went with it
+            self.cond.notify_all()
         if not keep:
             process.kill()
+
+    def pin(self, process: WorkerProcess) -> bool:
+        """The registry of `process` moved during a call: the pool is its alone from now on
+        (see the class). Whether it is the one pinned: another's state is not the app's."""
+        with self.cond:
+            if self.pinned is None:
+                self.pinned = process
+            others = [p for p in self.idle if p is not self.pinned]
+            self.idle = [p for p in self.idle if p is self.pinned]
+            self.count -= len(others)
+            pinned = self.pinned is process
+        for other in others:
+            other.kill()
+        return pinned
 
     def retire(self) -> None:
         with self.cond:
@@ -178,6 +205,8 @@ class _Pool:
             stale = [p for p in self.idle if p.used < older_than]
             self.idle = [p for p in self.idle if p.used >= older_than]
             self.count -= len(stale)
+            if self.pinned in stale:
+                self.pinned = None  # its registry's state ends with it, as any process's
         for process in stale:
             process.kill()
 
@@ -282,7 +311,8 @@ class Workers:
         healthy = False
         try:
             answer = process.call(name, message, ctx)
-            if "commands" in answer:  # it registered or removed commands while it ran
+            # It registered or removed commands while it ran: they are the app's now.
+            if "commands" in answer and pool.pin(process):
                 self.heard(version, answer["commands"])
             try:
                 result = _answer(name, answer, self.limits)
@@ -342,7 +372,8 @@ class Workers:
 
         def start() -> None:
             with pool.cond:
-                if pool.retired or pool.idle or pool.count >= max(1, self.limits.processes):
+                full = pool.count >= max(1, self.limits.processes)
+                if pool.retired or pool.idle or full or pool.pinned is not None:
                     return
                 pool.count += 1
             try:
