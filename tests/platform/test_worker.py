@@ -231,27 +231,34 @@ def test_a_new_version_and_another_process_load_the_worker_afresh(
         again.close()
 
 
+# A shop whose closing command is registered by opening it.
+SHOP = """
+import time
+
+def setup(app):
+    def open_shop(args, ctx):
+        app.register(
+            "shop close", description="Close the shop", annotations={},
+            run=lambda a, c: {"text": "closed", "data": {}},
+        )
+        return {"text": "open", "data": {}}
+
+    def slow(args, ctx):
+        time.sleep(0.5)
+        return {"text": "slow", "data": {}}
+
+    app.register("shop open", description="Open the shop", annotations={}, run=open_shop)
+    app.register("shop slow", description="Slow", annotations={}, run=slow)
+"""
+
+
 def test_a_command_a_worker_registers_later_joins_the_app(
     service: Service, ada: Caller, tmp_path: Path
 ) -> None:
-    folder = app_with_worker(
-        tmp_path,
-        """
-        def setup(app):
-            def open_shop(args, ctx):
-                app.register(
-                    "shop close", description="Close the shop", annotations={},
-                    run=lambda a, c: {"text": "closed", "data": {}},
-                )
-                return {"text": "open", "data": {}}
-
-            app.register("shop open", description="Open the shop", annotations={}, run=open_shop)
-        """,
-    )
-    service.deploy(ada, folder)
-    assert service.app_info(ada, "cart").commands == ["shop_open"]
+    service.deploy(ada, app_with_worker(tmp_path, SHOP))
+    assert service.app_info(ada, "cart").commands == ["shop_open", "shop_slow"]
     service.run_command(ada, "shop_open", {})
-    assert service.app_info(ada, "cart").commands == ["shop_open", "shop_close"]
+    assert service.app_info(ada, "cart").commands == ["shop_open", "shop_slow", "shop_close"]
     assert service.run_command(ada, "shop close", {}).text == "closed"
 
 
@@ -260,28 +267,7 @@ def test_a_command_registered_later_stays_while_calls_come_at_once(
 ) -> None:
     """The app's registry is then the state of the process it moved in: every later call
     goes to that process, so no second process, started from setup() alone, replaces it."""
-    folder = app_with_worker(
-        tmp_path,
-        """
-        import time
-
-        def setup(app):
-            def open_shop(args, ctx):
-                app.register(
-                    "shop close", description="Close the shop", annotations={},
-                    run=lambda a, c: {"text": "closed", "data": {}},
-                )
-                return {"text": "open", "data": {}}
-
-            def slow(args, ctx):
-                time.sleep(0.5)
-                return {"text": "slow", "data": {}}
-
-            app.register("shop open", description="Open the shop", annotations={}, run=open_shop)
-            app.register("shop slow", description="Slow", annotations={}, run=slow)
-        """,
-    )
-    service.deploy(ada, folder)
+    service.deploy(ada, app_with_worker(tmp_path, SHOP))
     service.run_command(ada, "shop_open", {})
     at_once = [
         threading.Thread(target=lambda: service.run_command(ada, "shop_slow", {})) for _ in range(3)
