@@ -20,7 +20,7 @@ from web_site import BASE, Site
 
 from helpers import needs
 from helpers.browser import board_drawn, chromium, in_chromium
-from helpers.club import EXAMPLES
+from helpers.club import CART, EXAMPLES
 from helpers.databases import IN_A_BROWSER, sqlite_only
 from helpers.pages import SCRIPT, Tags, modules
 from helpers.processes import pasture
@@ -339,3 +339,102 @@ def test_the_dashboard_links_each_apps_tools(site: Site) -> None:
     link = '<a href="/tools?app=ada/runs">its tools</a>'
     assert link in page
     assert site.signed_in("ada").get("/ada/runs/api/tools").json()["commands"]
+
+
+CART_TOOLS = ["cart_add", "cart_clear", "cart_remove", "cart_status"]
+
+
+def _cart_tab(browser: Any, served: Served, problems: list[str]) -> Any:
+    """A tab signed in as ada on the cart, an app with a command that is hard to undo."""
+    service = served.service
+    ada = service.local_owner()
+    service.trust_space(ada, "ada", True)
+    service.deploy(ada, CART, space="ada", app="cart")
+    page = browser.new_context().new_page()
+    page.set_default_timeout(30_000)
+    page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
+    page.goto(f"{served.url}/signin?token={service.new_token(ada)}")
+    page.wait_for_url(f"{served.url}/")
+    page.goto(f"{served.url}/signin/app?app=ada/cart&next=/")
+    page.wait_for_url(served.app_url("ada", "cart"))
+    return page
+
+
+@in_chromium
+@sqlite_only(IN_A_BROWSER)
+def test_a_tool_that_is_hard_to_undo_runs_only_once_the_person_says_yes(
+    served_apart: Served,
+) -> None:
+    service, problems = served_apart.service, []
+    ada = service.local_owner()
+    with chromium(webmcp=True) as browser:
+        page = _cart_tab(browser, served_apart, problems)
+        for _ in range(100):
+            if len(page.webmcp.tools()) >= len(CART_TOOLS):
+                break
+            page.wait_for_timeout(100)
+        assert sorted(t["name"] for t in page.webmcp.tools()) == CART_TOOLS
+        added = page.webmcp.call_tool("cart_add", {"sku": "V60-02"})
+        assert added["content"][0]["text"] == "Added 1 × V60-02; 1 in the cart."
+
+        asked: list[str] = []
+
+        def answer(yes: bool) -> Any:
+            def said(dialog: Any) -> None:
+                asked.append(dialog.message)
+                dialog.accept() if yes else dialog.dismiss()
+
+            return said
+
+        page.once("dialog", answer(False))
+        assert page.webmcp.call_tool("cart_clear", {}) == {
+            "content": [{"type": "text", "text": "cancelled — nothing was run"}],
+            "isError": True,
+        }
+        assert asked == [
+            "An agent is about to run Empty the cart (cart_clear), which is hard to undo. Run it?"
+        ]
+        assert service.run_command(ada, "cart_status", {}).text == "1 item of 1 product"
+
+        page.once("dialog", answer(True))
+        cleared = page.webmcp.call_tool("cart_clear", {})
+        assert cleared["content"][0]["text"] == "Emptied the cart: 1 product taken out."
+        assert len(asked) == 2
+
+        page.on("dialog", answer(False))  # what is not hard to undo asks nobody
+        status = page.webmcp.call_tool("cart_status", {})
+        assert status["content"][0]["text"] == "the cart is empty"
+        assert len(asked) == 2
+    assert problems == []
+
+
+# Where a browser puts WebMCP on navigator instead: a stand-in that keeps what is offered.
+NAVIGATOR_WEBMCP = """
+Object.defineProperty(navigator, "modelContext", { value: {
+  offered: [],
+  registerTool(tool) { this.offered.push(tool); return Promise.resolve(); },
+} });
+"""
+
+
+@in_chromium
+@sqlite_only(IN_A_BROWSER)
+def test_webmcp_on_navigator_is_offered_the_tools_too(served_apart: Served) -> None:
+    problems: list[str] = []
+    with chromium(webmcp=False) as browser:
+        context = browser.new_context()
+        context.add_init_script(NAVIGATOR_WEBMCP)
+        page = context.new_page()
+        page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
+        service = served_apart.service
+        page.goto(f"{served_apart.url}/signin?token={service.new_token(service.local_owner())}")
+        page.wait_for_url(f"{served_apart.url}/")
+        page.goto(f"{served_apart.url}/signin/app?app=ada/runs&next=/")
+        board_drawn(page)
+        assert page.evaluate("document.modelContext === undefined")
+        offered = "navigator.modelContext.offered"
+        page.wait_for_function(f"{offered}.length >= {len(TOOL_NAMES)}")
+        assert sorted(page.evaluate(f"{offered}.map((t) => t.name)")) == TOOL_NAMES
+        board = page.evaluate(f"{offered}.find((t) => t.name === 'leaderboard').execute({{}})")
+        assert board["structuredContent"] == {"rows": []}
+    assert problems == []

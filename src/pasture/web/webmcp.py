@@ -3,8 +3,8 @@
 Every HTML page of an app loads it (the platform adds
 `<script type="module" src="./api/webmcp.js">` next to the page's `<base>`;
 `<meta name="pasture-webmcp" content="off">` keeps it off a page). In a browser
-without WebMCP (`document.modelContext` undefined) the module does nothing at
-all, and so it does in a sandboxed page (a server with no apps domain: an
+without WebMCP (`document.modelContext` undefined, and `navigator.modelContext`,
+where other browsers may put it) the module does nothing at all, and so it does in a sandboxed page (a server with no apps domain: an
 opaque origin, whose tools no agent can call — `pasture.platform.origins`).
 Otherwise it fetches `./api/tools` once per page load and registers each
 command with `document.modelContext.registerTool`:
@@ -26,6 +26,11 @@ itself). It resolves to the MCP shape of a tool's answer:
      structuredContent: {entities: […], aliases: {…}}}
 
 and a refusal to `{content: [{type: "text", text: <the sentence>}], isError: true}`.
+
+A command that is hard to undo (`consequential`) runs only once the person at
+the page says yes: asked through the agent's `client.requestUserInteraction`
+where the browser gives one, else the page's `confirm()`. A no (or nobody to
+ask) answers the command line's refusal, `cancelled — nothing was run`.
 It does not throw: the browser hands an agent only "the script function threw
 an error" for a thrown error, never its message, so the sentence would be lost.
 """
@@ -37,11 +42,11 @@ MODULE = "api/webmcp.js"
 
 WEBMCP_JS = """\
 // This app's commands as WebMCP tools, run as whoever has this page open.
-// Without WebMCP in the browser (no document.modelContext) it does nothing.
+// Without WebMCP in the browser (no document.modelContext, nor navigator's) it does nothing.
 // A tool answers {content: [{type: "text", text}], structuredContent: data};
 // a refusal answers {content: [{type: "text", text: sentence}], isError: true}.
 
-const context = globalThis.document?.modelContext;
+const context = globalThis.document?.modelContext ?? globalThis.navigator?.modelContext;
 const once = Symbol.for("pasture.webmcp");
 
 // A sandboxed page (an opaque origin: a server with no apps domain) is not one an
@@ -52,6 +57,7 @@ if (context && typeof context.registerTool === "function" && !opaque && !documen
   document[once] = true;
   const api = new URL("./", import.meta.url);
   const unreachable = "the server could not be reached — check that pasture is running";
+  const cancelled = "cancelled — nothing was run";
 
   const answer = (text, data) => ({
     content: [{ type: "text", text: String(text) }],
@@ -91,6 +97,22 @@ if (context && typeof context.registerTool === "function" && !opaque && !documen
     return answer(body?.text ?? "", body?.data);
   }
 
+  // A command that is hard to undo runs only once the person at the page says yes: through
+  // the agent's own way of asking where the browser gives one, else the page's confirm().
+  async function asked(command, client) {
+    const what = command.commandTitle ? `${command.commandTitle} (${command.name})` : command.name;
+    const question = `An agent is about to run ${what}, which is hard to undo. Run it?`;
+    const ask = () => globalThis.confirm(question);
+    try {
+      if (typeof client?.requestUserInteraction === "function") {
+        return Boolean(await client.requestUserInteraction(ask));
+      }
+      return Boolean(ask());
+    } catch {
+      return false;  // nobody could be asked: nothing runs
+    }
+  }
+
   async function register() {
     let listing;
     try {
@@ -112,7 +134,10 @@ if (context && typeof context.registerTool === "function" && !opaque && !documen
         name: command.name,
         description: command.description || command.name,
         inputSchema: command.input ?? { type: "object", properties: {} },
-        execute: (input) => run(command.name, input),
+        execute: command.consequential
+          ? async (input, client) =>
+              (await asked(command, client)) ? run(command.name, input) : refusal(cancelled)
+          : (input) => run(command.name, input),
       };
       // A short name for people, where the command has one, as MCP tools carry it.
       if (command.commandTitle) tool.title = command.commandTitle;
