@@ -4,8 +4,9 @@ Every HTML page of an app loads it (the platform adds
 `<script type="module" src="./api/webmcp.js">` next to the page's `<base>`;
 `<meta name="pasture-webmcp" content="off">` keeps it off a page). In a browser
 without WebMCP (`document.modelContext` undefined, and `navigator.modelContext`,
-where other browsers may put it) the module does nothing at all, and so it does in a sandboxed page (a server with no apps domain: an
-opaque origin, whose tools no agent can call — `pasture.platform.origins`).
+where other browsers may put it) the module does nothing at all, and so it does
+in a sandboxed page (a server with no apps domain: an opaque origin, whose tools
+no agent can call — `pasture.platform.origins`).
 Otherwise it fetches `./api/tools` once per page load and registers each
 command with `document.modelContext.registerTool`:
 
