@@ -190,16 +190,13 @@ def mcp_http(
             return None
         return caller, due, service.listing_version(at_once=True)
 
-    def listening(scope: Scope) -> bool:
-        """Whether the request opens a listen stream, which lives until the client goes."""
+    def streamed(scope: Scope, due: bool) -> tuple[bool, bool]:
+        """Whether the reply is an event stream, and whether it is a listen stream, which
+        lives until the client goes."""
         headers = dict(scope.get("headers", []))
-        return headers.get(MCP_METHOD_HEADER.encode()) == b"subscriptions/listen"
-
-    def streamed(scope: Scope, due: bool) -> bool:
-        if listening(scope):
-            return True
-        headers = dict(scope.get("headers", []))
-        return due and b"text/event-stream" in headers.get(b"accept", b"")
+        if headers.get(MCP_METHOD_HEADER.encode()) == b"subscriptions/listen":
+            return True, True
+        return due and b"text/event-stream" in headers.get(b"accept", b""), False
 
     async def too_many(refused: TooMany, scope: Scope, receive: Receive, send: Send) -> None:
         """A tool call past the limit is a refused tool call; anything else, a 429."""
@@ -256,10 +253,11 @@ def mcp_http(
         except TooMany as refused:
             await too_many(refused, scope, receive, send)
             return
-        if streamed(scope, due):
+        stream, listen = streamed(scope, due)
+        if stream:
             # A listen stream holds one of its person's places, as a page's stream does.
             try:
-                release = service.limiter.streams.hold(caller) if listening(scope) else None
+                release = service.limiter.streams.hold(caller) if listen else None
             except TooMany as refused:
                 await too_many(refused, scope, receive, send)
                 return

@@ -120,7 +120,7 @@ class Answer:
 
     result: Result
     ticket: int
-    reach: int
+    reach: int | None  # None: not read (the round reads it around all its answers)
 
 
 @dataclass(eq=False)
@@ -358,19 +358,20 @@ class Live:
                 continue
             try:
                 watcher.caller = await watcher.who()
-                last = await self._answer(watcher.caller, watched)
+                # the round reads reach_version before and after all of them, not each
+                last = await self._answer(watcher.caller, watched, reach=False)
             except Refused as e:
                 self._refuse(watcher, e)
         return last
 
-    async def _answer(self, caller: Caller, watched: Watched) -> Answer:
-        """The filter's answer as `caller`, and `reach_version` read just after it."""
+    async def _answer(self, caller: Caller, watched: Watched, *, reach: bool = True) -> Answer:
+        """The filter's answer as `caller`, and (`reach`) `reach_version` read just after it."""
         watched.asked += 1
         ticket = watched.asked
 
         def read() -> Answer:
             result = self.service.query(caller, watched.at, watched.filter, via_web=True)
-            return Answer(result, ticket, self.service.reach_version())
+            return Answer(result, ticket, self.service.reach_version() if reach else None)
 
         return await in_thread(read)
 
