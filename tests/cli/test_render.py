@@ -10,12 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
 
-from pasture.cli._render import command_data
+from pasture.cli._render import command_answer
 
 
-def drawn(data: dict[str, Any], *, plain: bool = True) -> str:
+def drawn(data: dict[str, Any], text: str = "") -> str:
     out = io.StringIO()
-    command_data(data, Console(file=out, width=100, color_system=None), plain=plain)
+    command_answer(text, data, Console(file=out, width=100, color_system=None))
     return out.getvalue()
 
 
@@ -29,9 +29,10 @@ def test_values_are_lines_and_lists_of_objects_are_tables() -> None:
 
 def test_beside_a_text_only_the_tables_are_drawn() -> None:
     data = {"count": 3, "lines": [{"sku": "V60-02", "qty": 2}]}
-    assert "count" not in drawn(data, plain=False)
-    assert "V60-02" in drawn(data, plain=False)
-    assert drawn({"sku": "V60-02"}, plain=False) == ""
+    beside = drawn(data, "3 items of 1 product")
+    assert beside.splitlines()[:2] == ["3 items of 1 product", "lines:"]
+    assert "count" not in beside and "V60-02" in beside
+    assert drawn({"sku": "V60-02"}, "Added V60-02") == "Added V60-02\n"
 
 
 words = st.text(st.characters(categories=["L", "N"]), min_size=1, max_size=8)

@@ -101,11 +101,9 @@ def show(args: argparse.Namespace, result: Result, *, data: bool = False) -> int
         print(json.dumps(result.data, indent=2, ensure_ascii=False, default=str))
         return 0
     if data:
-        from pasture.cli._render import command_data
+        from pasture.cli._render import command_answer
 
-        if result.text:
-            print(result.text)
-        command_data(result.data, plain=not result.text)
+        command_answer(result.text, result.data)
         return 0
     print(result.text)
     rows = result.data.get("rows")

@@ -169,21 +169,21 @@ def key_values(data: dict[str, Any], console: Console | None = None) -> None:
     (console or Console()).print(Text("\n".join(lines)), soft_wrap=True)
 
 
-def command_data(
-    data: dict[str, Any], console: Console | None = None, *, plain: bool = True
-) -> None:
-    """A code command's data as the console formats it (the registry's "return data, not
-    text"): its plain values as `key: value` lines or a tree (unless not `plain`: a text
-    said them already), then each list of objects as a table under its key (`rows`
-    needs none), which no line of text could carry."""
+def command_answer(text: str, data: dict[str, Any], console: Console | None = None) -> None:
+    """A code command's answer as the console formats it (the registry's "return data, not
+    text"): its text, when it has one; then its data's plain values as `key: value` lines
+    or a tree (only without a text, which said them already), and each list of objects
+    as a table under its key (`rows` needs none), which no line of text could carry."""
     out = console or Console()
+    if text:
+        out.print(Text(text), soft_wrap=True)
     tables = {
         key: value
         for key, value in data.items()
         if isinstance(value, list) and value and all(isinstance(v, dict) for v in value)
     }
     values = {key: value for key, value in data.items() if key not in tables}
-    if values and plain:
+    if values and not text:
         key_values(values, out)
     for key, rows in tables.items():
         if key != "rows":

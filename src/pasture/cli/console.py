@@ -29,7 +29,7 @@ from pasture.caller import Caller
 from pasture.cli import _words
 from pasture.cli._completion import CommandCompleter
 from pasture.cli._man import arguments_table, by_provider, man_page
-from pasture.cli._render import apps_table, command_data, key_values, rows_table
+from pasture.cli._render import apps_table, command_answer, key_values, rows_table
 from pasture.cli._words import Confirm, Words, run_words, split_words
 from pasture.errors import PastureError, UsageError
 from pasture.platform.listing import Offered
@@ -229,9 +229,7 @@ class Session:
             self._json(result.data)
             return
         if data:
-            if result.text:
-                self.out.print(Text(result.text), soft_wrap=True)
-            command_data(result.data, self.out, plain=not result.text)
+            command_answer(result.text, result.data, self.out)
             return
         if result.text:
             self.out.print(Text(result.text), soft_wrap=True)
