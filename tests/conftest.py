@@ -95,3 +95,25 @@ def module_database(request: pytest.FixtureRequest) -> Iterator[str]:
         else:
             mp.delenv("PASTURE_DATABASE_URL", raising=False)
         yield url
+
+
+# The suite runs as root under CI, and a test that joins a generated path to its folder can
+# reach the machine's own files ("/etc/passwd" as an app's file). Whatever a test writes
+# stays under the temporary folders; this says so at the end, naming what moved.
+_MACHINE_FILES = [Path("/etc/passwd"), Path("/etc/group"), Path("/etc/hosts")]
+
+
+def _machine() -> dict[str, object]:
+    seen: dict[str, object] = {"/": sorted(os.listdir("/"))}
+    for file in _MACHINE_FILES:
+        seen[str(file)] = file.read_bytes() if file.exists() else None
+    return seen
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _machine_untouched() -> Iterator[None]:
+    before = _machine()
+    yield
+    after = _machine()
+    moved = [what for what in before if before[what] != after[what]]
+    assert not moved, f"the tests changed the machine's own files: {moved}"

@@ -2,7 +2,8 @@
 pg_ctl on a free loopback port (and a unix socket in that folder), stopped after.
 
 PostgreSQL refuses to run as root, so as root its commands run through
-`runuser -u postgres --` on a folder handed to that user. Without the server's
+`runuser -u postgres --` (or `nobody`, where the package made no `postgres`
+account) on a folder handed to that user. Without the server's
 programs the tests that need it are skipped, except under CI, where they fail.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import glob
 import os
+import pwd
 import shutil
 import subprocess
 import tempfile
@@ -55,8 +57,9 @@ def server() -> Iterator[str]:
     root = Path(tempfile.mkdtemp(prefix="pasture-pg-"))
     as_user: list[str] = []
     if os.geteuid() == 0:
-        shutil.chown(root, "postgres")
-        as_user = ["runuser", "-u", "postgres", "--"]
+        account = _account()
+        shutil.chown(root, account)
+        as_user = ["runuser", "-u", account, "--"]
     data = root / "data"
     port = free_port()
 
@@ -92,6 +95,17 @@ def server() -> Iterator[str]:
         _stops.pop(url, None)
         subprocess.run(stop_it, capture_output=True, cwd=root)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _account() -> str:
+    """The account a root test run starts PostgreSQL as: Debian's `postgres`, else `nobody`."""
+    for name in ("postgres", "nobody"):
+        try:
+            pwd.getpwnam(name)
+        except KeyError:
+            continue
+        return name
+    raise RuntimeError("neither a postgres nor a nobody account is on this machine (/etc/passwd)")
 
 
 _stops: dict[str, tuple[list[str], Path]] = {}
