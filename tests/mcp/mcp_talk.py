@@ -9,7 +9,7 @@ from typing import TypeVar
 
 import anyio
 import mcp_types as types
-from mcp.client.session import IncomingMessage
+from mcp.client.session import ElicitationFnT, IncomingMessage
 
 from helpers.club import RUNS
 from helpers.mcp_answers import text
@@ -66,8 +66,10 @@ def in_memory(
     talk: Callable[[Client], Awaitable[T]],
     *,
     heard: list[IncomingMessage] | None = None,
+    elicitation_callback: ElicitationFnT | None = None,
 ) -> T:
-    """Run `talk` against the connector in this process, over the SDK's in-memory client."""
+    """Run `talk` against the connector in this process, over the SDK's in-memory client
+    (one that can ask its person, given `elicitation_callback`)."""
 
     async def handler(message: IncomingMessage) -> None:
         if heard is not None:
@@ -75,7 +77,12 @@ def in_memory(
 
     async def main() -> T:
         server = build_server(service, lambda: caller)
-        async with Client(server, mode=mode, message_handler=handler) as client:
+        async with Client(
+            server,
+            mode=mode,
+            message_handler=handler,
+            elicitation_callback=elicitation_callback,
+        ) as client:
             return await talk(client)
 
     return anyio.run(main)

@@ -19,6 +19,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from pasture.asking import CANCELLED
 from pasture.errors import Refused, UsageError
 from pasture.platform.service import Command
 from pasture.result import Result
@@ -105,8 +106,6 @@ def split_words(words: Sequence[str]) -> Words:
 
 # `confirm(what)` shows what is about to run and answers whether the person said yes.
 Confirm = Callable[[str], bool]
-
-CANCELLED = "cancelled — nothing was run"
 
 
 def about_to_run(command: Command, at: str, values: dict[str, str]) -> str:

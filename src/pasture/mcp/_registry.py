@@ -6,7 +6,9 @@ commands as agents name them (`cart_add`), plus `status` when a provider has a
 status command. When a command is registered or removed while a client is
 connected, the client hears `notifications/tools/list_changed`: on its own
 connection in the handshake generation, on a `subscriptions/listen` stream in
-the newest. Arguments arrive typed, so nothing is converted from text.
+the newest. Arguments arrive typed, so nothing is converted from text. A command that
+is hard to undo runs once the person says yes, where the client can ask them
+(`pasture.mcp._asking`).
 
 A door, it knows a registry only by its shape (`pasture.served`), and answers as
 the platform's connector does (`pasture.mcp._answers`). It serves one connection
@@ -33,7 +35,9 @@ from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from pasture.mcp._answers import Wire, answer
+from pasture.asking import CANCELLED, question
+from pasture.mcp._answers import Wire, answer, refusal
+from pasture.mcp._asking import ask, can_ask
 from pasture.mcp._tools import tool
 from pasture.served import ServedCommand, ServedRegistry
 from pasture.version import __version__
@@ -134,10 +138,18 @@ def build_registry_server(registry: ServedRegistry, name: str = "pasture") -> Se
 
     async def on_call_tool(
         ctx: ServerRequestContext[_Connection], params: types.CallToolRequestParams
-    ) -> Wire:
+    ) -> Wire | types.InputRequiredResult:
         remember(ctx)
         arguments = dict(params.arguments or {})
         name = params.name
+        command = registry.get(name)
+        if command is not None and command.consequential and can_ask(ctx):
+            asking = question(command.title, command.agent_name, None, arguments)
+            said = await ask(ctx, params, asking)
+            if isinstance(said, types.InputRequiredResult):
+                return said  # the question; the client calls again with the answer
+            if not said:
+                return refusal(CANCELLED)
         # A command's own code may block: keep the event loop free.
         return await anyio.to_thread.run_sync(
             lambda: answer(name, lambda: registry.run(name, arguments))

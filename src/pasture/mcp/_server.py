@@ -33,6 +33,7 @@ from pasture import jsontext
 from pasture.caller import Caller
 from pasture.errors import NotFound, PastureError, Refused, UsageError
 from pasture.mcp._answers import Wire, answer, refusal
+from pasture.mcp._asking import GoAhead, ask_first
 from pasture.mcp._changes import EMPTY, Relay
 from pasture.mcp._tools import CHANGED, INPUT_SCHEMAS, RELEASE, TOOL_NAMES, TOOLS
 from pasture.platform.service import Access, AppInfo, Service, with_base
@@ -261,13 +262,19 @@ def build_server(
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> Wire:
+    ) -> Wire | types.InputRequiredResult:
         refused = refused_of() if refused_of is not None else None
         if refused is not None:
             return refusal(refused.sentence)
         caller = caller_of().at_door("mcp")  # for the audit
         relay.seen(ctx, caller)
         arguments = params.arguments or {}
+        if params.name == "command":  # hard to undo: the person is asked first
+            asked = await ask_first(ctx, params, service, caller)
+            if not isinstance(asked, GoAhead):
+                return asked
+            if asked.app is not None:  # run it where the person said yes to it
+                arguments = {**arguments, "app": asked.app}
         told = False
 
         def run() -> Wire:

@@ -38,6 +38,10 @@ an error" for a thrown error, never its message, so the sentence would be lost.
 
 from __future__ import annotations
 
+import json
+
+from pasture.asking import CANCELLED
+
 MODULE = "api/webmcp.js"
 """Where the module is, under an app's address (the platform's rewrite injects it)."""
 
@@ -58,7 +62,7 @@ if (context && typeof context.registerTool === "function" && !opaque && !documen
   document[once] = true;
   const api = new URL("./", import.meta.url);
   const unreachable = "the server could not be reached — check that pasture is running";
-  const cancelled = "cancelled — nothing was run";
+  const cancelled = CANCELLED;
 
   const answer = (text, data) => ({
     content: [{ type: "text", text: String(text) }],
@@ -156,6 +160,6 @@ if (context && typeof context.registerTool === "function" && !opaque && !documen
 
   register();
 }
-"""
+""".replace("CANCELLED;", json.dumps(CANCELLED, ensure_ascii=False) + ";", 1)
 
 __all__ = ["MODULE", "WEBMCP_JS"]
