@@ -21,6 +21,7 @@ browser with no setup).
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -50,7 +51,9 @@ class Origins:
         if "--" not in slug and "--" not in space and len(plain) <= LABEL:
             return plain
         digest = hashlib.sha256(f"{space}/{slug}".encode()).hexdigest()[:10]
-        head = f"{slug[:24].strip('-')}-{space[:24].strip('-')}"
+        # No `--` in a hashed label, where every plain one has it: another app's plain
+        # label can never be this one (`notes-my--team-…` is `notes-my` of `team-…`).
+        head = re.sub("-+", "-", f"{slug[:24].strip('-')}-{space[:24].strip('-')}")
         return f"{head}-{digest}"
 
     def origin(self, space: str, slug: str) -> str:
