@@ -396,10 +396,12 @@ class OAuth:
             if any(s not in allowed for s in wanted):
                 raise TokenError("invalid_scope", "a refresh asks for no more than the grant gave")
             with self.db.transaction() as conn:  # rotation: the old refresh token ends
-                conn.execute(
-                    "DELETE FROM oauth_tokens WHERE hash = ?",
+                spent = conn.execute(
+                    "DELETE FROM oauth_tokens WHERE hash = ? AND kind = 'refresh'",
                     (_id.secret_hash(refresh_token.token),),
                 )
+                if spent.rowcount != 1:  # another exchange of it got there first
+                    raise TokenError("invalid_grant", "that refresh token has ended")
             return self._pair(str(row["grant_id"]), wanted)
 
         token: OAuthToken = await self._run(exchange)
@@ -455,6 +457,7 @@ class OAuth:
             writes=bool(row["writes"]),
             spaces=spaces_of(row["spaces"]),
             via=f"client {name} ({str(row['grant_id'])[:ID]})",
+            through="grant",
         )
         self._known.keep(known, digest, (caller, int(row["expires"])))
         return caller
