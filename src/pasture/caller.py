@@ -5,7 +5,8 @@ or an OAuth grant carries a scope they chose when they made it: whether it may
 change anything (`writes`), and which of their spaces it reaches (`spaces`,
 None for all of them). Every layer that decides who may do what reads these
 (`pasture.platform.access`), so a read-only grant writes nothing through any
-door, command or app code.
+door, command or app code. Nor does it make another sign-in: only a person signed
+in themselves does (`themselves`).
 
 A program names its person with `Authorization: Bearer <token>`, read by `bearer`,
 the one reading of that header every HTTP door uses.
@@ -14,8 +15,11 @@ the one reading of that header every HTTP door uses.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from pasture.errors import BadToken
+
+Through = Literal["token", "grant", "pass"]
 
 BEARER_SHAPE = (
     "the Authorization header is `Bearer <token>` — make a token with `pasture token new`"
@@ -37,10 +41,21 @@ class Caller:
     # Where nobody called from over HTTP (the web door sets it): anonymous writes to open
     # apps are limited per address (`pasture.platform.limits`).
     address: str | None = field(default=None, compare=False)
+    # What they came through that they made, when it is not their own sign-in: a token,
+    # an agent's OAuth grant, a page's pass. Set where each is read back (tokens, oauth,
+    # passes); None for a person signed in themselves.
+    through: Through | None = field(default=None, compare=False)
 
     @property
     def signed_in(self) -> bool:
         return self.eid is not None
+
+    @property
+    def themselves(self) -> bool:
+        """Signed in as the person themselves (their password on the web, the machine's
+        owner at its command line): only such a sign-in makes or ends others — tokens,
+        grants, passes, sign-in links — so none of those outlives or outgrows its maker."""
+        return self.signed_in and self.through is None
 
     def at_door(self, door: str, via: str | None = None) -> Caller:
         """The same caller, come in by `door` (and through `via`, where the door knows it)."""
@@ -65,4 +80,4 @@ def bearer(header: str | None) -> str | None:
     return token.strip()
 
 
-__all__ = ["BEARER_SHAPE", "NOBODY", "Caller", "bearer"]
+__all__ = ["BEARER_SHAPE", "NOBODY", "Caller", "Through", "bearer"]

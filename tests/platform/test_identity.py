@@ -24,7 +24,7 @@ def test_tokens_sign_their_person_in_and_are_kept_hashed(service: Service, ada: 
     with pytest.raises(Refused) as bad:
         service.caller_for_token("pst_nothing")
     assert "pasture token new" in bad.value.sentence
-    session = service.session_for_token(token)
+    session = service.session_for_link(service.sign_in_link(ada))
     assert service.caller_for_session(session) == ada
     assert service.caller_for_session("nope") == NOBODY
     service.sign_out(session)

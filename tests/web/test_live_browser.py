@@ -5,6 +5,7 @@ of a private app's rows; a page's subscription lives through its server restarti
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -59,10 +60,17 @@ def server(home: Path, database: str, port: int | None = None) -> Iterator[str]:
         assert process.wait(timeout=20) is not None
 
 
-def open_board(browser: Any, url: str, token: str, app: str = "ada/runs") -> Any:
-    """A tab signed in with `token`'s person, on the run club's page at `app`."""
+def sign_in_code(pasture: Pasture, user: str | None = None) -> str:
+    """A one-time sign-in link's code (`pasture signin`), for the owner or `user`."""
+    made = pasture("signin", "--json", *(["--user", user] if user else []))
+    assert made.returncode == 0, made.stderr
+    return str(json.loads(made.stdout)["link"]).rpartition("link=")[2]
+
+
+def open_board(browser: Any, url: str, code: str, app: str = "ada/runs") -> Any:
+    """A tab signed in by a sign-in link's `code`, on the run club's page at `app`."""
     page = browser.new_context().new_page()
-    page.goto(f"{url}/signin?token={token}")
+    page.goto(f"{url}/signin?link={code}")
     page.wait_for_url(f"{url}/")
     page.goto(f"{url}/{app}/")
     board_drawn(page)
@@ -100,7 +108,7 @@ def test_a_run_logged_over_mcp_on_one_server_appears_on_a_page_of_another(
         server(tmp_path / "b", shared) as b,
         chromium() as browser,
     ):
-        page = open_board(browser, a, token)
+        page = open_board(browser, a, sign_in_code(pasture))
         log_run_over_mcp(b, token, "Grace", 4.5)
         sync_api.expect(page.locator("#board")).to_contain_text("Grace — 4.5 miles", timeout=SECOND)
         sync_api.expect(page.locator("#totals")).to_contain_text("Grace — 4.5 miles")
@@ -115,14 +123,13 @@ def test_a_viewer_taken_out_of_the_space_sees_no_more_of_a_private_app(
     ada = pasture("token", "new").stdout.split()[0]
     assert pasture("user", "new", "cy").returncode == 0
     assert pasture("member", "add", "ada", "cy", "viewer").returncode == 0
-    cy = pasture("token", "new", "--user", "cy").stdout.split()[0]
     sync_api = needs.playwright()
     with (
         server(tmp_path / "a", shared) as a,
         server(tmp_path / "b", shared) as b,
         chromium() as browser,
     ):
-        page = open_board(browser, a, cy, "ada/private-runs")
+        page = open_board(browser, a, sign_in_code(pasture, "cy"), "ada/private-runs")
         log_run_over_mcp(b, ada, "Before", 1, "ada/private-runs")
         sync_api.expect(page.locator("#board")).to_contain_text("Before — 1 miles", timeout=SECOND)
 
@@ -143,7 +150,7 @@ def test_a_subscription_lives_through_its_server_restarting(tmp_path: Path, shar
     port = free_port()
     with chromium() as browser, server(tmp_path / "b", shared) as b:
         with server(tmp_path / "a", shared, port) as a:
-            page = open_board(browser, a, token)
+            page = open_board(browser, a, sign_in_code(pasture))
         log_run_over_mcp(b, token, "Meanwhile", 2)  # while A is down
         with server(tmp_path / "a", shared, port):
             sync_api.expect(page.locator("#board")).to_contain_text("Meanwhile — 2 miles")

@@ -83,7 +83,8 @@ def test_the_api_calls_handlers_and_commands_are_only_the_tools(served: Served) 
 @sqlite_only(IN_A_BROWSER)
 def test_the_page_adds_and_an_agent_in_the_tab_marks_done(served_apart: Served) -> None:
     served = served_apart
-    token = _deployed(served)
+    _deployed(served)
+    link = served.service.sign_in_link(served.service.local_owner())
     problems: list[str] = []
     with chromium(webmcp=True) as browser:
         page = browser.new_context().new_page()
@@ -91,7 +92,7 @@ def test_the_page_adds_and_an_agent_in_the_tab_marks_done(served_apart: Served) 
         page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
         page.on("console", lambda m: _console(m, problems))
         page.add_init_script(OFFERED)
-        page.goto(f"{served.url}/signin?token={token}")
+        page.goto(f"{served.url}/signin?link={link}")
         page.wait_for_url(f"{served.url}/")
         page.goto(f"{served.url}/signin/app?app=ada/todos&next=/")
         page.wait_for_url(served.app_url("ada", "todos"))

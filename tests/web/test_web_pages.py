@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -55,19 +56,17 @@ def test_signing_in_without_a_password_says_what_is_missing(site: Site) -> None:
     assert "give your name and your password" in answer.text
 
 
-def test_a_token_link_signs_in(site: Site) -> None:
-    client = site.client()
-    answer = client.get(f"/signin?token={site.bob_token}")
-    assert answer.status_code == 303
-    assert answer.headers["location"] == "/"
-    assert SESSION_COOKIE in answer.headers["set-cookie"]
-    assert "signed in as bob" in client.get("/").text
-
-
-def test_a_token_link_with_a_bad_token_says_so(site: Site) -> None:
-    answer = site.client().get("/signin?token=pst_nonsense")
-    assert answer.status_code == 401
-    assert "that token is not one this server gave out" in answer.text
+@pytest.mark.parametrize("which", ["bob's own", "not one of this server's"])
+def test_a_token_does_not_sign_a_browser_in(site: Site, which: str) -> None:
+    """A token is a program's, with the scope it was made with; a session made from one
+    would hold all of its person's rights, and outlive it."""
+    token = site.bob_token if which == "bob's own" else "pst_nonsense"
+    answer = site.client().get(f"/signin?token={token}")
+    assert answer.status_code == 400
+    assert (
+        "a token does not sign a browser in — sign in with your name and password, or with a "
+        "link from pasture signin"
+    ) in answer.text.replace("&#x27;", "'")
     assert "set-cookie" not in answer.headers
 
 
@@ -335,3 +334,28 @@ def test_the_tokens_page_makes_lists_and_revokes(site: Site) -> None:
     )
     assert forged.status_code == 403
     assert "stolen" not in client.get("/tokens").text
+
+
+# -- what a token's page visit may not make ------------------------------------
+
+
+def test_a_page_fetched_with_a_token_carries_no_pass(site: Site) -> None:
+    """A pass acts for its person on the app; made for a token, it would write when the
+    token only reads, reach where it may not, and outlive the token's revoking."""
+    with_session = site.signed_in("ada").get("/ada/runs/")
+    assert with_session.status_code == 200
+    assert re.search(r'<base href="[^"]*/ada/runs/~psp_', with_session.text)
+    for token in (site.ada_token, site.bob_token):
+        page = site.client(token).get("/ada/runs/")
+        assert page.status_code == 200
+        assert "~psp_" not in page.text
+
+
+@pytest.mark.parametrize(
+    "app", ["/evil.example", "//evil.example", "ada", "ada/", "/runs", "ada/runs/../x", ""]
+)
+def test_signing_in_to_an_app_goes_nowhere_but_an_app_of_this_server(site: Site, app: str) -> None:
+    answer = site.signed_in("ada").get("/signin/app", params={"app": app, "next": "/"})
+    assert answer.status_code == 400
+    assert "location" not in answer.headers
+    assert "is not an app's address — write space/app, like ada/runs" in html.unescape(answer.text)

@@ -190,8 +190,8 @@ def test_other_files_and_mcp_views_get_no_module(site: Site) -> None:
 TOOL_NAMES = ["leaderboard", "log_run", "since"]
 
 
-def _tab(browser: Any, served: Served, token: str, problems: list[str]) -> Any:
-    """A tab signed in as the token's person (through /signin?token=…), on the run club.
+def _tab(browser: Any, served: Served, link: str, problems: list[str]) -> Any:
+    """A tab signed in by a one-time sign-in link (`/signin?link=…`), on the run club.
 
     The run club is on its own origin (the server has an apps domain: tools of a
     sandboxed page are no agent's to call); the main origin signs the tab in there.
@@ -200,7 +200,7 @@ def _tab(browser: Any, served: Served, token: str, problems: list[str]) -> Any:
     page.set_default_timeout(30_000)
     page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
     page.on("console", lambda m: _console(m, problems))
-    page.goto(f"{served.url}/signin?token={token}")
+    page.goto(f"{served.url}/signin?link={link}")
     page.wait_for_url(f"{served.url}/")
     page.goto(f"{served.url}/signin/app?app=ada/runs&next=/")
     page.wait_for_url(served.app_url("ada", "runs"))
@@ -240,7 +240,7 @@ def test_an_agent_in_the_persons_tab_uses_the_run_club(served_apart: Served) -> 
     problems: list[str] = []
     listing = {c["name"]: c for c in service.list_commands(ada, "ada/runs").data["commands"]}
     with chromium(webmcp=True) as browser:
-        page = _tab(browser, served, service.new_token(ada), problems)
+        page = _tab(browser, served, service.sign_in_link(ada), problems)
 
         tools = _offered(page)
         assert [t["name"] for t in tools] == TOOL_NAMES
@@ -271,7 +271,7 @@ def test_an_agent_in_the_persons_tab_uses_the_run_club(served_apart: Served) -> 
             "isError": True,
         }
 
-        viewer = _tab(browser, served, service.new_token(cy), problems)
+        viewer = _tab(browser, served, service.sign_in_link(cy), problems)
         assert [t["name"] for t in _offered(viewer)] == TOOL_NAMES
         denied = viewer.webmcp.call_tool("log_run", {"who": "Cy", "miles": 3, "at": "2026-09-02"})
         assert denied == {"content": [{"type": "text", "text": VIEWER_WRITES}], "isError": True}
@@ -295,8 +295,8 @@ def test_a_sandboxed_page_offers_no_tools(served: Served) -> None:
     with chromium(webmcp=True) as browser:
         page = browser.new_context().new_page()
         page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
-        token = served.service.new_token(served.service.local_owner())
-        page.goto(f"{served.url}/signin?token={token}")
+        link = served.service.sign_in_link(served.service.local_owner())
+        page.goto(f"{served.url}/signin?link={link}")
         page.goto(f"{served.url}/ada/runs/")
         board_drawn(page)
         assert page.evaluate("origin") == "null"
@@ -318,8 +318,8 @@ def test_without_webmcp_the_page_offers_nothing_and_logs_nothing(served_apart: S
         page.on("request", lambda r: asked.append(r.url))
         page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
         page.on("console", lambda m: _console(m, problems, ("error", "warning")))
-        token = served.service.new_token(served.service.local_owner())
-        page.goto(f"{served.url}/signin?token={token}")
+        link = served.service.sign_in_link(served.service.local_owner())
+        page.goto(f"{served.url}/signin?link={link}")
         page.goto(f"{served.url}/signin/app?app=ada/runs&next=/")
         board_drawn(page)
         assert page.evaluate("document.modelContext === undefined")
@@ -353,7 +353,7 @@ def _cart_tab(browser: Any, served: Served, problems: list[str]) -> Any:
     page = browser.new_context().new_page()
     page.set_default_timeout(30_000)
     page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
-    page.goto(f"{served.url}/signin?token={service.new_token(ada)}")
+    page.goto(f"{served.url}/signin?link={service.sign_in_link(ada)}")
     page.wait_for_url(f"{served.url}/")
     page.goto(f"{served.url}/signin/app?app=ada/cart&next=/")
     page.wait_for_url(served.app_url("ada", "cart"))
@@ -427,7 +427,7 @@ def test_webmcp_on_navigator_is_offered_the_tools_too(served_apart: Served) -> N
         page = context.new_page()
         page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
         service = served_apart.service
-        page.goto(f"{served_apart.url}/signin?token={service.new_token(service.local_owner())}")
+        page.goto(f"{served_apart.url}/signin?link={service.sign_in_link(service.local_owner())}")
         page.wait_for_url(f"{served_apart.url}/")
         page.goto(f"{served_apart.url}/signin/app?app=ada/runs&next=/")
         board_drawn(page)

@@ -304,7 +304,8 @@ def do_signin(args: argparse.Namespace) -> int:
 
     url = args.public_url or os.environ.get("PASTURE_PUBLIC_URL") or "http://127.0.0.1:8000"
     service = open_service(args, url)
-    link = f"{url.rstrip('/')}/signin?link={service.sign_in_link(service.local_owner())}"
+    code = service.sign_in_link(service.local_owner(), args.user)
+    link = f"{url.rstrip('/')}/signin?link={code}"
     return show(
         args,
         Result(f"{link}\n(opens once, within ten minutes, in one browser)", {"link": link}),
@@ -639,6 +640,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = verb(verbs, "signin", do_signin, "a one-time link that signs a browser in as you")
     p.add_argument("--public-url", metavar="URL", help="the address the browser reaches")
+    p.add_argument("--user", help="a link for another person (the server's owner only)")
 
     p = verb(verbs, "password", do_password, "set your web password (asks for it)")
     p.add_argument("--password", help="the new password, instead of asking")

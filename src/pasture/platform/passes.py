@@ -83,7 +83,7 @@ class Passes:
         )
         if row is None:
             raise Unauthorized(EXPIRED)
-        return Caller(row["eid"], row["name"])
+        return Caller(row["eid"], row["name"], through="pass")
 
     def exchange(self, code: str, space: str, slug: str) -> str:
         """A one-time code for a pass of the same person on the same app; the code is spent."""

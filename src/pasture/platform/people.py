@@ -143,6 +143,17 @@ class People:
         if not caller.signed_in:
             raise Unauthorized(SIGN_IN)
 
+    def require_themselves(self, caller: Caller, doing: str) -> None:
+        """Refuse what only a person signed in themselves may do (`Caller.themselves`): a
+        token, an agent's grant or a page's pass making or ending another sign-in would
+        let it outlive or outgrow what the person gave it."""
+        self.require_signed_in(caller)
+        if not caller.themselves:
+            raise Forbidden(
+                f"only you, signed in yourself (with your password, or at this machine's "
+                f"command line), can {doing} — not a token, an agent or a page"
+            )
+
     def remove_user(self, caller: Caller, name: str) -> Caller:
         """Take a person off this server (the owner does this): their memberships go with
         them; their sessions, tokens, passes and grants are ended by the Service first."""

@@ -196,20 +196,9 @@ class Service:
         return session
 
     def new_session(self, caller: Caller) -> str:
-        """A new session id for a signed-in caller (the web's `/signin?token=…` uses it)."""
+        """A new session id for a person signed in themselves (never from a token)."""
+        self._people.require_themselves(caller, "sign a browser in")
         return self._people.new_session(caller)
-
-    def session_for_token(self, token: str, address: str | None = None) -> str:
-        """A new session id for the person a token belongs to (the web's `/signin?token=…`);
-        TooMany after too many failures from `address`."""
-
-        def sign_in() -> str:
-            caller = self.caller_for_token(token)
-            if not caller.signed_in:
-                raise Unauthorized("give a token to sign in with — make one with pasture token new")
-            return self._people.new_session(caller)
-
-        return self._trying(None, address, sign_in)
 
     def sign_out(self, session: str | None) -> None:
         """Forget a session id, and every pass it made; nothing happens for an unknown one."""
@@ -223,6 +212,7 @@ class Service:
         self, caller: Caller, space: str, slug: str, session: str | None, *, code: bool = False
     ) -> str:
         """A pass (or, with `code`, a one-time code for one) for the caller on one app."""
+        self._people.require_themselves(caller, "open an app's pages as you")
         return self._passes.make(
             caller, space, slug, kind="code" if code else "pass", session=session
         )
@@ -256,6 +246,7 @@ class Service:
         """A new bearer token (stored hashed, shown once): the caller's own, or, for the
         server's owner, `user`'s. It reads and writes, or only reads; in all of its person's
         spaces or in `spaces`; never more than the caller's own sign-in."""
+        self._people.require_themselves(caller, "make a token")
         who = self._person(caller, user)
         member_of = {s for s, _ in self._spaces.spaces(who)}
         return self._tokens.new(
@@ -264,6 +255,7 @@ class Service:
 
     def tokens(self, caller: Caller, user: str | None = None) -> Result:
         """A person's tokens and OAuth grants: id, label, scope, made, last used; no secret."""
+        self._people.require_themselves(caller, "see your tokens and grants")
         who = self._person(caller, user)
         listed = self._tokens.listing(who)
         grants = self._oauth.grants(who)
@@ -277,6 +269,7 @@ class Service:
 
     def revoke_token(self, caller: Caller, token_id: str, user: str | None = None) -> Result:
         """End a token, or an OAuth client's grant, by the id `tokens` shows: at once."""
+        self._people.require_themselves(caller, "end a token or a grant")
         who = self._person(caller, user)
         if self._oauth.end_grant(token_id.strip().lower(), who):
             result = Result(
@@ -333,7 +326,7 @@ class Service:
         spaces: list[str] | None,
     ) -> str:
         """The signed-in person's answer to a client; the address to send the browser to."""
-        self._people.require_signed_in(caller)
+        self._people.require_themselves(caller, "approve an agent")
         member_of = {s for s, _ in self._spaces.spaces(caller)}
         return self._oauth.decide(
             caller, request, approve=approve, writes=writes, spaces=spaces, member_of=member_of
@@ -384,9 +377,11 @@ class Service:
             {"user": user.name},
         )
 
-    def sign_in_link(self, caller: Caller) -> str:
-        """A one-time link code (ten minutes) that signs a browser in as the caller."""
-        return self._people.sessions.new_link(caller)
+    def sign_in_link(self, caller: Caller, user: str | None = None) -> str:
+        """A one-time link code (ten minutes) that signs a browser in as the caller, or —
+        for the server's owner — as `user`."""
+        self._people.require_themselves(caller, "make a sign-in link")
+        return self._people.sessions.new_link(self._person(caller, user))
 
     def session_for_link(self, code: str, address: str | None = None) -> str:
         """Spend a sign-in link: a new session id; Unauthorized when it is spent or old, and

@@ -77,6 +77,7 @@ class Tokens:
                 writes=bool(row["writes"]),
                 spaces=spaces_of(row["spaces"]),
                 via=f"token {digest[:ID]}",
+                through="token",
             )
             self._known.keep(known, digest, found)
         self._used.touch(digest)

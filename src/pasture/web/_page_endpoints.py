@@ -23,6 +23,7 @@ from starlette.responses import RedirectResponse, Response
 
 from pasture.caller import Caller
 from pasture.errors import PastureError
+from pasture.names import SLUG
 from pasture.platform.origins import PASS_MARK
 from pasture.platform.service import Service
 from pasture.web import apps_origins, pages, webmcp
@@ -33,6 +34,10 @@ from pasture.web.endpoints import Endpoints
 
 log = logging.getLogger("pasture.web")
 
+TOKEN_IS_NO_SIGN_IN = (
+    "a token does not sign a browser in — sign in with your name and password, or with a "
+    "link from pasture signin"
+)
 GUIDE = Path(__file__).resolve().parents[3] / "docs" / "guide.md"
 
 
@@ -145,15 +150,11 @@ class PageEndpoints(Endpoints):
             except PastureError as e:
                 return refused_page(pages.signin_page(e.sentence), e)
             return self.signed_in(session)
-        token = request.query_params.get("token")
-        if token is None:
-            return own_page(pages.signin_page())
-        try:
-            address = client_address(request.scope)
-            session = await self.call(self.service.session_for_token, token, address)
-        except PastureError as e:
-            return refused_page(pages.signin_page(e.sentence), e, 401)
-        return self.signed_in(session)
+        if request.query_params.get("token") is not None:
+            # A token is a program's, with the scope it was made with: a browser signed in
+            # by one would hold all of its person's rights, and outlive it.
+            return own_page(pages.signin_page(TOKEN_IS_NO_SIGN_IN), status=400)
+        return own_page(pages.signin_page())
 
     async def signin(self, request: Request) -> Response:
         origin = request.headers.get("origin")
@@ -185,6 +186,12 @@ class PageEndpoints(Endpoints):
         app = request.query_params.get("app", "")
         onward = apps_origins.safe_next(request.query_params.get("next"))
         space, _, slug = app.partition("/")
+        if not (SLUG.fullmatch(space) and SLUG.fullmatch(slug)):
+            # Only ever on to an app of this server: `/evil.example` would be `//evil.example`.
+            sentence = (
+                f"{app or 'nothing'} is not an app's address — write space/app, like ada/runs"
+            )
+            return own_page(pages.signin_page(sentence), status=400)
         caller = await self.who.of_page(request)
         if not self.service.origins.apps_domain:
             return RedirectResponse(f"/{space}/{slug}{onward}", status_code=303)
@@ -254,7 +261,7 @@ class PageEndpoints(Endpoints):
 
         caller = await self.who.of_page(request)
         base = None
-        if origins.sandboxed and caller.signed_in and path.endswith((".html", ".htm")):
+        if origins.sandboxed and caller.themselves and path.endswith((".html", ".htm")):
             # What this page fetches acts as its visitor on this app only: a pass in
             # its address (the one it came with, or a new one).
             page_pass = state.get("pass") or await self.call(
