@@ -12,49 +12,20 @@ the machine's owner at its command line) may.
 from __future__ import annotations
 
 from collections.abc import Callable
-from urllib.parse import parse_qs, urlsplit
 
-import anyio
 import pytest
-from mcp.server.auth.provider import AuthorizationParams
-from mcp.shared.auth import OAuthClientInformationFull
-from pydantic import AnyUrl
+from oauth_flow import approved
 
 from helpers.club import RUNS
 from pasture.caller import Caller
 from pasture.errors import Forbidden
 from pasture.platform.service import Service
 
-REDIRECT = "http://127.0.0.1:9/callback"
-
 
 def _grant_caller(service: Service, person: Caller, *, writes: bool) -> Caller:
-    """The caller an agent's OAuth access token names: registered, approved, exchanged."""
-    oauth = service.oauth
-
-    async def approve() -> str:
-        client = OAuthClientInformationFull(
-            client_id=f"agent-{'w' if writes else 'r'}",
-            client_name="Agent X",
-            redirect_uris=[AnyUrl(REDIRECT)],
-        )
-        await oauth.register_client(client)
-        params = AuthorizationParams(
-            state="s",
-            scopes=None,
-            code_challenge="c" * 43,
-            redirect_uri=AnyUrl(REDIRECT),
-            redirect_uri_provided_explicitly=True,
-        )
-        consent = await oauth.authorize(client, params)
-        request = parse_qs(urlsplit(consent).query)["request"][0]
-        back = service.oauth_decide(person, request, approve=True, writes=writes, spaces=None)
-        code = parse_qs(urlsplit(back).query)["code"][0]
-        loaded = await oauth.load_authorization_code(client, code)
-        assert loaded is not None
-        return (await oauth.exchange_authorization_code(client, loaded)).access_token
-
-    return service.caller_for_token(anyio.run(approve))
+    """The caller an agent's OAuth access token names."""
+    tokens = approved(service, person, f"agent-{'w' if writes else 'r'}", writes=writes)
+    return service.caller_for_token(tokens.access_token)
 
 
 def _credentials(service: Service, ada: Caller) -> dict[str, Caller]:

@@ -399,9 +399,9 @@ class OAuth:
                 spent = conn.execute(
                     "DELETE FROM oauth_tokens WHERE hash = ? AND kind = 'refresh'",
                     (_id.secret_hash(refresh_token.token),),
-                )
-                if spent.rowcount != 1:  # another exchange of it got there first
-                    raise TokenError("invalid_grant", "that refresh token has ended")
+                ).rowcount
+            if spent != 1:  # another exchange of it got there first
+                raise TokenError("invalid_grant", "that refresh token has ended")
             return self._pair(str(row["grant_id"]), wanted)
 
         token: OAuthToken = await self._run(exchange)
