@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import string
 from typing import Any
 
@@ -226,6 +227,16 @@ def test_combining_keywords_are_left_unchecked_and_named() -> None:
             "q's pattern is not a regular expression (missing ), unterminated subpattern)",
         ),
         (
+            {"type": "string", "pattern": r"^(a)\1$"},
+            "q's pattern uses a backreference or a lookaround, which pasture does not match "
+            "(it matches in time linear in the text) — write it without them",
+        ),
+        (
+            {"type": "string", "pattern": "^(?!admin)"},
+            "q's pattern uses a backreference or a lookaround, which pasture does not match "
+            "(it matches in time linear in the text) — write it without them",
+        ),
+        (
             {"type": "integer", "minimum": 1, "default": 0},
             "q's default 0 does not fit: q is at least 1",
         ),
@@ -368,3 +379,45 @@ def test_args_not_an_object_is_one_sentence_for_a_command_or_a_handler(args: Any
         == """args is an object of the handler's arguments, like {"text": "…"}"""
     )
     assert args_object({"qty": 2}) == {"qty": 2}
+
+
+# -- an app's pattern cannot stall the server ------------------------------------------
+
+# Patterns that backtrack for ever in Python's own engine on a long near-miss.
+CATASTROPHIC = ["^(a+)+$", "^(a|a)*$", "^(a|aa)+$", "^([a-z]+)*[0-9]$", "^(\\w+\\s?)*$"]
+
+
+@pytest.mark.parametrize("pattern", CATASTROPHIC)
+def test_a_pattern_that_backtracks_is_matched_in_linear_time(pattern: str) -> None:
+    """Each of these takes Python's `re` hours on 40 letters; linear, 100,000 are nothing.
+    Were the engine to backtrack again this would hang, and the suite's timeout says so."""
+    schema = {"type": "object", "properties": {"word": {"type": "string", "pattern": pattern}}}
+    near_miss = "a" * 100_000 + "!"
+    assert refusal(schema, {"word": near_miss}) == f"word matches the pattern {pattern}"
+    assert check(schema, {"word": "a" * 100_000 + ("1" if "0-9" in pattern else "")})
+
+
+atoms = st.sampled_from(["a", "b", "[ab]", "[^a]", "\\d", ".", "(a|b)", "(ab)", "\\w", "x"])
+quantifiers = st.sampled_from(["", "*", "+", "?", "{2}", "{1,3}"])
+simple_patterns = st.builds(
+    lambda anchored, parts, ends: (
+        ("^" if anchored else "") + "".join(parts) + ("$" if ends else "")
+    ),
+    st.booleans(),
+    st.lists(st.tuples(atoms, quantifiers).map("".join), min_size=1, max_size=5),
+    st.booleans(),
+)
+
+
+@settings(max_examples=300)
+@given(pattern=simple_patterns, text=st.text(alphabet="ab1x _", max_size=12))
+def test_a_pattern_matches_what_pythons_own_engine_would(pattern: str, text: str) -> None:
+    """RE2 is the engine, not a different reading: for the patterns both run, a value
+    passes exactly when `re.search` finds the pattern in it."""
+    schema = {"type": "object", "properties": {"v": {"type": "string", "pattern": pattern}}}
+    try:
+        check(schema, {"v": text})
+        passed = True
+    except UsageError:
+        passed = False
+    assert passed == (re.search(pattern, text) is not None)

@@ -28,6 +28,7 @@ module adds is what JSON Schema leaves to the caller:
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
 import re
@@ -37,6 +38,7 @@ from fractions import Fraction
 from typing import Any, cast
 from urllib.parse import urlsplit
 
+import re2
 from jsonschema import Draft202012Validator, FormatChecker, ValidationError
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import extend
@@ -144,8 +146,32 @@ def _multiple_of(validator: Any, d_b: Any, instance: Any, schema: Any) -> Iterat
             yield ValidationError(f"{instance!r} is not a multiple of {d_b}")
 
 
+# An app's `pattern` is matched by RE2, in time linear in the text: Python's own engine
+# backtracks, and a pattern like ^(a+)+$ would hold the server for hours on 40 letters.
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a bad pattern is the deploy's sentence, not stderr's
+
+
+@functools.lru_cache(maxsize=1024)
+def linear_pattern(pattern: str) -> Any:
+    """An app's pattern compiled to match in linear time; `re2.error` when RE2 cannot run it
+    (a backreference, a lookaround)."""
+    return re2.compile(pattern, _RE2_OPTIONS)
+
+
+def _pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if not isinstance(instance, str) or not isinstance(pattern, str):
+        return
+    try:
+        found = linear_pattern(pattern).search(instance)
+    except (re2.error, UnicodeEncodeError):  # not one it can run; half a character
+        found = None
+    if found is None:
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
 _Validator: Any = extend(  # type: ignore[no-untyped-call]
-    Draft202012Validator, {"multipleOf": _multiple_of}
+    Draft202012Validator, {"multipleOf": _multiple_of, "pattern": _pattern}
 )
 
 EXAMPLE_OF_FORMAT = {
@@ -528,6 +554,15 @@ def _mistakes(where: str, prop: Mapping[str, Any]) -> list[str]:
             re.compile(prop["pattern"])
         except re.error as e:
             found.append(f"{where}'s pattern is not a regular expression ({e.msg})")
+        else:
+            try:
+                linear_pattern(prop["pattern"])
+            except re2.error:
+                found.append(
+                    f"{where}'s pattern uses a backreference or a lookaround, which pasture "
+                    "does not match (it matches in time linear in the text) — write it "
+                    "without them"
+                )
     if "uniqueItems" in prop and not isinstance(prop["uniqueItems"], bool):
         found.append(f"{where}'s uniqueItems is true or false")
     return found
