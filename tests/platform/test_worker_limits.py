@@ -88,13 +88,25 @@ def committed_then_sleeps(args, ctx):
     time.sleep(30)
 
 
+def bloats(args, ctx):
+    # 900 KB of JSON, 300,000 objects: read, gigabytes were it thirty times more.
+    return {"text": "so many", "data": {"x": [{} for _ in range(300_000)]}}
+
+
+def floods(args, ctx):
+    # Past the worker host, straight onto its socket: a message that says it is 100 MB.
+    os.write(int(sys.argv[1]), (100 * 1024 * 1024).to_bytes(4, "big") + b"{")
+    time.sleep(30)
+
+
 def setup(app):
     register_notes(app)
     for name, run in [
         ("loops", loops), ("sleeps", sleeps), ("exits", exits), ("interrupts", interrupts),
         ("raises base", raises_base), ("eats", eats), ("dies", dies), ("prints", prints),
         ("sets", sets), ("numbers", numbers), ("nan", nan), ("half batch", half_batch),
-        ("committed then sleeps", committed_then_sleeps),
+        ("committed then sleeps", committed_then_sleeps), ("bloats", bloats),
+        ("floods", floods),
     ]:
         app.register("box " + name, description=name, annotations={}, run=run)
 """
@@ -122,6 +134,15 @@ CASES = {
     "box_numbers": (
         "box numbers answered with something other than text and data — its code returns a "
         "Result or {'text': …, 'data': {…}}; the server's log has what it returned"
+    ),
+    "box_bloats": (
+        "box bloats stopped: its worker process sent pasture more than 250,000 objects and "
+        "lists in one message — answer with less (a page of rows at a time); it is started "
+        "again for the next call"
+    ),
+    "box_floods": (
+        "box floods stopped: its worker process sent pasture more than 16 MB in one message "
+        "— answer with less (a page of rows at a time); it is started again for the next call"
     ),
     "box_nan": (
         "box nan answered with something that is not JSON (value) — its data is made of text, "

@@ -6,8 +6,8 @@ so a worker that stops talking never holds a request for longer than its limit.
 
 What the worker sends is untrusted: a message that is not an object, is not
 JSON (read strictly, see `pasture.jsontext`: no NaN, no lone surrogate, at most
-64 levels deep), or is longer than `MAX_MESSAGE` ends the conversation
-(`WireError`).
+64 levels deep), or is more than the server reads (`MAX_FROM_WORKER` bytes,
+`MAX_CONTAINERS` objects and lists) ends the conversation (`WireError`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,12 @@ from pasture.errors import (
 )
 
 MAX_SENTENCE = 4000  # a refusal is a sentence, not a document
-MAX_MESSAGE = 64 * 1024 * 1024  # more than any answer a page or an agent would want back
+MAX_MESSAGE = 64 * 1024 * 1024  # what the server sends a worker: a query's rows, at most
+# What the server reads from a worker, whose code is another person's: parsed, 16 MB of
+# `{},` would be five million dicts, gigabytes. Bytes and objects-and-lists both bound
+# what one message can cost (a brace inside text counts too: the bound only errs low).
+MAX_FROM_WORKER = 16 * 1024 * 1024
+MAX_CONTAINERS = 250_000
 _HEADER = 4
 
 
@@ -39,15 +44,33 @@ class WireError(Exception):
     """The other end broke the protocol (or went away mid-message)."""
 
 
+class TooLarge(WireError):
+    """A message past what its reader takes; says what it was over, in words."""
+
+
 class Closed(WireError):
     """The other end closed the channel."""
+
+
+def _size(count: int) -> str:
+    megabytes, rest = divmod(count, 1024 * 1024)
+    return f"{megabytes} MB" if megabytes and not rest else f"{count:,} bytes"
 
 
 class Channel:
     """One end of a worker's socket."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(
+        self,
+        sock: socket.socket,
+        *,
+        most_bytes: int = MAX_MESSAGE,
+        most_containers: int | None = None,
+    ) -> None:
+        """`most_bytes` and `most_containers` (objects and lists) bound each message read."""
         self.sock = sock
+        self.most_bytes = most_bytes
+        self.most_containers = most_containers
         self._buffer = bytearray()
 
     def send(self, message: dict[str, Any]) -> None:
@@ -86,12 +109,18 @@ class Channel:
         if len(self._buffer) < _HEADER:
             return None
         size = int.from_bytes(self._buffer[:_HEADER], "big")
-        if size > MAX_MESSAGE:
-            raise WireError(f"a message of {size} bytes is over {MAX_MESSAGE}")
+        if size > self.most_bytes:  # known from the header: nothing more is read
+            raise TooLarge(f"more than {_size(self.most_bytes)} in one message")
         if len(self._buffer) < _HEADER + size:
             return None
         body = bytes(self._buffer[_HEADER : _HEADER + size])
         del self._buffer[: _HEADER + size]
+        if self.most_containers is not None:
+            containers = body.count(b"{") + body.count(b"[")
+            if containers > self.most_containers:
+                raise TooLarge(
+                    f"more than {self.most_containers:,} objects and lists in one message"
+                )
         try:
             # strictly: no NaN, no half characters, nothing nested past what a door sends on
             message = jsontext.loads(body, "a message", "an object")

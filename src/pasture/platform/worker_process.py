@@ -33,7 +33,15 @@ from typing import Any
 from pasture.commands.model import Context
 from pasture.errors import PastureError, Refused
 from pasture.platform.sandbox import Confinement, Limits, confinement, seconds, worker_env
-from pasture.platform.wire import Channel, Closed, WireError, refusal_message
+from pasture.platform.wire import (
+    MAX_CONTAINERS,
+    MAX_FROM_WORKER,
+    Channel,
+    Closed,
+    TooLarge,
+    WireError,
+    refusal_message,
+)
 
 logger = logging.getLogger("pasture.platform")
 
@@ -72,7 +80,9 @@ class WorkerProcess:
         self.used = time.monotonic()
         confine = confine or confinement()
         parent, child = socket.socketpair()
-        self.channel = Channel(parent)
+        # What its code sends is another person's: bounded, so it cannot cost the server
+        # gigabytes to read (`pasture.platform.wire`).
+        self.channel = Channel(parent, most_bytes=MAX_FROM_WORKER, most_containers=MAX_CONTAINERS)
         self._scratch: str | None = None
         program = [
             os.path.abspath(sys.executable),  # no `..`: the sandbox has the folders, not the way
@@ -174,6 +184,12 @@ class WorkerProcess:
                 answer = self.channel.receive(min(_TICK, left))
             except Closed:
                 raise Stopped(self._died(name)) from None
+            except TooLarge as e:
+                self.kill()
+                raise Stopped(
+                    f"{name} stopped: its worker process sent pasture {e} — answer with "
+                    "less (a page of rows at a time); it is started again for the next call"
+                ) from None
             except WireError:
                 raise Stopped(self._garbled(name)) from None
             if answer is None:  # a quiet tick: how much CPU has it used?
