@@ -204,6 +204,10 @@ def test_a_stylesheet_is_served_as_it_is(site: Site) -> None:
         ("runs", "tools.json"),
         ("runs", "vocab.json"),
         ("runs", "worker.py"),
+        ("runs", "keys.py"),
+        ("runs", "lib/helper.py"),
+        ("runs", "KEYS.PY"),
+        ("runs", "TOOLS.JSON"),
         ("notes", "tools.yml"),
     ],
 )

@@ -27,6 +27,18 @@ from pasture.platform import paths
 SOURCE_FILES = frozenset(
     {"tools.json", "tools.yml", "tools.yaml", "vocab.json", "worker.py", "worker.js"}
 )
+# ...and every module worker.py may import, wherever it is: code holds what pages must not
+# (a key written into a helper module).
+_SOURCE_ENDINGS = (".py", ".pyc", ".pyi")
+
+
+def is_source(path: str) -> bool:
+    """Whether an app's file is its source rather than a page (in any letter case, as a
+    filesystem that ignores case would find it)."""
+    folded = path.lower()
+    return folded in SOURCE_FILES or folded.endswith(_SOURCE_ENDINGS)
+
+
 _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules"})
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 _VERSION_DIR = re.compile(r"^v(\d+)$")

@@ -48,7 +48,8 @@ class Pages:
         module: str | None = None,
         base: str | None = None,
     ) -> Page:
-        """A file of the app for the web; source files (tools.json, vocab.json, …) are NotFound.
+        """A file of the app for the web; source files (tools.json, vocab.json, worker.py and
+        every other module of its code) are NotFound.
 
         An HTML page gets its `<base>` and, with `module`, that script (see `rewrite`).
         """
@@ -56,7 +57,7 @@ class Pages:
         if path == "" or path.endswith("/"):
             path += "index.html"
         target = paths.inside(self.catalog.app_dir(space, slug) / f"v{info.version}", path)
-        if path in _deploy.SOURCE_FILES or not target.is_file():
+        if _deploy.is_source(path) or not target.is_file():
             raise NotFound(f"no page {paths.shown(path)} in {info.at}")
         body = target.read_bytes()
         media = media_type(path)
@@ -77,7 +78,7 @@ class Pages:
             info = self.gate.app_info(caller, f"{space}/{slug}")
         except PastureError:
             raise missing from None
-        if file not in info.views or paths.problem(file) is not None:
+        if file not in info.views or paths.problem(file) is not None or _deploy.is_source(file):
             raise missing
         target = paths.inside(self.catalog.app_dir(space, slug) / f"v{info.version}", file)
         if not target.is_file():
