@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from store_fixtures import ADA, BOB, RUNS, AnyStore, refuse_bad_batches
 
 from pasture.caller import NOBODY
-from pasture.errors import Conflict, NotFound, Refused
+from pasture.errors import Conflict, Forbidden, NotFound, Refused
 from pasture.store import fingerprint, open_store
 from pasture.store.bundles import listed
 
@@ -269,12 +269,44 @@ def test_the_caller_is_kept_as_a_person_and_renamed(store: AnyStore) -> None:
     bys = [r["created"]["by"] for r in store.query(".jog!&.created!", ADA)]
     assert bys == [{"eid": ADA.eid, "name": "Ada L."}] * 2
     assert one(store, ".person!")["person"] == {"name": "Ada L."}
-    store.apply({"entity": {"eid": ADA.eid}, "person": None}, BOB)
+    store.apply({"entity": {"eid": ADA.eid}, "tombstone": {}}, BOB)
     assert store.query(".person.name=Ada L.", ADA) == []
     run(store, who="z")  # Ada writes again: she is a person again, made when she was first
     (ada,) = store.query(".person.name=Ada&.created!", ADA)
     assert ada["entity"]["eid"] == ADA.eid
     assert ada["created"]["by"] == {"eid": ADA.eid, "name": "Ada"}
+
+
+@pytest.mark.parametrize("who", ["herself", "another writer"])
+@pytest.mark.parametrize(
+    "write",
+    [
+        {"person": {"name": "Bob"}},
+        {"person": None},
+        {"alias": {"name": "Bob"}},
+        {"doc": {"title": "Bob"}},
+        {"person": None, "alias": {"name": "Bob"}},
+    ],
+)
+def test_no_bundle_renames_a_person_the_store_keeps(
+    store: AnyStore, who: str, write: dict[str, Any]
+) -> None:
+    """created.by names who wrote what: were a bundle to rename the person the store keeps
+    for a caller, their rows (or the writer's own) would name someone else."""
+    run(store, who="x")
+    writer = ADA if who == "herself" else BOB
+    before = store.query(".jog!&.created!", ADA)
+    with pytest.raises(Forbidden) as refused:
+        # in one bundle with a row of the writer's own, as a forger would send it
+        store.apply([{"entity": {"eid": ADA.eid}, **write}, {"jog": {"who": "y"}}], writer)
+    named = " or ".join(sorted(c for c in write if c in ("person", "alias", "doc")))
+    assert refused.value.sentence == (
+        f"{ADA.eid} is a person pasture keeps so that created.by names who wrote what — their "
+        f"name comes from their sign-in, and no bundle writes its {named}; give an entity of "
+        "your own a person instead"
+    )
+    assert store.query(".jog!&.created!", ADA) == before  # nothing written
+    assert before[0]["created"]["by"] == {"eid": ADA.eid, "name": "Ada"}
 
 
 def test_nobody_leaves_no_person(store: AnyStore) -> None:

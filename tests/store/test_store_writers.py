@@ -72,7 +72,7 @@ def test_a_person_taken_away_by_another_writer_is_kept_again(two: Any) -> None:
 def test_a_person_taken_away_by_the_same_writer_is_kept_again(two: Any) -> None:
     first, _ = two
     run(first, "x")
-    first.apply({"entity": {"eid": ADA.eid}, "person": None}, BOB)
+    first.apply({"entity": {"eid": ADA.eid}, "tombstone": {}}, BOB)
     run(first, "y")
     assert listing(first)[-1] == ("y", {"eid": ADA.eid, "name": "Ada"})
     first.apply({"entity": {"eid": ADA.eid}, "tombstone": {}}, BOB)

@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 
 from pasture.caller import Caller
-from pasture.errors import DeployRefused, Refused
+from pasture.errors import DeployRefused, Forbidden, Refused
 from pasture.store import bundles as b
 from pasture.store.base import Answer, Applied, Bundle, Row
 from pasture.store.dialect import Dialect, q, table
@@ -41,6 +41,7 @@ from pasture.store.sql import Compiled, compile_filter
 from pasture.store.tables import (
     ENTITY_COLUMNS,
     NAME_SQL,
+    NAMERS,
     Lookup,
     Writes,
     check_guards,
@@ -368,6 +369,7 @@ class SqlStore(ABC, Generic[C]):
         for step in plan.steps:
             if step.was:
                 check_guards(step, functools.partial(self._current, cur))
+            self._not_a_kept_name(cur, step)
         entities: list[tuple[Any, ...]] = []
         fresh: dict[tuple[str, tuple[str, ...]], list[tuple[Any, ...]]] = defaultdict(list)
         grouped: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
@@ -450,6 +452,19 @@ class SqlStore(ABC, Generic[C]):
             cur.execute(w.person_name, (caller.name, found[0]))
             self._rekind(cur, [found[0]])
         return top
+
+    def _not_a_kept_name(self, cur: C, step: b.Step) -> None:
+        """Refuse a write of what names a person the store keeps (`_person`): renamed by a
+        bundle, their rows' created.by would name someone else — anyone's, on an open app."""
+        naming = sorted(c for c in step.writes if c in NAMERS)
+        if step.row is None or step.tombstone or not naming:
+            return
+        if cur.execute(self.writes.kept_person, (step.row,)).fetchone() is not None:
+            raise Forbidden(
+                f"{step.eid} is a person pasture keeps so that created.by names who wrote "
+                f"what — their name comes from their sign-in, and no bundle writes its "
+                f"{' or '.join(naming)}; give an entity of your own a person instead"
+            )
 
     def _rekind(self, cur: C, rows: list[int]) -> None:
         """Work out these entities' kind and name again (and their doc rows' carried kind)."""

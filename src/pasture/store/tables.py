@@ -236,6 +236,8 @@ class Writes:
             "updated_by) VALUES (?, ?, 'person', ?, ?, ?, ?, ?)"
         )
         self.person = m(f"INSERT INTO c_person({carry}, name) VALUES (?, ?, ?, ?, ?)")
+        # A person the store keeps for created.by is the one entity that created itself.
+        self.kept_person = m("SELECT 1 FROM entity WHERE _e = ? AND eid = created_by")
         self.person_name = m(
             f"INSERT INTO c_person({carry}, name) SELECT {of}, {dialect.typed(dialect.text)} "
             "FROM entity WHERE _e = ? ON CONFLICT (_e) DO UPDATE SET name = excluded.name"
