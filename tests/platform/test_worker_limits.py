@@ -99,14 +99,46 @@ def floods(args, ctx):
     time.sleep(30)
 
 
+def _child(code, marker):
+    import subprocess
+    return subprocess.Popen(
+        [sys.executable, "-c", code + "  # " + marker], start_new_session=True
+    )
+
+
+def leaves(args, ctx):
+    # Children in sessions of their own, left sleeping when the call answers.
+    for _ in range(3):
+        _child("import time; time.sleep(120)", args.get("marker", "x"))
+    return {"text": "left three", "data": {}}
+
+
+def spawns_many(args, ctx):
+    children = [_child("import time; time.sleep(120)", "many") for _ in range(40)]
+    time.sleep(30)
+    return {"text": f"{len(children)}", "data": {}}
+
+
+def spins_below(args, ctx):
+    _child("while True: pass", "spin")
+    time.sleep(30)
+
+
 def setup(app):
     register_notes(app)
+    app.register(
+        "box leaves",
+        description="leaves",
+        input={"type": "object", "properties": {"marker": {"type": "string"}}},
+        annotations={},
+        run=leaves,
+    )
     for name, run in [
         ("loops", loops), ("sleeps", sleeps), ("exits", exits), ("interrupts", interrupts),
         ("raises base", raises_base), ("eats", eats), ("dies", dies), ("prints", prints),
         ("sets", sets), ("numbers", numbers), ("nan", nan), ("half batch", half_batch),
         ("committed then sleeps", committed_then_sleeps), ("bloats", bloats),
-        ("floods", floods),
+        ("floods", floods), ("spawns many", spawns_many), ("spins below", spins_below),
     ]:
         app.register("box " + name, description=name, annotations={}, run=run)
 """
@@ -144,6 +176,8 @@ CASES = {
         "box floods stopped: its worker process sent pasture more than 16 MB in one message "
         "— answer with less (a page of rows at a time); it is started again for the next call"
     ),
+    "box_spawns_many": "box spawns many started more than 16 processes at once and was stopped",
+    "box_spins_below": "box spins below used more than 1 s of CPU time and was stopped",
     "box_nan": (
         "box nan answered with something that is not JSON (value) — its data is made of text, "
         "numbers, true/false, null, lists and objects"
@@ -229,4 +263,35 @@ def test_a_worker_that_will_not_set_up_in_time_is_refused_at_deploy(
     with pytest.raises(DeployRefused) as refused:
         limited.deploy(owner, greedy)
     assert refused.value.sentence == "worker.py: line 1: MemoryError"
+    still_answering(limited, owner)
+
+
+def _running(marker: str) -> list[int]:
+    """This machine's processes whose command line carries `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes()
+                state = (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if marker.encode() in command and state != b"Z":
+                found.append(int(entry.name))
+    return found
+
+
+def test_nothing_a_call_starts_outlives_it(limited: Service) -> None:
+    """Processes a command starts and leaves running (in sessions of their own, so no
+    process group holds them) are ended once it answers: an app cannot keep work running
+    between calls, out of reach of every limit a call has."""
+    owner = limited.local_owner()
+    marker = f"left-behind-{time.time_ns()}"
+    said = limited.run_command(owner, "box_leaves", {"marker": marker})
+    assert said.text == "left three"
+    for _ in range(50):
+        if not _running(marker):
+            break
+        time.sleep(0.1)
+    assert _running(marker) == []
     still_answering(limited, owner)

@@ -29,6 +29,7 @@ server's log. In order:
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import logging
 import os
@@ -299,6 +300,7 @@ class Host:
 
     def run(self, message: dict[str, Any], name: str, run: Any) -> dict[str, Any]:
         """One call of a command or a handler, with a ctx whose store asks the server."""
+        _reap()
         caller = message.get("caller") or {}
         store = RemoteStore(
             self.channel, str(message["call"]), read_only=message.get("read_only") or None
@@ -345,6 +347,14 @@ class _HandlerRun:
         return _handlers.run(self.handler, args, ctx, as_tool=self.as_tool)
 
 
+def _reap() -> None:
+    """Reap what earlier calls left, which the server has ended: as their reaper (see
+    `_die_with_the_server`), this process would keep them as zombies for ever."""
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+
+
 def _limit_memory(megabytes: int) -> None:
     size = megabytes * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (size, size))
@@ -352,13 +362,17 @@ def _limit_memory(megabytes: int) -> None:
 
 
 def _die_with_the_server() -> None:
-    """Where no sandbox does it, end this process when the one that started it ends."""
+    """Where no sandbox does it, end this process when the one that started it ends, and
+    keep every process its commands start below it."""
     try:
         import ctypes
         import signal
 
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        # What its commands start and leave stays below it (in a sandbox it is the first
+        # process of its own, already), so the server can count it and end it.
+        libc.prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
     except (OSError, AttributeError):
         pass
 

@@ -47,6 +47,9 @@ logger = logging.getLogger("pasture.platform")
 
 SUGGEST_TIME = 2.0  # seconds Tab completion waits for a worker's suggestions
 _TICK = 0.25  # how often a long call's CPU time is looked at
+# Processes a call may have running at once below its worker; what is left when it ends is
+# ended (`end_leftovers`).
+MOST_PROCESSES = 16
 
 # Worker processes are started from one long-lived thread: a sandbox (and a worker
 # without one) is told to die with the thread that started it, not with the process.
@@ -198,9 +201,11 @@ class WorkerProcess:
                     used = self.cpu()
                     cpu_at_start = None if used is None else used - (time.monotonic() - began)
                 self._check_cpu(name, cpu_at_start)
+                self._check_processes(name)
                 continue
             if "store" not in answer:
                 self.used = time.monotonic()
+                self.end_leftovers(name)
                 return answer
             try:
                 self.channel.send(_store_answer(answer, call, ctx))
@@ -226,21 +231,42 @@ class WorkerProcess:
 
     # -- the process ------------------------------------------------------------------------
     def cpu(self) -> float | None:
-        """Seconds of CPU the process has used (None where /proc cannot tell)."""
-        try:
-            with open(f"/proc/{self.pid}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
+        """Seconds of CPU the process and every process below it have used (None where
+        /proc cannot tell)."""
+        own = _cpu_of(self.pid)
+        if own is None:
             return None
-        ticks = os.sysconf("SC_CLK_TCK")
-        return (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+        return own + sum(_cpu_of(pid) or 0.0 for pid in _below(self.pid))
+
+    def _check_processes(self, name: str) -> None:
+        if len(_below(self.pid)) > MOST_PROCESSES:
+            raise Stopped(
+                f"{name} started more than {MOST_PROCESSES} processes at once and was stopped"
+            )
+
+    def end_leftovers(self, name: str) -> None:
+        """End what a call started and left running: nothing it starts outlives it."""
+        left = _below(self.pid)
+        if not left:
+            return
+        for _ in range(5):  # one may start another while the last are ended
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            left = _below(self.pid)
+            if not left:
+                break
+        logger.warning("%s: %s left processes running; they were ended", self.at, name)
 
     @property
     def alive(self) -> bool:
         return self.popen.poll() is None
 
     def kill(self) -> None:
-        """Stop the process and everything it started."""
+        """Stop the process and everything it started (in a session of its own or not)."""
+        for pid in _below(self.popen.pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.popen.pid, signal.SIGKILL)
         try:
@@ -317,6 +343,50 @@ def _child_pid(fd: int) -> int | None:
     except (ValueError, AttributeError):
         return None
     return pid if isinstance(pid, int) else None
+
+
+def _below(pid: int) -> list[int]:
+    """Every live process below `pid` (its children, theirs, …), from /proc; a process
+    that has ended and waits to be reaped is not counted."""
+    found: list[int] = []
+    parents = [pid]
+    while parents:
+        parent = parents.pop()
+        try:
+            threads = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for thread in threads:
+            try:
+                with open(f"/proc/{parent}/task/{thread}/children", "rb") as f:
+                    children = [int(c) for c in f.read().split()]
+            except (OSError, ValueError):
+                continue
+            parents.extend(children)
+            found.extend(c for c in children if _state(c) not in (b"Z", b"X", None))
+    return found
+
+
+def _stat(pid: int) -> list[bytes] | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def _state(pid: int) -> bytes | None:
+    fields = _stat(pid)
+    return fields[0] if fields else None
+
+
+def _cpu_of(pid: int) -> float | None:
+    """Seconds of CPU one process has used, with its children it has waited for."""
+    fields = _stat(pid)
+    if fields is None or len(fields) < 15:
+        return None
+    ticks = os.sysconf("SC_CLK_TCK")
+    return sum(int(fields[i]) for i in (11, 12, 13, 14)) / ticks  # utime stime cutime cstime
 
 
 def _store_answer(asked: dict[str, Any], call: str, ctx: Context) -> dict[str, Any]:
