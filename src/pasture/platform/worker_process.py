@@ -357,22 +357,32 @@ def _below(pid: int) -> list[int]:
         except OSError:
             continue
         for thread in threads:
-            try:
-                with open(f"/proc/{parent}/task/{thread}/children", "rb") as f:
-                    children = [int(c) for c in f.read().split()]
-            except (OSError, ValueError):
-                continue
-            parents.extend(children)
-            found.extend(c for c in children if _state(c) not in (b"Z", b"X", None))
+            children = _read(f"/proc/{parent}/task/{thread}/children")
+            if children:
+                pids = [int(c) for c in children.split()]
+                parents.extend(pids)
+                found.extend(c for c in pids if _state(c) not in (b"Z", b"X", None))
     return found
 
 
-def _stat(pid: int) -> list[bytes] | None:
+def _read(path: str) -> bytes:
+    """A small /proc file's bytes (b"" when it is gone): with no file object, as this is
+    read after every call."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return b""
+    try:
+        return os.read(fd, 1 << 16)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
+def _stat(pid: int) -> list[bytes] | None:
+    parts = _read(f"/proc/{pid}/stat").rsplit(b")", 1)
+    return parts[1].split() if len(parts) == 2 else None
 
 
 def _state(pid: int) -> bytes | None:
