@@ -11,6 +11,7 @@ its API (on either origin), the dashboard and /mcp. It reads and writes nothing.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -175,23 +176,29 @@ def test_on_an_apps_origin_there_is_only_the_app(apart: Any) -> None:
     assert moved.headers["location"] == "http://secret--ada.apps.test/index.html?x=1"
 
 
+def _state_of(answer: Any) -> str:
+    """The secret an app origin's /.pasture/signin gives the browser (its cookie)."""
+    found = re.search(r"pasture_state=([^;]+);", answer.headers["set-cookie"])
+    assert found is not None and "Path=/.pasture/" in answer.headers["set-cookie"]
+    return found.group(1)
+
+
 def test_signing_in_to_an_apps_origin_goes_through_the_main_one(apart: Any) -> None:
     service, ada, client = apart
     own = {"Host": "secret--ada.apps.test"}
     hop = client.get("/.pasture/signin?next=/index.html", headers=own)
     assert hop.status_code == 303
+    state = _state_of(hop)
     assert hop.headers["location"] == (
-        "http://testserver/signin/app?app=ada%2Fsecret&next=%2Findex.html"
+        f"http://testserver/signin/app?app=ada%2Fsecret&next=%2Findex.html&state={state}"
     )
     session = service.new_session(ada)
-    coded = client.get(
-        "/signin/app?app=ada/secret&next=/index.html", cookies={"pasture_session": session}
-    )
+    coded = client.get(hop.headers["location"], cookies={"pasture_session": session})
     assert coded.status_code == 303
     target = coded.headers["location"]
     assert target.startswith("http://secret--ada.apps.test/.pasture/session?code=psc_")
     path = target.split("apps.test", 1)[1]
-    landed = client.get(path, headers=own)
+    landed = client.get(path, headers=own, cookies={"pasture_state": state})
     assert landed.status_code == 303 and landed.headers["location"] == "/index.html"
     pass_cookie = landed.cookies["pasture_pass"]
     # The pass reads the app on its origin, and is nobody anywhere else.
@@ -199,10 +206,39 @@ def test_signing_in_to_an_apps_origin_goes_through_the_main_one(apart: Any) -> N
         "/api/query?filter=.note!", headers=own, cookies={"pasture_pass": pass_cookie}
     )
     assert mine.status_code == 200
-    assert client.get(path, headers=own).status_code == 401  # a code is spent once
+    spent = client.get(path, headers=own, cookies={"pasture_state": state})
+    assert spent.status_code == 401  # a code is spent once
     client.cookies.clear()
     elsewhere = client.get(
         "/ada/secret/api/query?filter=.note!", cookies={"pasture_pass": pass_cookie}
     )
     # On the main origin a pass cookie is nobody's: the private app is not there for them.
     assert elsewhere.status_code == 404
+
+
+def test_a_code_sent_in_a_link_signs_nobody_in_as_its_maker(apart: Any) -> None:
+    """Login CSRF: Ada makes a code in her own browser and sends Bob the link; in Bob's
+    browser (no secret, or his own) it is worth nothing, so he is not made to act as Ada."""
+    service, ada, client = apart
+    own = {"Host": "secret--ada.apps.test"}
+    hop = client.get("/.pasture/signin?next=/", headers=own)
+    coded = client.get(
+        hop.headers["location"], cookies={"pasture_session": service.new_session(ada)}
+    )
+    link = coded.headers["location"].split("apps.test", 1)[1]
+    bobs_own = _state_of(client.get("/.pasture/signin?next=/", headers=own))
+    for held in ({}, {"pasture_state": bobs_own}):
+        client.cookies.clear()
+        answer = client.get(link, headers=own, cookies=held)
+        assert answer.status_code == 401
+        assert "pasture_pass" not in answer.headers.get("set-cookie", "")
+        assert (
+            "that sign-in link has been used, is over a minute old, or was not started in "
+            "this browser — sign in again from the app&#x27;s page"
+        ) in answer.text
+    # Started without the secret, the main origin first sends the browser to get one.
+    plain = client.get(
+        "/signin/app?app=ada/secret&next=/", cookies={"pasture_session": service.new_session(ada)}
+    )
+    assert plain.status_code == 303
+    assert plain.headers["location"] == "http://secret--ada.apps.test/.pasture/signin?next=%2F"

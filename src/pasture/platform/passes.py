@@ -51,9 +51,18 @@ class Passes:
         self.db = db
 
     def make(
-        self, caller: Caller, space: str, slug: str, *, kind: Kind = "pass", session: str | None
+        self,
+        caller: Caller,
+        space: str,
+        slug: str,
+        *,
+        kind: Kind = "pass",
+        session: str | None,
+        bound: str = "",
     ) -> str:
-        """A new pass (or code) for the caller on one app; `session` is the one it comes from."""
+        """A new pass (or code) for the caller on one app; `session` is the one it comes from.
+        A code is `bound` to the secret the browser that asked for it holds (its app origin's
+        cookie): only with it is the code worth a pass (`exchange`)."""
         if not caller.signed_in:
             raise Unauthorized("sign in first — a pass is made for a signed-in person")
         secret = _id.new_secret("psp" if kind == "pass" else "psc")
@@ -65,7 +74,7 @@ class Passes:
                 "INSERT INTO passes (hash, user, space, slug, kind, session, expires) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
-                    _id.secret_hash(secret),
+                    _id.secret_hash(_bound(secret, bound) if kind == "code" else secret),
                     caller.eid,
                     space,
                     slug,
@@ -85,9 +94,11 @@ class Passes:
             raise Unauthorized(EXPIRED)
         return Caller(row["eid"], row["name"], through="pass")
 
-    def exchange(self, code: str, space: str, slug: str) -> str:
-        """A one-time code for a pass of the same person on the same app; the code is spent."""
-        digest = _id.secret_hash(code)
+    def exchange(self, code: str, space: str, slug: str, bound: str = "") -> str:
+        """A one-time code for a pass of the same person on the same app; the code is spent.
+        Only in the browser it was made for (`bound`): another's code, sent in a link to
+        sign someone in as its maker, is worth nothing there."""
+        digest = _id.secret_hash(_bound(code, bound))
         with self.db.transaction() as conn:
             row = conn.execute(
                 "SELECT users.eid, users.name, passes.session FROM passes "
@@ -98,7 +109,8 @@ class Passes:
             conn.execute("DELETE FROM passes WHERE hash = ?", (digest,))
         if row is None:
             raise Unauthorized(
-                "that sign-in link has been used or is over a minute old — sign in again"
+                "that sign-in link has been used, is over a minute old, or was not started "
+                "in this browser — sign in again from the app's page"
             )
         secret = _id.new_secret("psp")
         with self.db.transaction() as conn:
@@ -126,3 +138,8 @@ class Passes:
 
 
 __all__ = ["EXPIRED", "Passes"]
+
+
+def _bound(code: str, bound: str) -> str:
+    """A code together with the browser's secret it was made for: what is kept, hashed."""
+    return f"{code}\n{bound}"

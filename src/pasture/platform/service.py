@@ -209,21 +209,30 @@ class Service:
 
     # -- passes: a person's sign-in for one app's pages (pasture.platform.passes) ---------
     def new_pass(
-        self, caller: Caller, space: str, slug: str, session: str | None, *, code: bool = False
+        self,
+        caller: Caller,
+        space: str,
+        slug: str,
+        session: str | None,
+        *,
+        code: bool = False,
+        bound: str = "",
     ) -> str:
-        """A pass (or, with `code`, a one-time code for one) for the caller on one app."""
+        """A pass (or, with `code`, a one-time code for one, `bound` to the browser that
+        asked for it) for the caller on one app."""
         self._people.require_themselves(caller, "open an app's pages as you")
         return self._passes.make(
-            caller, space, slug, kind="code" if code else "pass", session=session
+            caller, space, slug, kind="code" if code else "pass", session=session, bound=bound
         )
 
     def caller_for_pass(self, secret: str, space: str, slug: str) -> Caller:
         """The person a pass names on this app; Unauthorized when it names nobody here."""
         return self._passes.who(secret, space, slug)
 
-    def pass_for_code(self, code: str, space: str, slug: str) -> str:
-        """Spend a one-time code made for this app: a pass for the same person."""
-        return self._passes.exchange(code, space, slug)
+    def pass_for_code(self, code: str, space: str, slug: str, bound: str = "") -> str:
+        """Spend a one-time code made for this app, in the browser it was made for (`bound`):
+        a pass for the same person."""
+        return self._passes.exchange(code, space, slug, bound)
 
     def end_pass(self, secret: str) -> None:
         """End one pass (signing out of an app's own origin)."""

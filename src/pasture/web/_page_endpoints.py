@@ -176,9 +176,7 @@ class PageEndpoints(Endpoints):
             page = pages.signin_page(e.sentence, name, app=app, next_path=onward)
             return refused_page(page, e, 401)
         if app:  # on, to the app's own origin it was asked for from
-            space, _, slug = app.partition("/")
-            hop = apps_origins.sign_in_hop(self.service, space, slug, onward)
-            return self.signed_in(session, hop[len(self.service.base_url) :])
+            return self.signed_in(session, "/signin/app?" + urlencode({"app": app, "next": onward}))
         return self.signed_in(session, onward)
 
     async def signin_app(self, request: Request) -> Response:
@@ -195,11 +193,19 @@ class PageEndpoints(Endpoints):
         caller = await self.who.of_page(request)
         if not self.service.origins.apps_domain:
             return RedirectResponse(f"/{space}/{slug}{onward}", status_code=303)
+        state = request.query_params.get("state")
+        if not state:  # start at the app's origin, which gives the browser its secret
+            hop = apps_origins.sign_in_hop(self.service, space, slug, onward)
+            return RedirectResponse(hop, status_code=303)
         if not caller.signed_in:
             return own_page(pages.signin_page(app=app, next_path=onward))
         await self.call(self.service.web_app, caller, space, slug)
         session = request.cookies.get(SESSION_COOKIE)
-        code = await self.call(self.service.new_pass, caller, space, slug, session, code=True)
+        code = await self.call(
+            functools.partial(
+                self.service.new_pass, caller, space, slug, session, code=True, bound=state
+            )
+        )
         origin = self.service.origins.origin(space, slug)
         query = urlencode({"code": code, "next": onward})
         return RedirectResponse(

@@ -14,14 +14,16 @@ keep it waiting):
 An app's origin has three addresses of the platform's own, under `/.pasture/`
 (no app file can be there: a path never names a hidden folder):
 
-    /.pasture/signin?next=/path    go and sign in on the main origin, and come back
-    /.pasture/session?code=…&next= the main origin's one-time code, exchanged for the
-                                   pass this origin's cookie holds
+    /.pasture/signin?next=/path    go and sign in on the main origin, and come back;
+                                   the browser is given the secret the code is bound to
+    /.pasture/session?code=…&next= the main origin's one-time code, exchanged (with
+                                   that secret) for the pass this origin's cookie holds
     /.pasture/signout              end this origin's pass
 """
 
 from __future__ import annotations
 
+import secrets
 from urllib.parse import quote, urlencode
 
 from starlette.datastructures import Headers, QueryParams
@@ -35,6 +37,9 @@ from pasture.threads import in_thread
 from pasture.web import pages
 
 PASS_COOKIE = "pasture_pass"  # on an app's own origin only: that app's pass
+# On an app's own origin, under /.pasture/ only: the secret a sign-in's one-time code is
+# bound to, for the minute between going to the main origin and coming back.
+STATE_COOKIE = "pasture_state"
 PLATFORM = "/.pasture/"
 
 
@@ -102,39 +107,65 @@ def preflight() -> Response:
 
 
 def sign_in_hop(service: Service, space: str, slug: str, next_path: str) -> str:
-    """The main origin's address that signs a visitor in to an app's own origin."""
-    query = urlencode({"app": f"{space}/{slug}", "next": safe_next(next_path)})
+    """Where signing a visitor in to an app's own origin starts: at that origin, which
+    gives the browser the secret its one-time code will be bound to."""
+    query = urlencode({"next": safe_next(next_path)})
+    return f"{service.origins.origin(space, slug)}{PLATFORM}signin?{query}"
+
+
+def _main_hop(service: Service, space: str, slug: str, next_path: str, state: str) -> str:
+    """The main origin's address that makes the code, for the browser holding `state`."""
+    query = urlencode({"app": f"{space}/{slug}", "next": safe_next(next_path), "state": state})
     return f"{service.base_url}/signin/app?{query}"
+
+
+def _cookie(scope: Scope, wanted: str) -> str:
+    for part in (Headers(scope=scope).get("cookie") or "").split(";"):
+        name, _, value = part.strip().partition("=")
+        if name == wanted and value:
+            return value
+    return ""
 
 
 def _platform_page(service: Service, scope: Scope, app: tuple[str, str], what: str) -> Response:
     space, slug = app
     query = QueryParams(scope.get("query_string", b"").decode("latin-1"))
     next_path = safe_next(query.get("next"))
+    secure = service.base_url.startswith("https://")
     if what == "signin":
-        return RedirectResponse(sign_in_hop(service, space, slug, next_path), status_code=303)
+        # The code the main origin makes is worth a pass only with this secret, which only
+        # this browser holds: a code sent in a link signs nobody in as its maker.
+        state = secrets.token_urlsafe(24)
+        hop = _main_hop(service, space, slug, next_path, state)
+        response = RedirectResponse(hop, status_code=303)
+        response.set_cookie(
+            STATE_COOKIE,
+            state,
+            max_age=600,
+            path=PLATFORM,
+            httponly=True,
+            samesite="lax",
+            secure=secure,
+        )
+        return response
     if what == "session":
         try:
-            secret = service.pass_for_code(query.get("code") or "", space, slug)
+            secret = service.pass_for_code(
+                query.get("code") or "", space, slug, _cookie(scope, STATE_COOKIE)
+            )
         except PastureError as e:
             page = pages.message_page("Not signed in", e.sentence)
             return HTMLResponse(page, status_code=e.status)
         response = RedirectResponse(next_path, status_code=303)
         response.set_cookie(
-            PASS_COOKIE,
-            secret,
-            path="/",
-            httponly=True,
-            samesite="lax",
-            secure=service.base_url.startswith("https://"),
+            PASS_COOKIE, secret, path="/", httponly=True, samesite="lax", secure=secure
         )
+        response.delete_cookie(STATE_COOKIE, path=PLATFORM)
         return response
     if what == "signout":
-        cookie = Headers(scope=scope).get("cookie") or ""
-        for part in cookie.split(";"):
-            name, _, value = part.strip().partition("=")
-            if name == PASS_COOKIE and value:
-                service.end_pass(value)
+        held = _cookie(scope, PASS_COOKIE)
+        if held:
+            service.end_pass(held)
         response = RedirectResponse("/", status_code=303)
         response.delete_cookie(PASS_COOKIE, path="/")
         return response
