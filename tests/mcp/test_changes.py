@@ -136,6 +136,54 @@ def test_a_view_another_person_cannot_read_is_not_said_to_change(
     assert not [m for m in heard if isinstance(m, types.ResourceUpdatedNotification)]
 
 
+def test_a_listen_stream_hears_nothing_of_a_view_its_person_cannot_read(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """The newest protocol's listen stream, as the handshake generation's follow: bo names
+    ada's view, and hears that lists may have changed, never that her view did — not even
+    that there is such a view."""
+    home = tmp_path / "home"
+    pasture = _deployed(home, env)
+    ada = pasture("token", "new").stdout.split()[0]
+    assert pasture("user", "new", "bo").returncode == 0
+    bo = pasture("token", "new", "--user", "bo").stdout.split()[0]
+
+    async def hear(url: str, token: str, heard: list[object], ready: anyio.Event) -> None:
+        subscriptions = [VIEW, "ui://ada/runs/nothing-here.html"]
+        async with (
+            _over_http(url, token) as client,
+            client.listen(resources_list_changed=True, resource_subscriptions=subscriptions) as s,
+        ):
+            ready.set()
+            with anyio.move_on_after(3):  # the deploy's notices, and time for any more
+                async for event in s:
+                    heard.append(event)
+
+    async def main(url: str) -> dict[str, list[object]]:
+        heard: dict[str, list[object]] = {"ada": [], "bo": []}
+        async with anyio.create_task_group() as group:
+            readies = []
+            for who, token in (("ada", ada), ("bo", bo)):
+                ready = anyio.Event()
+                readies.append(ready)
+                group.start_soon(hear, url, token, heard[who], ready)
+            for ready in readies:
+                await ready.wait()
+            again = await anyio.to_thread.run_sync(
+                lambda: pasture("deploy", str(RUNS), "--app", "runs")
+            )
+            assert again.returncode == 0, again.stderr
+        return heard
+
+    with running_server(home, **env) as url:
+        heard = anyio.run(main, url)
+    kinds = {who: sorted(type(e).__name__ for e in events) for who, events in heard.items()}
+    assert kinds == {
+        "ada": ["ResourceUpdated", "ResourcesListChanged"],
+        "bo": ["ResourcesListChanged"],
+    }
+
+
 def test_a_listen_stream_holds_one_of_its_person_s_places(
     tmp_path: Path, env: dict[str, str]
 ) -> None:

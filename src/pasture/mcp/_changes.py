@@ -5,7 +5,8 @@ through any server sharing the database. For each, the connector announces:
 
 - on the newest protocol's `subscriptions/listen` streams (over HTTP and stdio):
   `ResourcesListChanged`, and `ResourceUpdated` for each of the app's views — a
-  stream hears only the kinds and addresses it asked for;
+  stream hears only the kinds and addresses it asked for, and of a view only if
+  its caller may read it (`Scoped`);
 - on a connection of the handshake generation that lives on (stdio, in memory):
   `notifications/resources/list_changed`, and `notifications/resources/updated`
   for each view it subscribed to with `resources/subscribe` and still reads.
@@ -24,7 +25,12 @@ from typing import Any
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
-from mcp.server.subscriptions import ResourcesListChanged, ResourceUpdated, SubscriptionBus
+from mcp.server.subscriptions import (
+    ResourcesListChanged,
+    ResourceUpdated,
+    ServerEvent,
+    SubscriptionBus,
+)
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from pasture.caller import Caller
@@ -62,6 +68,13 @@ class Relay:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: Callable[[], None] | None = None
         self._telling: set[asyncio.Future[None]] = set()
+        # Each open listen stream's caller and the SDK's delivery to it: a view's change is
+        # told to those who may read the view, and no one else (`Scoped`).
+        self.streams: dict[int, tuple[Caller, Callable[[ServerEvent], None]]] = {}
+
+    def scoped(self, caller: Caller) -> Scoped:
+        """The bus as a listen stream of `caller` is to see it."""
+        return Scoped(self, caller)
 
     def seen(self, ctx: ServerRequestContext[Any], caller: Caller) -> Connection | None:
         """Every request passes here: the first starts hearing the bus on this loop, and a
@@ -116,13 +129,24 @@ class Relay:
             if change.space is not None and change.slug is not None:
                 space, slug = change.space, change.slug
                 views = await in_thread(lambda: self.service.view_uris(space, slug))
-                for uri in views:
-                    await self.listeners.publish(ResourceUpdated(uri=uri))
+                await self._tell_streams(views)
             for key, connection in list(self.connections.items()):
                 if not await self._tell_connection(connection, change):
                     del self.connections[key]  # closed
         except Exception:
             logger.exception("a deploy could not be announced")
+
+    async def _tell_streams(self, views: list[str]) -> None:
+        """`ResourceUpdated` for each view, on the listen streams whose caller reads it: a
+        stream that names a view it may not read learns nothing of it, not even that it is."""
+        reads: dict[tuple[object, str], bool] = {}
+        for deliver_to, (caller, deliver) in list(self.streams.items()):
+            for uri in views:
+                key = ((caller.eid, caller.spaces), uri)
+                if key not in reads:
+                    reads[key] = await self._reads(caller, uri)
+                if reads[key] and deliver_to in self.streams:
+                    deliver(ResourceUpdated(uri=uri))
 
     async def _tell_connection(self, connection: Connection, change: Change) -> bool:
         """Whether the connection is still there to be told."""
@@ -168,6 +192,34 @@ class Relay:
             connection.followed.discard(uri)
 
 
+class Scoped:
+    """The SDK's bus as one listen stream's caller sees it (a `SubscriptionBus` for the
+    SDK's `ListenHandler`): every event the bus carries but a view's change, which the
+    relay tells each stream only if its caller reads the view."""
+
+    def __init__(self, relay: Relay, caller: Caller) -> None:
+        self.relay = relay
+        self.caller = caller
+
+    async def publish(self, event: ServerEvent) -> None:
+        await self.relay.listeners.publish(event)
+
+    def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
+        def unscoped(event: ServerEvent) -> None:
+            if not isinstance(event, ResourceUpdated):
+                listener(event)
+
+        stop = self.relay.listeners.subscribe(unscoped)
+        key = id(listener)
+        self.relay.streams[key] = (self.caller, listener)
+
+        def unsubscribe() -> None:
+            self.relay.streams.pop(key, None)
+            stop()
+
+        return unsubscribe
+
+
 EMPTY = types.EmptyResult()
 
-__all__ = ["EMPTY", "Connection", "Relay"]
+__all__ = ["EMPTY", "Connection", "Relay", "Scoped"]

@@ -346,13 +346,14 @@ def build_server(
             ]
         )
 
-    listen = ListenHandler(bus)
-
     async def on_listen(
         ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
-        relay.seen(ctx, caller_of())
-        return await listen(ctx, params)
+        caller = caller_of()
+        relay.seen(ctx, caller)
+        # Each stream sees the bus as its caller may: a view's change only if they read it.
+        # (How many streams one person holds is `pasture.platform.limits`' to say.)
+        return await ListenHandler(relay.scoped(caller))(ctx, params)
 
     server = _Server(
         "pasture",
