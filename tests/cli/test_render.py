@@ -42,3 +42,27 @@ words = st.text(st.characters(categories=["L", "N"]), min_size=1, max_size=8)
 def test_every_value_of_a_flat_answer_is_shown_under_its_key(data: dict[str, Any]) -> None:
     lines = drawn(data).splitlines()
     assert lines == [f"{key}: {value}" for key, value in data.items()]
+
+
+# -- what is drawn is what was given ---------------------------------------------------
+
+# Text that rich would read as markup or emoji were the console to read it.
+hostile = st.sampled_from(["[/x]", "[conceal]hidden", "[bold]b[/bold]", ":smile:", "[link=x]y"])
+values = st.lists(hostile | words, min_size=1, max_size=4).map(" ".join)
+
+
+@given(value=values)
+def test_a_value_is_printed_as_it_is_never_read_as_markup(value: str) -> None:
+    """A row's `[/x]` ended `pasture query` with an error, and `[conceal]` hid what came
+    after: values are people's data, printed as they are in every table and line."""
+    from pasture.cli._render import audit_table, rows_table, terminal
+
+    out = io.StringIO()
+    console = terminal(file=out, width=400, color_system=None)
+    rows_table([{"entity": {"eid": "a" * 16}, "note": {"text": value}}], console)
+    record = {"at": "2026-12-01T10:00:00", "name": value, "door": "web", "via": value}
+    record |= {"app": "ada/x", "action": "command", "command": value, "args": value}
+    audit_table([{**record, "outcome": value, "ms": 1.0}], apps=True, console=console)
+    command_answer(value, {"lines": [{"text": value}]}, console)
+    printed = out.getvalue()
+    assert printed.count(value) >= 6, printed

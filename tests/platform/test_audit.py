@@ -230,3 +230,36 @@ def test_records_are_written_when_the_service_closes(
     again.run_command(owner, "leaderboard", {}, "runs")
     again.close()  # nothing read it back here: it is written on closing
     assert [r["action"] for r in records(club, ada)] == ["deploy", "command"]
+
+
+def test_a_call_refused_before_it_reaches_an_app_is_only_its_callers_record(
+    club: Service, ada: Caller
+) -> None:
+    """cy names ada's app, which is not there for him: the refusal was written for him (it
+    names his own apps), so it is his record alone, never a line of ada's audit."""
+    cy = person(club, "cy")
+    club.deploy(cy, RUNS, space="cy", app="private-notes")
+    before = records(club, ada)
+    for app in ("ada/runs", "ada/nothing", "nope/runs"):
+        with pytest.raises(NotFound):
+            club.run_command(cy, "log_run", {"who": "x"}, app)
+    assert records(club, ada) == before
+    assert all("private-notes" not in str(r["outcome"]) for r in records(club, ada))
+    mine = club.audit(cy, mine=True).data["records"]
+    assert [(r["app"], r["command"]) for r in mine if r["action"] == "command"] == [
+        (None, "log_run")
+    ] * 3
+
+
+def test_a_grant_for_some_spaces_reads_its_persons_audit_there_alone(
+    club: Service, ada: Caller
+) -> None:
+    club.new_space(ada, "club")
+    club.deploy(ada, RUNS, space="club", app="runs")
+    club.run_command(ada, "leaderboard", {}, "ada/runs")
+    club.run_command(ada, "leaderboard", {}, "club/runs")
+    everywhere = club.audit(ada, mine=True).data["records"]
+    assert {"ada/runs", "club/runs"} <= {r["app"] for r in everywhere}
+    club_only = club.caller_for_token(club.new_token(ada, "club only", spaces=["club"]))
+    seen = club.audit(club_only, mine=True).data["records"]
+    assert seen and {r["app"] for r in seen} == {"club/runs"}

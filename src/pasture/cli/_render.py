@@ -15,6 +15,13 @@ from pasture.platform.listing import arguments_of, kind_of
 from pasture.platform.service import AppInfo
 
 
+def terminal(**options: Any) -> Console:
+    """A console that prints what it is given as it is: no `[markup]` and no `:emoji:` read
+    in values, which are people's data, names and refusals (a row's `[/x]` would otherwise
+    end the command with an error, and `[conceal]` hide what follows)."""
+    return Console(markup=False, emoji=False, **options)
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return ""
@@ -38,7 +45,7 @@ _NARROWEST = 10
 def rows_table(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
     """Query rows as a table: the eid, then each component's columns. On a terminal too
     narrow for them side by side, each row as a block of `column  value` lines."""
-    out = console or Console()
+    out = console or terminal()
     columns = _row_columns(rows)
     eids = [_eid(row) for row in rows]
     with_eid = any(eid is not None for eid in eids)
@@ -68,7 +75,7 @@ def rows_records(rows: Sequence[dict[str, Any]], console: Console | None = None)
     """Query rows one after another: the eid (whole), then `column  value` lines under it,
     a long value folded under itself; on a terminal too narrow even for that, the lines
     as they are, for the terminal to wrap."""
-    out = console or Console()
+    out = console or terminal()
     columns = _row_columns(rows)
     keys = max((cell_len(_heading(col)) for col in columns), default=0)
     folded = out.width >= 2 + keys + 2 + _NARROWEST
@@ -141,7 +148,7 @@ def apps_table(apps: Sequence[AppInfo], console: Console | None = None) -> None:
         commands = ", ".join(a.commands) or "—"
         code = "runs code" if a.code else "—"
         table.add_row(a.at, f"v{a.version}", a.title, a.access, commands, code, a.url)
-    (console or Console()).print(table)
+    (console or terminal()).print(table)
 
 
 def key_values(data: dict[str, Any], console: Console | None = None) -> None:
@@ -166,7 +173,7 @@ def key_values(data: dict[str, Any], console: Console | None = None) -> None:
 
     for key, value in data.items():
         walk(value, str(key), 0)
-    (console or Console()).print(Text("\n".join(lines)), soft_wrap=True)
+    (console or terminal()).print(Text("\n".join(lines)), soft_wrap=True)
 
 
 def command_answer(text: str, data: dict[str, Any], console: Console | None = None) -> None:
@@ -174,7 +181,7 @@ def command_answer(text: str, data: dict[str, Any], console: Console | None = No
     text"): its text, when it has one; then its data's plain values as `key: value` lines
     or a tree (only without a text, which said them already), and each list of objects
     as a table under its key (`rows` needs none), which no line of text could carry."""
-    out = console or Console()
+    out = console or terminal()
     if text:
         out.print(Text(text), soft_wrap=True)
     tables = {
@@ -212,14 +219,14 @@ def audit_table(
             cells.append(r.get("app") or "—")
         cells += [what, r.get("args") or "", str(r["outcome"]), f"{float(r['ms']):.1f}"]
         table.add_row(*cells)
-    (console or Console()).print(table)
+    (console or terminal()).print(table)
 
 
 def tools_table(commands: Sequence[dict[str, Any]], console: Console | None = None) -> None:
     """The tools agents are offered (a `commands` listing's entries), app by app: each
     tool's signature (`?` on an optional argument), whether it reads, writes or is hard to
     undo, its title (else what it does), and the view it is drawn in."""
-    out = console or Console()
+    out = console or terminal()
     if not commands:
         out.print("no tools — deploy an app with commands (pasture deploy DIR)")
         return

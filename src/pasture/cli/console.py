@@ -29,7 +29,7 @@ from pasture.caller import Caller
 from pasture.cli import _words
 from pasture.cli._completion import CommandCompleter
 from pasture.cli._man import arguments_table, by_provider, man_page
-from pasture.cli._render import apps_table, command_answer, key_values, rows_table
+from pasture.cli._render import apps_table, command_answer, key_values, rows_table, terminal
 from pasture.cli._words import Confirm, Words, run_words, split_words
 from pasture.errors import PastureError, UsageError
 from pasture.platform.listing import Offered
@@ -81,8 +81,8 @@ class Session:
         self.service = service
         self.caller = caller
         self.json_always = json_always
-        self.out = out or Console(highlight=False)
-        self.err = err or Console(stderr=True, highlight=False)
+        self.out = out or terminal(highlight=False)
+        self.err = err or terminal(stderr=True, highlight=False)
         self.known: list[Known] = []
         self.leaving = False
         self.on_clear: Callable[[], None] = self.out.clear

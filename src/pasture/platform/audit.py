@@ -211,8 +211,9 @@ class Call:
     """One call being recorded: `with audit.call(...) as noted:` around it.
 
     The layer that finds the app sets `noted.app` (`space/slug`, where the caller may have
-    said only `slug`) and, for a command, `noted.command` (its agent name) and `noted.known`
-    (the argument names it declares: no other name is kept).
+    said only `slug`; a call refused before it is found keeps no app) and, for a command,
+    `noted.command` (its agent name) and `noted.known` (the argument names it declares: no
+    other name is kept).
     """
 
     __slots__ = (
@@ -233,7 +234,6 @@ class Call:
         audit: Audit | None,
         caller: Caller,
         action: str,
-        app: str | None,
         command: str | None,
         args: Any,
         shape: Shape | None,
@@ -241,7 +241,10 @@ class Call:
         self._audit = audit
         self.caller = caller
         self.action = action
-        self.app = app
+        # Only an app the call reached is recorded as its app (the layer that finds it says
+        # which): a call refused before, naming another's app, is the caller's record alone,
+        # never in that app's audit with a sentence written for the caller.
+        self.app: str | None = None
         self.command = command
         self.args = args
         self.shape = shape
@@ -293,7 +296,7 @@ class Call:
             logger.exception("an audit record could not be made")
 
 
-_IDLE = Call(None, Caller(), "", None, None, None, None)  # the audit is off: nothing is kept
+_IDLE = Call(None, Caller(), "", None, None, None)  # the audit is off: nothing is kept
 
 
 @dataclass(frozen=True)
@@ -463,16 +466,15 @@ class Audit:
         self,
         caller: Caller,
         action: str,
-        app: str | None,
         command: str | None = None,
         args: Any = None,
         shape: Shape = args_shape,
     ) -> Call:
         """A call to record: `action` is `command`, `apply`, `deploy` or `rollback`; `args`
-        is kept only as `shape(args)`."""
+        is kept only as `shape(args)`; its app is the one the call reaches (`noted.app`)."""
         if not self.on:
             return _IDLE
-        return Call(self, caller, action, app, command, args, shape)
+        return Call(self, caller, action, command, args, shape)
 
     def read(
         self,

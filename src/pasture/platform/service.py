@@ -420,8 +420,7 @@ class Service:
 
         Result text: `deployed ada/runs v3: http://…/ada/runs/\\ncommands: log_run, …`.
         """
-        label = f"{space}/{app}" if space and app and "/" not in app else app
-        with self._audit.call(caller, "deploy", label, None, files, files_shape) as noted:
+        with self._audit.call(caller, "deploy", None, files, files_shape) as noted:
             result = self._apps.deploy(
                 caller, files, space=space, app=app, access=access, title=title, noted=noted
             )
@@ -434,7 +433,7 @@ class Service:
 
     def rollback(self, caller: Caller, app: str, version: int) -> Result:
         """Make an earlier version of the app current again."""
-        with self._audit.call(caller, "rollback", app, None, version, _version) as noted:
+        with self._audit.call(caller, "rollback", None, version, _version) as noted:
             result = self._apps.rollback(caller, app, version, noted)
         self._deployed(result)
         return result
@@ -512,7 +511,7 @@ class Service:
         arrive typed and are never converted. Declared commands convert `"5"` → 5
         for anyone, as before.
         """
-        with self._audit.call(caller, "command", app, name, args, args_shape) as noted:
+        with self._audit.call(caller, "command", name, args, args_shape) as noted:
             return self._listing.run_command(
                 caller, name, args, app, via_web=via_web, typed_text=typed_text, noted=noted
             )
@@ -523,7 +522,7 @@ class Service:
         """Run one of an app's handlers (`worker.py`'s `@query`, `@mutation`, `@action`) as its
         pages call them, as the caller: its input is the handler's to check, not its tool's
         args. Data: `{result}` (or what the handler answered as `{text, data}`)."""
-        with self._audit.call(caller, "handler", app, name, args, args_shape) as noted:
+        with self._audit.call(caller, "handler", name, args, args_shape) as noted:
             return self._listing.call_handler(caller, app, name, args, via_web=via_web, noted=noted)
 
     def status(self, caller: Caller) -> Result:
@@ -535,7 +534,7 @@ class Service:
     # open app of a space the caller is not in is reachable (as on the web).
     def apply(self, caller: Caller, app: str, bundles: Any, *, via_web: bool = False) -> Result:
         """Write bundles under the app's access; data `{entities, aliases}`."""
-        with self._audit.call(caller, "apply", app, None, bundles, bundles_shape) as noted:
+        with self._audit.call(caller, "apply", None, bundles, bundles_shape) as noted:
             return self._graph.apply(caller, app, bundles, via_web=via_web, noted=noted)
 
     def query(self, caller: Caller, app: str, filter: str, *, via_web: bool = False) -> Result:
@@ -616,6 +615,8 @@ class Service:
                 )
         user = caller.eid if mine or at is None else None
         records = self._audit.read(app=at, user=user, since=after, limit=limit)
+        if caller.spaces is not None:  # a grant for some spaces reads of those alone
+            records = [r for r in records if _space_of(r.get("app")) in caller.spaces]
         whose = f"{caller.name}'s calls" if user is not None else "calls"
         where = f" in {at}" if at is not None else ""
         when = f" since {after}" if after is not None else ""
@@ -638,6 +639,11 @@ class Service:
 
 def _version(version: Any, known: Any = None) -> str:
     return f"v{version}"
+
+
+def _space_of(app: str | None) -> str | None:
+    """`ada` of an audit record's `ada/runs` (None for a call that reached no app)."""
+    return None if app is None else app.partition("/")[0]
 
 
 __all__ = [
