@@ -166,8 +166,7 @@ def _http(url: str, token: str, mode: str, heard: list[IncomingMessage]) -> Clie
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_over_http_a_restart_with_a_new_release_tells_the_client(home: Path, mode: str) -> None:
     service = Service(home)
-    ada = ada_of(service)
-    token = service.new_token(ada)
+    token = service.new_token(service.local_owner(), "ada's", user="ada")
     client = client_of(service.caller_for_token(token)) or ""
     service.close()
     heard: list[IncomingMessage] = []
@@ -213,7 +212,7 @@ def test_over_http_a_restart_with_a_new_release_tells_the_client(home: Path, mod
 
 def test_over_http_a_listen_stream_hears_a_deploy(home: Path) -> None:
     service = Service(home)
-    token = service.new_token(ada_of(service))
+    token = service.new_token(service.local_owner(), "ada's", user="ada")
     service.close()
 
     async def main(url: str) -> list[object]:
