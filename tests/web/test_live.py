@@ -417,3 +417,48 @@ def test_serve_takes_the_limit_from_its_option(tmp_path: Path) -> None:
     bad = pasture("serve", "--port", "0", "--streams", "many")
     assert bad.returncode != 0
     assert "--streams is how many at most, like 100 (or off) — not many" in bad.stderr
+
+
+def test_a_sign_in_that_ends_by_itself_ends_its_streams(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session grown old says nothing on the bus. cy's stream, opened with a session of
+    two seconds, is refused once it has ended (at the next keep-alive, here a fifth of a
+    second), and is sent none of the rows written after; ada's, with a token, goes on."""
+    from pasture.web import live as live_module
+
+    monkeypatch.setattr(live_module, "KEEPALIVE", 0.2)
+    monkeypatch.setenv("PASTURE_SESSION_MAX_HOURS", str(2 / 3600))
+    sock, url = loopback()
+    with as_user("ada"):
+        service = Service(tmp_path / "home", base_url=url)
+        ada = service.local_owner()
+    cy = service.new_user(ada, "cy")
+    service.add_member(ada, "ada", "cy", "viewer")
+    service.deploy(ada, RUNS, space="ada", app="secret", access="private")
+    session = service.new_session(cy)
+    token = service.new_token(ada)
+    try:
+        with serving(create_app(service, bind_host="127.0.0.1"), sock, lifespan="on"):
+            address = f"{url}/ada/secret/api/subscribe"
+            watching = Stream(address, {"filter": BOARD}, {"Cookie": f"pasture_session={session}"})
+            owner = Stream(address, {"filter": BOARD}, {"Authorization": f"Bearer {token}"})
+            try:
+                assert watching.next() is not None and owner.next() is not None
+                time.sleep(2.5)  # the session is over; nothing was said of it
+                refused = watching.next()
+                assert refused is not None and refused.kind == "refused"
+                assert refused.data["error"] == (
+                    "your sign-in has ended — sign in again, and the page watches again"
+                )
+                service.run_command(
+                    ada, "log_run", {"who": "Late", "miles": 1, "at": "2026-09-01"}, "ada/secret"
+                )
+                assert watching.next() is None  # ended, with nothing more sent
+                written = owner.next()
+                assert written is not None and ("Late", 1) in _rows(written)
+            finally:
+                watching.close()
+                owner.close()
+    finally:
+        service.close()

@@ -27,7 +27,9 @@ one every watcher was last asked as themselves at; if it moved, every watcher
 is asked alone first.
 
 While nothing changes, a comment every `KEEPALIVE` seconds keeps proxies from
-closing the stream and tells a dead client apart.
+closing the stream and tells a dead client apart; and each stream's sign-in is
+read again then, as one may end with nothing on the bus (a session's or an
+access token's time): a stream whose sign-in ended is refused.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from pasture.caller import Caller
-from pasture.errors import Refused
+from pasture.errors import Refused, Unauthorized
 from pasture.platform.bus import Change
 from pasture.platform.service import Service
 from pasture.result import Result
@@ -54,6 +56,7 @@ from pasture.threads import in_thread
 log = logging.getLogger("pasture.web")
 
 KEEPALIVE = 15.0
+SIGN_IN_ENDED = "your sign-in has ended — sign in again, and the page watches again"
 # Rounds of asking again begin at most this often: a write after a quiet spell is sent at
 # once, and a burst of writes is taken together, so a busy app costs its watchers' server
 # a bounded amount of work however fast it is written to.
@@ -194,14 +197,38 @@ class Live:
             self._keeping = None
 
     async def _keep_alive(self) -> None:
-        """Every `KEEPALIVE` seconds, a comment on each stream that sent nothing since."""
+        """Every `KEEPALIVE` seconds, each stream's sign-in read again, and a comment on each
+        stream that sent nothing since."""
         while True:
             await asyncio.sleep(KEEPALIVE)
+            try:
+                await self._still_signed_in()
+            except Exception:
+                log.exception("the streams' sign-ins could not be read again")
             for watched in list(self.watched.values()):
                 for watcher in watched.watchers:
                     if watcher.idle:
                         watcher.wake.set()
                     watcher.idle = True
+
+    async def _still_signed_in(self) -> None:
+        """A sign-in ends by itself too — a session left idle or grown old, an agent's
+        access token's hour, a page's pass — with nothing on the bus to say so: a stream
+        whose credentials no longer name the person who opened it is refused, so it is sent
+        nothing of theirs more than `KEEPALIVE` seconds after."""
+        watchers = {w for watched in self.watched.values() for w in watched.watchers}
+        for watcher in watchers:
+            if watcher.refused is not None:
+                continue
+            try:
+                now = await watcher.who()
+            except Refused as e:
+                self._refuse(watcher, e)
+                continue
+            if now.eid != watcher.caller.eid:
+                self._refuse(watcher, Unauthorized(SIGN_IN_ENDED))
+            else:
+                watcher.caller = now  # as it stands now: its scope, read again
 
     def end(self) -> None:
         """End every stream now (the server is stopping); on the loop."""
