@@ -36,7 +36,7 @@ pytest: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/store.py
-	@for b in benchmarks/mcp.py benchmarks/live.py benchmarks/startup.py benchmarks/fuzz.py; do \
+	@for b in benchmarks/mcp.py benchmarks/live.py benchmarks/worker.py benchmarks/startup.py benchmarks/fuzz.py; do \
 	  if [ -f $$b ]; then $(PY) $$b; fi; done
 
 clean:
