@@ -239,3 +239,35 @@ def test_any_filter_gives_rows_or_a_refusal(club: AnyStore, text: str) -> None:
         assert str(e)
     else:
         assert isinstance(rows, list) or set(rows) <= {"count", "tally", "distinct"}
+
+
+# -- what one filter may cost -----------------------------------------------------------
+
+
+def test_a_list_of_times_is_at_most_fifty_and_any_of_them_matches(club: AnyStore) -> None:
+    """Each time is a range, and a database plans a list of ranges in time that grows with
+    its square: a thousand took seconds. Fifty are served; more are refused with the way to
+    ask for a stretch instead."""
+    days = [f"2026-08-{d:02d}" for d in range(1, 31)] + [f"2026-09-{d:02d}" for d in range(1, 21)]
+    assert len(days) == 50
+    listed = {r["jog"]["at"][:10] for r in q(club, ".jog.at=" + ",".join(days))}
+    assert listed == {r["jog"]["at"][:10] for r in q(club, ".jog.at>=2026-08-01&.jog!")}
+    with pytest.raises(Refused) as refused:
+        club.query(".jog.at=" + ",".join([*days, "2026-09-21"]), ADA)
+    assert refused.value.sentence == (
+        "jog.at is one of at most 50 times in one list — ask for a stretch instead, like "
+        ".jog.at>=2026-09-01&.jog.at<2026-10-01"
+    )
+
+
+def test_a_filter_is_at_most_64000_characters(club: AnyStore) -> None:
+    names = ",".join(f"runner-{n:050d}" for n in range(999))  # a list as long as lists go
+    assert len(names) > 57_000
+    assert q(club, f".jog.who={names}") == []
+    long = ".jog.who=" + "x" * 64_000
+    with pytest.raises(Refused) as refused:
+        club.query(long, ADA)
+    assert refused.value.sentence == (
+        "a filter is at most 64,000 characters, and this one is 64,009 — ask for less at "
+        "once, and the rest in another query"
+    )

@@ -6,11 +6,12 @@ is opened or written, and joined to a folder only by `inside`, which also
 makes sure what it names really is in that folder once links are followed.
 
 A path is relative, `/` between its names, each name at most `MAX_NAME`
-characters and the whole at most `MAX_PATH`; refused, with a sentence naming
-it: absolute paths in every spelling (`/x`, `//x`, `\\x`, `C:x`), `..` or `.`
-anywhere, empty names (`a//b`, a `/` at the end), backslashes, NUL and other
-control characters, hidden names (`.env`), names starting with `~` (a page's
-pass: `pasture.platform.origins`), and anything too long.
+bytes and the whole at most `MAX_PATH` (in UTF-8, as a filesystem counts them);
+refused, with a sentence naming it: absolute paths in every spelling (`/x`,
+`//x`, `\\x`, `C:x`), `..` or `.` anywhere, empty names (`a//b`, a `/` at the
+end), backslashes, NUL and other control characters, hidden names (`.env`),
+names starting with `~` (a page's pass: `pasture.platform.origins`), and
+anything too long.
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ def problem(path: object) -> str | None:
         return "a path is text"
     if not path:
         return "a path names a file — it is empty"
-    if len(path) > MAX_PATH:
-        return f"a path is at most {MAX_PATH} characters"
+    if len(path.encode("utf-8", "surrogatepass")) > MAX_PATH:  # as the filesystem counts
+        return f"a path is at most {MAX_PATH} bytes (as UTF-8: é is two)"
     if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in path):
         return "a path has no control characters"
     if path.startswith(("/", "\\")) or _DRIVE.match(path):
@@ -64,8 +65,8 @@ def problem(path: object) -> str | None:
             return f"{name} is hidden (it starts with .), never deployed or served"
         if name.startswith("~"):
             return f"{name} starts with ~, which pasture keeps for a page's pass"
-        if len(name) > MAX_NAME:
-            return f"a name in a path is at most {MAX_NAME} characters"
+        if len(name.encode("utf-8")) > MAX_NAME:
+            return f"a name in a path is at most {MAX_NAME} bytes (as UTF-8: é is two)"
     return None
 
 

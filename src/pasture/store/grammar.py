@@ -87,6 +87,7 @@ _MISTYPED = {
 # What one filter line may hold: more is refused with a sentence, never sent to a database.
 MAX_PREDICATES = 100  # predicates joined by &
 MAX_VALUES = 1000  # values of one any-of list (a,b,…)
+MAX_FILTER = 64_000  # characters of a filter: a thousand eids in one list, and room beside
 
 LIMIT_SENTENCE = "limit is a whole number of rows, like limit=20"
 DOT_LIMIT_SENTENCE = ".limit is a whole number of rows, like .limit=20"
@@ -97,6 +98,11 @@ ID_SENTENCE = f"id= names one entity by its eid, like id={_EID_EXAMPLE}"
 
 def parse(text: str) -> Filter:
     """Read a filter line; `Refused` (one sentence saying how to write it) if it cannot be read."""
+    if len(text) > MAX_FILTER:  # before any of it is read: reading costs in its length
+        raise Refused(
+            f"a filter is at most {MAX_FILTER:,} characters, and this one is {len(text):,} — "
+            "ask for less at once, and the rest in another query"
+        )
     return _parse(text)
 
 
@@ -586,6 +592,7 @@ def format_filter(f: Filter) -> str:
 
 __all__ = [
     "COUNT_OPERATORS",
+    "MAX_FILTER",
     "MAX_PREDICATES",
     "MAX_VALUES",
     "OPERATORS",
