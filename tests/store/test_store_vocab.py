@@ -1,13 +1,14 @@
 """vocab.json: what a deploy accepts, and every problem it refuses in one message."""
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from store_fixtures import ADA, RUNS, AnyStore
 
 from pasture.errors import DeployRefused
-from pasture.store import Vocabulary
+from pasture.store import Vocabulary, open_store
 
 
 def refused(doc: Any, previous: Vocabulary | None = None) -> str:
@@ -132,3 +133,25 @@ def test_schema_lists_every_component_with_its_columns(store: AnyStore) -> None:
     assert schema["components"]["created"]["writable"] is False
     assert schema["components"]["doc"]["platform"] is True
     assert schema["tools"] is True
+
+
+def test_a_vocabulary_keeps_at_most_200_components_of_200_columns() -> None:
+    """Each component is a table, and an app's count reads them all at once: 500 made
+    SQLite refuse the query, and every member's `status` with it."""
+    many = {"$defs": {f"c{n}": {"kind": False} for n in range(201)}}
+    _, problems = Vocabulary.read(many)
+    assert problems == [
+        "a vocabulary declares at most 200 components, and this one 201 — keep what the app "
+        "is about; a kind's details are its columns"
+    ]
+    wide = {"$defs": {"jog": {"properties": {f"c{n}": {"type": "string"} for n in range(201)}}}}
+    _, problems = Vocabulary.read(wide)
+    assert problems == ["jog: a component has at most 200 columns, not 201"]
+
+
+def test_an_app_of_200_components_is_counted(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "app.db")
+    store.declare({"$defs": {f"c{n}": {"kind": False} for n in range(200)}})
+    store.apply([{f"c{n}": {}} for n in range(0, 200, 40)], ADA)
+    assert store.count() == 5
+    store.close()

@@ -32,6 +32,12 @@ RESERVED = frozenset(
 )
 
 
+# Each component is a table, and reading an app counts and joins them (a count across
+# 500 made SQLite refuse its query): an app keeps at most these.
+MAX_COMPONENTS = 200
+MAX_COLUMNS = 200
+
+
 @dataclass(frozen=True)
 class Column:
     """A named, typed column of a component; `reference` columns hold an eid."""
@@ -159,6 +165,12 @@ class Vocabulary:
         if not isinstance(defs, Mapping):
             problems.append('"$defs" is an object of components, each {"properties": {…}}')
             defs = {}
+        if len(defs) > MAX_COMPONENTS:
+            problems.append(
+                f"a vocabulary declares at most {MAX_COMPONENTS} components, and this one "
+                f"{len(defs):,} — keep what the app is about; a kind's details are its columns"
+            )
+            defs = {}
         declared: dict[str, Component] = {}
         for name, body in defs.items():
             component = _component(str(name), body, problems)
@@ -239,6 +251,11 @@ def _component(name: str, body: object, problems: list[str]) -> Component | None
     props = body.get("properties", {})
     if not isinstance(props, Mapping):
         problems.append(f'{name}: "properties" is an object of columns')
+        return None
+    if len(props) > MAX_COLUMNS:
+        problems.append(
+            f"{name}: a component has at most {MAX_COLUMNS} columns, not {len(props):,}"
+        )
         return None
     columns: dict[str, Column] = {}
     for col, prop in props.items():
