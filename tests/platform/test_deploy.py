@@ -224,3 +224,25 @@ def test_files_given_as_a_mapping_deploy_under_space_and_slug(
     with pytest.raises(DeployRefused) as refused:
         service.deploy(ada, {"../escape.html": "x", "index.html": "<title>T</title>"}, app="x")
     assert "../escape.html" in str(refused.value)
+
+
+def test_an_app_is_at_most_a_thousand_files_and_64_mb(service: Service, ada: Caller) -> None:
+    """Every file of a deploy is written, synced and kept: 50,000 empty ones took 24 s, and
+    on PostgreSQL held every platform write meanwhile. Past the bounds nothing is written."""
+    many = {f"f{n}.txt": "" for n in range(1_001)}
+    with pytest.raises(DeployRefused) as refused:
+        service.deploy(ada, {"index.html": "<title>x</title>", **many}, app="many")
+    assert str(refused.value) == (
+        "an app is at most 1,000 files, and this one is 1,002 — leave out what its pages do not use"
+    )
+    big = {"index.html": "<title>x</title>", "video.bin": "x" * (64 * 1024 * 1024 + 1)}
+    with pytest.raises(DeployRefused) as refused:
+        service.deploy(ada, big, app="big")
+    assert str(refused.value) == (
+        "an app is at most 64 MB, and this one is 67,108,881 bytes — keep large media "
+        "elsewhere and link to it"
+    )
+    assert [a.at for a in service.list_apps(ada)] == []
+    assert not (service.home / "apps" / "ada" / "many").exists()
+    fits = {f"f{n}.txt": "" for n in range(999)}
+    service.deploy(ada, {"index.html": "<title>x</title>", **fits}, app="fits")

@@ -76,7 +76,7 @@ class Apps:
             folder = Path(files)
             slug = app or folder.resolve().name.lower()
             raw: dict[str, bytes] = _deploy.read_dir(folder)
-            problems: list[str] = []
+            problems: list[str] = _deploy.too_big(raw)
         else:
             if not app:
                 raise UsageError("name the app to deploy these files as (app=…, or --app)")
@@ -92,8 +92,10 @@ class Apps:
             noted.app = at
         if self.spaces.role(caller, space) not in ("owner", "editor"):
             self.spaces.no_deploy(caller, space)
-        if not raw:
-            raise DeployRefused(["there are no files to deploy — put index.html in the folder"])
+        if not raw:  # none, or too many to look at (`too_big` said so)
+            raise DeployRefused(
+                problems or ["there are no files to deploy — put index.html in the folder"]
+            )
 
         current = self.db.one("SELECT * FROM apps WHERE space = ? AND slug = ?", space, slug)
         previous: Vocabulary | None = None

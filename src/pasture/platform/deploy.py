@@ -40,6 +40,9 @@ def is_source(path: str) -> bool:
 
 
 _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules"})
+# An app's bounds, a version's: every file is written (and synced) on each deploy, and kept.
+MAX_FILES = 1_000
+MAX_BYTES = 64 * 1024 * 1024
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 _VERSION_DIR = re.compile(r"^v(\d+)$")
 
@@ -105,10 +108,29 @@ def _unreadable(full: Path, rel: str, real_root: str) -> str | None:
     return None
 
 
+def too_big(files: Mapping[str, bytes | str]) -> list[str]:
+    """What is over an app's bounds (`MAX_FILES`, `MAX_BYTES`), in words; looked at before
+    anything else of a deploy, as each file costs a write and a place on the disk."""
+    if len(files) > MAX_FILES:
+        return [
+            f"an app is at most {MAX_FILES:,} files, and this one is {len(files):,} — leave "
+            "out what its pages do not use"
+        ]
+    size = sum(len(body) for body in files.values())
+    if size > MAX_BYTES:
+        return [
+            f"an app is at most {MAX_BYTES // (1024 * 1024)} MB, and this one is {size:,} "
+            "bytes — keep large media elsewhere and link to it"
+        ]
+    return []
+
+
 def normalise(files: Mapping[str, bytes | str]) -> tuple[dict[str, bytes], list[str]]:
     """Files as bytes by path, and a problem for each path that is not an app's."""
     out: dict[str, bytes] = {}
-    problems: list[str] = []
+    problems: list[str] = too_big(files)
+    if problems:
+        return out, problems
     for path, body in files.items():
         wrong = paths.problem(path)
         if wrong is not None:
