@@ -10,11 +10,12 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from helpers.club import RUNS
+from helpers.club import RUNS, RUNS_VOCAB
 from helpers.databases import fresh_database
 from pasture.errors import Unavailable
 from pasture.platform.pgdb import app_schema
 from pasture.platform.service import Service
+from pasture.store import open_store
 
 
 @pytest.fixture
@@ -117,3 +118,29 @@ def test_a_database_that_is_not_there_is_a_sentence(tmp_path: Path) -> None:
     with pytest.raises(Unavailable) as refused:
         Service(tmp_path / "home", database_url="postgresql://nobody@127.0.0.1:1/none")
     assert "cannot reach the PostgreSQL database" in refused.value.sentence
+
+
+def test_a_schema_named_as_before_takes_its_name_of_now_with_its_data(
+    two: tuple[Service, Service],
+) -> None:
+    """Hashed schema names end in 64 bits of hash, no longer 40 (which a search of some
+    days could match with another app's). An app's store made under the old name is
+    renamed on first use, once, its rows in it."""
+    one, other = two
+    ada = one.local_owner()
+    url = one.database_url
+    assert url
+    before = app_schema("ada", "club-runs", digits=10)
+    now = app_schema("ada", "club-runs")
+    assert before != now and len(now) - len(before) == 6
+    kept = open_store(url, schema=before)
+    kept.declare(RUNS_VOCAB)
+    kept.apply({"entity": {"eid": "$j"}, "jog": {"who": "Before", "miles": 1}}, ada)
+    kept.close()
+    one.deploy(ada, RUNS, app="club-runs")
+    assert [r["jog"]["who"] for r in other.query(ada, "club-runs", ".jog!").data["rows"]] == [
+        "Before"
+    ]
+    with psycopg.connect(url) as db:
+        schemas = {r[0] for r in db.execute("SELECT nspname FROM pg_namespace")}
+    assert now in schemas and before not in schemas

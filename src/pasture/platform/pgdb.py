@@ -91,13 +91,20 @@ def to_postgres(sql: str) -> str:
     return _USER.sub('"user"', sql).replace("?", "%s")
 
 
-def app_schema(space: str, slug: str) -> str:
+# Hex digits of sha256 that end a hashed schema name: 64 bits, so that no one can search
+# out a space and app of their own whose schema would be another's (at 40 bits, days of a
+# computer's time could). A schema named with the 40 of before is renamed on first use.
+_DIGEST = 16
+_DIGEST_BEFORE = 10
+
+
+def app_schema(space: str, slug: str, *, digits: int = _DIGEST) -> str:
     """The schema an app's store lives in: `app_<space>_<slug>`, or, where a `-` would
     make two apps' names meet or the name is too long, a hash of the two at its end."""
     plain = f"app_{space}_{slug}"
     if "-" not in plain and len(plain) <= _LONGEST:
         return plain
-    digest = hashlib.sha256(f"{space}/{slug}".encode()).hexdigest()[:10]
+    digest = hashlib.sha256(f"{space}/{slug}".encode()).hexdigest()[:digits]
     head = plain.replace("-", "_")[: _LONGEST - len(digest) - 1]
     return f"{head}_{digest}"
 
@@ -221,7 +228,25 @@ class PostgresPlatformDB(PlatformDB):
     def app_store(self, space: str, slug: str, app_dir: Path) -> Store:
         from pasture.store import open_store
 
-        return open_store(self.url, schema=app_schema(space, slug))
+        schema = app_schema(space, slug)
+        before = app_schema(space, slug, digits=_DIGEST_BEFORE)
+        if before != schema:
+            self._renamed(before, schema)
+        return open_store(self.url, schema=schema)
+
+    def _renamed(self, before: str, schema: str) -> None:
+        """An app's schema named as before (a shorter hash) takes its name of now, once:
+        under the lock the store installs under, so two servers do it once between them."""
+        with self._guard(), self._using() as db, db.transaction():
+            db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", ("pasture:" + schema,))
+            found = {
+                str(r[0])
+                for r in db.execute(
+                    "SELECT nspname FROM pg_namespace WHERE nspname = ANY(%s)", ([before, schema],)
+                )
+            }
+            if found == {before}:
+                db.execute(f'ALTER SCHEMA "{before}" RENAME TO "{schema}"')
 
     def keep_files(
         self, conn: Conn, space: str, slug: str, version: int, files: Mapping[str, bytes]
