@@ -265,3 +265,24 @@ def test_over_stateless_http_the_newest_protocol_asks(todos: Todos, mode: str, a
         result = anyio.run(main)
     assert person.asked == ([QUESTION] if asks else [])
     _cleared_or_cancelled(todos, result, "decline" if asks else "accept")
+
+
+def test_a_fault_while_asking_runs_nothing_and_tells_no_internal(
+    todos: Todos, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the internals: /srv/secret/path")
+
+    monkeypatch.setattr(todos.service, "resolve_command", broken)
+
+    async def talk(client: Client) -> types.CallToolResult:
+        return await client.call_tool("command", CLEAR)
+
+    result = in_memory(
+        todos.service, todos.ada, "auto", talk, elicitation_callback=Person("accept")
+    )
+    assert refused(result) == (
+        "command failed on the server; nothing about it is your mistake — try again, and if it "
+        "keeps failing tell the person who runs this pasture"
+    )
+    assert todos.texts() == ["buy milk", "call bo"]

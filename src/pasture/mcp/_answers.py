@@ -56,10 +56,15 @@ def answer(tool: str, run: Callable[[], Result]) -> Wire:
         return refusal(refused.sentence)
     except Exception:
         logger.exception("tool %s failed", tool)
-        return refusal(
-            f"{tool} failed on the server; nothing about it is your mistake — try again, "
-            "and if it keeps failing tell the person who runs this pasture"
-        )
+        return failed(tool)
 
 
-__all__ = ["Wire", "answer", "refusal", "success"]
+def failed(tool: str) -> Wire:
+    """The answer of a call that failed on the server (its traceback logged by the caller)."""
+    return refusal(
+        f"{tool} failed on the server; nothing about it is your mistake — try again, "
+        "and if it keeps failing tell the person who runs this pasture"
+    )
+
+
+__all__ = ["Wire", "answer", "failed", "refusal", "success"]

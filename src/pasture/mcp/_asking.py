@@ -29,7 +29,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pasture.asking import CANCELLED, question
 from pasture.caller import Caller
 from pasture.errors import PastureError
-from pasture.mcp._answers import Wire, refusal
+from pasture.mcp._answers import Wire, failed, refusal
 from pasture.threads import in_thread
 
 if TYPE_CHECKING:  # a registry served on its own asks too, and loads no platform
@@ -107,6 +107,9 @@ async def ask_first(
         info, command = await in_thread(lambda: service.resolve_command(caller, name, app))
     except PastureError:
         return GoAhead()  # unknown, ambiguous, out of reach: the call says so
+    except Exception:  # a bug: nothing runs unasked, and no internal goes out
+        logger.exception("command %s could not be looked up to ask first", name)
+        return failed("command")
     if not command.consequential:
         return GoAhead()
     given = args if isinstance(args, Mapping) else None
