@@ -23,6 +23,7 @@ from pasture.platform.limits import (
     Limiter,
     Rate,
     Rates,
+    SignInTries,
     Streams,
     address_key,
     most,
@@ -334,3 +335,31 @@ def test_guessing_links_to_sign_in_is_counted_by_address(service: Service) -> No
     with pytest.raises(TooMany, match=r"^too many tries"):
         service.session_for_link(service.sign_in_link(service.local_owner()), "198.51.100.7")
     assert service.session_for_link(service.sign_in_link(service.local_owner()), "198.51.100.8")
+
+
+def test_a_flood_of_new_keys_frees_nobody_who_is_held(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A limit remembers so many keys; past that it forgets the freest, never all: one who
+    sends from ever new addresses (IPv6 has plenty) would otherwise free everyone held —
+    a caller at their rate, a name locked out after wrong passwords."""
+    from pasture.platform import limits
+
+    monkeypatch.setattr(limits, "_KEYS", 10)
+    buckets = Buckets(Rate(3), clock)
+    for _ in range(3):
+        assert buckets.take("held") == 0.0
+    assert buckets.take("held") > 0
+    for n in range(50):
+        buckets.take(f"2001:db8:{n}::1")
+    assert buckets.take("held") > 0  # still held: nothing it had was forgotten
+
+    tries = SignInTries(clock=clock, sleep=lambda s: None)
+    for _ in range(10):
+        tries.attempt("ada", None)
+    with pytest.raises(TooMany):
+        tries.attempt("ada", None)
+    for n in range(50):
+        tries.attempt(None, f"2001:db8:{n}::1")
+    with pytest.raises(TooMany):
+        tries.attempt("ada", None)

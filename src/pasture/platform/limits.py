@@ -169,12 +169,19 @@ class Buckets:
             return (1.0 - left) / self._per_second
 
     def _forget_resting(self, now: float) -> None:
-        """Forget the keys whose bucket is full again; all of them if none is."""
+        """Forget the keys whose bucket is full again; if none is, the fuller half. Never
+        all: one who sends from many addresses would otherwise free everyone being held."""
         resting = [k for k, (_, at) in self._held.items() if now - at >= self.rate.seconds]
         for key in resting:
             del self._held[key]
         if len(self._held) >= _KEYS:
-            self._held.clear()
+
+            def left(key: Hashable) -> float:
+                held = self._held[key]
+                return held[0] + (now - held[1]) * self._per_second
+
+            for key in sorted(self._held, key=left, reverse=True)[: len(self._held) // 2]:
+                del self._held[key]
 
 
 @lru_cache(maxsize=4096)
@@ -430,8 +437,13 @@ class SignInTries:
         ]
         for key in old:
             del self._failures[key]
-        if len(self._failures) >= _KEYS:
-            self._failures.clear()
+        if len(self._failures) >= _KEYS:  # the half with fewest failures, none locked out
+            fewest = sorted(
+                self._failures,
+                key=lambda k: (self._failures[k].locked_until > now, self._failures[k].count),
+            )
+            for key in fewest[: len(self._failures) // 2]:
+                del self._failures[key]
 
 
 __all__ = [
