@@ -179,7 +179,7 @@ def test_on_an_apps_origin_there_is_only_the_app(apart: Any) -> None:
 def _state_of(answer: Any) -> str:
     """The secret an app origin's /.pasture/signin gives the browser (its cookie)."""
     found = re.search(r"pasture_state=([^;]+);", answer.headers["set-cookie"])
-    assert found is not None and "Path=/.pasture/" in answer.headers["set-cookie"]
+    assert found is not None and "Path=/;" in answer.headers["set-cookie"]
     return found.group(1)
 
 
@@ -242,3 +242,45 @@ def test_a_code_sent_in_a_link_signs_nobody_in_as_its_maker(apart: Any) -> None:
     )
     assert plain.status_code == 303
     assert plain.headers["location"] == "http://secret--ada.apps.test/.pasture/signin?next=%2F"
+
+
+def test_on_https_the_cookies_are_this_origins_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On HTTPS every cookie is `__Host-…`: a browser takes it only from the very origin
+    that sets it, so a page of another app under the same apps domain cannot set one for
+    the main origin or an app's (`Domain=`), and one it sets without the prefix is not read."""
+    from starlette.testclient import TestClient
+
+    from pasture.platform.service import Service
+    from pasture.web import create_app
+
+    monkeypatch.setenv("PASTURE_USER", "ada")
+    service = Service(tmp_path / "home", base_url="https://testserver", apps_domain="apps.test")
+    try:
+        ada = service.local_owner()
+        service.set_password(ada, "correct horse")
+        service.deploy(ada, {"index.html": SECRET_INDEX, "vocab.json": VOCAB}, app="secret")
+        client = TestClient(create_app(service), base_url="https://testserver")
+        signed = client.post(
+            "/signin", data={"name": "ada", "password": "correct horse"}, follow_redirects=False
+        )
+        made = signed.headers["set-cookie"]
+        assert made.startswith("__Host-pasture_session=")
+        assert "Secure" in made and "Path=/" in made and "Domain" not in made
+        session = made.split(";")[0].split("=", 1)[1]
+        fresh = TestClient(create_app(service), base_url="https://testserver")
+        assert (
+            "signed in as ada" in fresh.get("/", cookies={"__Host-pasture_session": session}).text
+        )
+        tossed = fresh.get("/", cookies={"pasture_session": session})  # set by a sibling
+        assert "signed in as ada" not in tossed.text
+        hop = fresh.get(
+            "/.pasture/signin?next=/", headers={"Host": "secret--ada.apps.test"},
+            follow_redirects=False,
+        )  # fmt: skip
+        state = hop.headers["set-cookie"]
+        assert state.startswith("__Host-pasture_state=") and "Secure" in state
+        assert "Path=/;" in state or state.endswith("Path=/")
+    finally:
+        service.close()

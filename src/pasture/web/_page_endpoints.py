@@ -29,7 +29,7 @@ from pasture.platform.service import Service
 from pasture.web import apps_origins, pages, webmcp
 from pasture.web._answers import own_page, refused_page
 from pasture.web._api import Api
-from pasture.web._who import SESSION_COOKIE, client_address
+from pasture.web._who import client_address
 from pasture.web.endpoints import Endpoints
 
 log = logging.getLogger("pasture.web")
@@ -200,7 +200,7 @@ class PageEndpoints(Endpoints):
         if not caller.signed_in:
             return own_page(pages.signin_page(app=app, next_path=onward))
         await self.call(self.service.web_app, caller, space, slug)
-        session = request.cookies.get(SESSION_COOKIE)
+        session = request.cookies.get(self.session_cookie)
         code = await self.call(
             functools.partial(
                 self.service.new_pass, caller, space, slug, session, code=True, bound=state
@@ -217,7 +217,7 @@ class PageEndpoints(Endpoints):
     def signed_in(self, session: str, to: str = "/") -> Response:
         response = RedirectResponse(to, status_code=303)
         response.set_cookie(
-            SESSION_COOKIE,
+            self.session_cookie,
             session,
             path="/",
             httponly=True,
@@ -228,11 +228,13 @@ class PageEndpoints(Endpoints):
 
     async def signout(self, request: Request) -> Response:
         try:
-            await self.call(self.service.sign_out, request.cookies.get(SESSION_COOKIE))
+            await self.call(self.service.sign_out, request.cookies.get(self.session_cookie))
         except Exception:  # signing out forgets the cookie whatever the database says
             log.exception("unexpected error signing out")
         response = RedirectResponse("/", status_code=303)
-        response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax")
+        response.delete_cookie(
+            self.session_cookie, path="/", httponly=True, samesite="lax", secure=self.secure
+        )
         return response
 
     async def guide(self, request: Request) -> Response:
@@ -275,7 +277,7 @@ class PageEndpoints(Endpoints):
                 caller,
                 space,
                 slug,
-                request.cookies.get(SESSION_COOKIE),
+                request.cookies.get(self.session_cookie),
             )
             base = f"{self.base}/{space}/{slug}/{PASS_MARK}{page_pass}/"
         page = await self.call(

@@ -1,8 +1,9 @@
 """Who is asking the web door: a bearer token, a page's pass, the session cookie, or nobody.
 
 `Authorization: Bearer <token>` (read by `pasture.caller.bearer`), else a page's
-pass (for its own app only), else the `pasture_session` cookie (on the main
-origin only, and not for `./api/` fetched from another site), else nobody. A
+pass (for its own app only), else the `pasture_session` cookie (named
+`__Host-pasture_session` on HTTPS: `apps_origins.cookie`; on the main origin
+only, and not for `./api/` fetched from another site), else nobody. A
 token the platform does not know is a `BadToken`, a 401. A POST made with the
 cookie must come from this server's own origin (when the browser names one)
 and, under ./api/, carry `Content-Type: application/json`: another site's form
@@ -48,6 +49,7 @@ class Who:
     def __init__(self, service: Service, base: str) -> None:
         self.service = service
         self.base = base
+        self.secure = base.startswith("https://")  # cookies named `__Host-…` (`cookie`)
 
     async def of_api(self, request: Request) -> Caller:
         """Who calls an API endpoint: counted, and with the door they came by."""
@@ -71,7 +73,9 @@ class Who:
         on_app_origin = state.get("app_origin") is not None
         page_pass = state.get("pass")
         if page_pass is None and on_app_origin:
-            page_pass = request.cookies.get(apps_origins.PASS_COOKIE)
+            page_pass = request.cookies.get(
+                apps_origins.cookie(apps_origins.PASS_COOKIE, self.secure)
+            )
         if page_pass:
             # A page's pass names its person on its own app and nowhere else.
             space, slug = request.path_params.get("space"), request.path_params.get("app")
@@ -82,7 +86,7 @@ class Who:
             )
         if on_app_origin:
             return NOBODY  # the main origin's cookie never reaches an app's own origin
-        session = request.cookies.get(SESSION_COOKIE)
+        session = request.cookies.get(apps_origins.cookie(SESSION_COOKIE, self.secure))
         if session:
             if "/api/" in request.url.path and request.headers.get("sec-fetch-site") in (
                 "cross-site",

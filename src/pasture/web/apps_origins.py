@@ -36,9 +36,17 @@ from pasture.platform.service import Service
 from pasture.threads import in_thread
 from pasture.web import pages
 
+
+def cookie(name: str, secure: bool) -> str:
+    """A cookie's name as this server sets and reads it: on HTTPS `__Host-<name>`, which a
+    browser takes only from this very origin (Secure, Path=/, no Domain=), so no page on a
+    sibling origin — another app's, under the same apps domain — can set one for it."""
+    return f"__Host-{name}" if secure else name
+
+
 PASS_COOKIE = "pasture_pass"  # on an app's own origin only: that app's pass
-# On an app's own origin, under /.pasture/ only: the secret a sign-in's one-time code is
-# bound to, for the minute between going to the main origin and coming back.
+# On an app's own origin: the secret a sign-in's one-time code is bound to, for the minute
+# between going to the main origin and coming back.
 STATE_COOKIE = "pasture_state"
 PLATFORM = "/.pasture/"
 
@@ -139,10 +147,10 @@ def _platform_page(service: Service, scope: Scope, app: tuple[str, str], what: s
         hop = _main_hop(service, space, slug, next_path, state)
         response = RedirectResponse(hop, status_code=303)
         response.set_cookie(
-            STATE_COOKIE,
+            cookie(STATE_COOKIE, secure),
             state,
             max_age=600,
-            path=PLATFORM,
+            path="/",  # as `__Host-` asks
             httponly=True,
             samesite="lax",
             secure=secure,
@@ -151,23 +159,28 @@ def _platform_page(service: Service, scope: Scope, app: tuple[str, str], what: s
     if what == "session":
         try:
             secret = service.pass_for_code(
-                query.get("code") or "", space, slug, _cookie(scope, STATE_COOKIE)
+                query.get("code") or "", space, slug, _cookie(scope, cookie(STATE_COOKIE, secure))
             )
         except PastureError as e:
             page = pages.message_page("Not signed in", e.sentence)
             return HTMLResponse(page, status_code=e.status)
         response = RedirectResponse(next_path, status_code=303)
         response.set_cookie(
-            PASS_COOKIE, secret, path="/", httponly=True, samesite="lax", secure=secure
+            cookie(PASS_COOKIE, secure),
+            secret,
+            path="/",
+            httponly=True,
+            samesite="lax",
+            secure=secure,
         )
-        response.delete_cookie(STATE_COOKIE, path=PLATFORM)
+        response.delete_cookie(cookie(STATE_COOKIE, secure), path="/", secure=secure)
         return response
     if what == "signout":
-        held = _cookie(scope, PASS_COOKIE)
+        held = _cookie(scope, cookie(PASS_COOKIE, secure))
         if held:
             service.end_pass(held)
         response = RedirectResponse("/", status_code=303)
-        response.delete_cookie(PASS_COOKIE, path="/")
+        response.delete_cookie(cookie(PASS_COOKIE, secure), path="/", secure=secure)
         return response
     page = pages.message_page("Not here", f"nothing is at {PLATFORM}{what}")
     return HTMLResponse(page, status_code=404)

@@ -15,7 +15,8 @@ from typing import ParamSpec, TypeVar
 
 from pasture.platform.service import Service
 from pasture.threads import in_command_thread, in_thread
-from pasture.web._who import Who
+from pasture.web import apps_origins
+from pasture.web._who import SESSION_COOKIE, Who
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -33,6 +34,7 @@ class Endpoints:
         self.service = service
         self.base = public_url(service)
         self.secure = self.base.startswith("https://")
+        self.session_cookie = apps_origins.cookie(SESSION_COOKIE, self.secure)
         self.who = Who(service, self.base)
 
     async def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
