@@ -38,7 +38,7 @@ import re
 import threading
 import time
 import weakref
-from collections.abc import Callable, Container, Iterator, Mapping
+from collections.abc import Callable, Collection, Container, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -482,10 +482,11 @@ class Audit:
         app: str | None = None,
         user: str | None = None,
         since: str | None = None,
+        spaces: Collection[str] | None = None,
         limit: int = 100,
     ) -> list[dict[str, Any]]:
         """The newest `limit` records of an app, of a person, or of a person in an app, since
-        a stamp; oldest first."""
+        a stamp, and (`spaces`) of apps in those spaces alone; oldest first."""
         self._writer.flush()
         where = ["at >= ?"]
         params: list[Any] = [since or ""]
@@ -493,6 +494,12 @@ class Audit:
             if value is not None:
                 where.append(f"{column} = ?")
                 params.append(value)
+        if spaces is not None:
+            if not spaces:
+                return []
+            # a space's name has no % or _: `ada/%` is ada's apps and nothing else
+            where.append("(" + " OR ".join("app LIKE ?" for _ in spaces) + ")")
+            params.extend(f"{space}/%" for space in sorted(spaces))
         rows = self.db.all(
             f"SELECT {COLUMNS} FROM audit WHERE {' AND '.join(where)} "
             "ORDER BY at DESC, id DESC LIMIT ?",

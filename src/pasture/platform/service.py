@@ -614,9 +614,10 @@ class Service:
                     "--mine shows your own calls"
                 )
         user = caller.eid if mine or at is None else None
-        records = self._audit.read(app=at, user=user, since=after, limit=limit)
-        if caller.spaces is not None:  # a grant for some spaces reads of those alone
-            records = [r for r in records if _space_of(r.get("app")) in caller.spaces]
+        # a grant for some spaces reads of those alone
+        records = self._audit.read(
+            app=at, user=user, since=after, spaces=caller.spaces, limit=limit
+        )
         whose = f"{caller.name}'s calls" if user is not None else "calls"
         where = f" in {at}" if at is not None else ""
         when = f" since {after}" if after is not None else ""
@@ -639,11 +640,6 @@ class Service:
 
 def _version(version: Any, known: Any = None) -> str:
     return f"v{version}"
-
-
-def _space_of(app: str | None) -> str | None:
-    """`ada` of an audit record's `ada/runs` (None for a call that reached no app)."""
-    return None if app is None else app.partition("/")[0]
 
 
 __all__ = [
