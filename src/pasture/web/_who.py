@@ -49,7 +49,10 @@ class Who:
     def __init__(self, service: Service, base: str) -> None:
         self.service = service
         self.base = base
-        self.secure = base.startswith("https://")  # cookies named `__Host-…` (`cookie`)
+        self.secure = base.startswith("https://")
+        # `__Host-…` on HTTPS (`apps_origins.cookie`): named once, read on every request
+        self.session_cookie = apps_origins.cookie(SESSION_COOKIE, self.secure)
+        self.pass_cookie = apps_origins.cookie(apps_origins.PASS_COOKIE, self.secure)
 
     async def of_api(self, request: Request) -> Caller:
         """Who calls an API endpoint: counted, and with the door they came by."""
@@ -73,9 +76,7 @@ class Who:
         on_app_origin = state.get("app_origin") is not None
         page_pass = state.get("pass")
         if page_pass is None and on_app_origin:
-            page_pass = request.cookies.get(
-                apps_origins.cookie(apps_origins.PASS_COOKIE, self.secure)
-            )
+            page_pass = request.cookies.get(self.pass_cookie)
         if page_pass:
             # A page's pass names its person on its own app and nowhere else.
             space, slug = request.path_params.get("space"), request.path_params.get("app")
@@ -86,7 +87,7 @@ class Who:
             )
         if on_app_origin:
             return NOBODY  # the main origin's cookie never reaches an app's own origin
-        session = request.cookies.get(apps_origins.cookie(SESSION_COOKIE, self.secure))
+        session = request.cookies.get(self.session_cookie)
         if session:
             if "/api/" in request.url.path and request.headers.get("sec-fetch-site") in (
                 "cross-site",

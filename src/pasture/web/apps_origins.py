@@ -27,6 +27,7 @@ import secrets
 from urllib.parse import quote, urlencode
 
 from starlette.datastructures import Headers, QueryParams
+from starlette.requests import cookie_parser
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import Scope
 
@@ -128,11 +129,7 @@ def _main_hop(service: Service, space: str, slug: str, next_path: str, state: st
 
 
 def _cookie(scope: Scope, wanted: str) -> str:
-    for part in (Headers(scope=scope).get("cookie") or "").split(";"):
-        name, _, value = part.strip().partition("=")
-        if name == wanted and value:
-            return value
-    return ""
+    return cookie_parser(Headers(scope=scope).get("cookie") or "").get(wanted, "")
 
 
 def _platform_page(service: Service, scope: Scope, app: tuple[str, str], what: str) -> Response:

@@ -15,8 +15,7 @@ from typing import ParamSpec, TypeVar
 
 from pasture.platform.service import Service
 from pasture.threads import in_command_thread, in_thread
-from pasture.web import apps_origins
-from pasture.web._who import SESSION_COOKIE, Who
+from pasture.web._who import Who
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -33,9 +32,9 @@ class Endpoints:
     def __init__(self, service: Service) -> None:
         self.service = service
         self.base = public_url(service)
-        self.secure = self.base.startswith("https://")
-        self.session_cookie = apps_origins.cookie(SESSION_COOKIE, self.secure)
         self.who = Who(service, self.base)
+        self.secure = self.who.secure
+        self.session_cookie = self.who.session_cookie
 
     async def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         # The Service is synchronous (SQLite, files): keep it off the event loop.
