@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import mcp_types as types
@@ -70,11 +70,11 @@ class Relay:
         self._telling: set[asyncio.Future[None]] = set()
         # Each open listen stream's caller and the SDK's delivery to it: a view's change is
         # told to those who may read the view, and no one else (`Scoped`).
-        self.streams: dict[int, tuple[Caller, Callable[[ServerEvent], None]]] = {}
+        self.streams: dict[int, Scoped] = {}
 
-    def scoped(self, caller: Caller) -> Scoped:
-        """The bus as a listen stream of `caller` is to see it."""
-        return Scoped(self, caller)
+    def scoped(self, caller: Caller, uris: Iterable[str]) -> Scoped:
+        """The bus as a listen stream of `caller`, following views `uris`, is to see it."""
+        return Scoped(self, caller, frozenset(uris))
 
     def seen(self, ctx: ServerRequestContext[Any], caller: Caller) -> Connection | None:
         """Every request passes here: the first starts hearing the bus on this loop, and a
@@ -140,13 +140,15 @@ class Relay:
         """`ResourceUpdated` for each view, on the listen streams whose caller reads it: a
         stream that names a view it may not read learns nothing of it, not even that it is."""
         reads: dict[tuple[object, str], bool] = {}
-        for deliver_to, (caller, deliver) in list(self.streams.items()):
+        for deliver_to, stream in list(self.streams.items()):
             for uri in views:
-                key = ((caller.eid, caller.spaces), uri)
+                if uri not in stream.uris:
+                    continue  # not one it follows: nothing to ask, nothing to send
+                key = ((stream.caller.eid, stream.caller.spaces), uri)
                 if key not in reads:
-                    reads[key] = await self._reads(caller, uri)
-                if reads[key] and deliver_to in self.streams:
-                    deliver(ResourceUpdated(uri=uri))
+                    reads[key] = await self._reads(stream.caller, uri)
+                if reads[key] and deliver_to in self.streams and stream.listener is not None:
+                    stream.listener(ResourceUpdated(uri=uri))
 
     async def _tell_connection(self, connection: Connection, change: Change) -> bool:
         """Whether the connection is still there to be told."""
@@ -197,9 +199,11 @@ class Scoped:
     SDK's `ListenHandler`): every event the bus carries but a view's change, which the
     relay tells each stream only if its caller reads the view."""
 
-    def __init__(self, relay: Relay, caller: Caller) -> None:
+    def __init__(self, relay: Relay, caller: Caller, uris: frozenset[str]) -> None:
         self.relay = relay
         self.caller = caller
+        self.uris = uris  # the views the stream follows
+        self.listener: Callable[[ServerEvent], None] | None = None
 
     async def publish(self, event: ServerEvent) -> None:
         await self.relay.listeners.publish(event)
@@ -210,8 +214,9 @@ class Scoped:
                 listener(event)
 
         stop = self.relay.listeners.subscribe(unscoped)
-        key = id(listener)
-        self.relay.streams[key] = (self.caller, listener)
+        self.listener = listener
+        key = id(self)
+        self.relay.streams[key] = self
 
         def unsubscribe() -> None:
             self.relay.streams.pop(key, None)

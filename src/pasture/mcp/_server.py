@@ -353,7 +353,8 @@ def build_server(
         relay.seen(ctx, caller)
         # Each stream sees the bus as its caller may: a view's change only if they read it.
         # (How many streams one person holds is `pasture.platform.limits`' to say.)
-        return await ListenHandler(relay.scoped(caller))(ctx, params)
+        uris = params.notifications.resource_subscriptions or ()
+        return await ListenHandler(relay.scoped(caller, uris))(ctx, params)
 
     server = _Server(
         "pasture",
