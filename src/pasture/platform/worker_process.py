@@ -250,9 +250,7 @@ class WorkerProcess:
         if not left:
             return
         for _ in range(5):  # one may start another while the last are ended
-            for pid in left:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
+            _kill(left)
             left = _below(self.pid)
             if not left:
                 break
@@ -264,9 +262,7 @@ class WorkerProcess:
 
     def kill(self) -> None:
         """Stop the process and everything it started (in a session of its own or not)."""
-        for pid in _below(self.popen.pid):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+        _kill(_below(self.popen.pid))
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.popen.pid, signal.SIGKILL)
         try:
@@ -363,6 +359,12 @@ def _below(pid: int) -> list[int]:
                 parents.extend(pids)
                 found.extend(c for c in pids if _state(c) not in (b"Z", b"X", None))
     return found
+
+
+def _kill(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _read(path: str) -> bytes:
