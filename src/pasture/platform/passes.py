@@ -137,9 +137,9 @@ class Passes:
         self.db.take_away(("DELETE FROM passes WHERE hash = ?", (_id.secret_hash(secret),)))
 
 
-__all__ = ["EXPIRED", "Passes"]
-
-
 def _bound(code: str, bound: str) -> str:
     """A code together with the browser's secret it was made for: what is kept, hashed."""
     return f"{code}\n{bound}"
+
+
+__all__ = ["EXPIRED", "Passes"]
