@@ -64,7 +64,7 @@ from mcp import Client  # noqa: E402
 from pasture.caller import Caller  # noqa: E402
 from pasture.errors import Refused  # noqa: E402
 from pasture.mcp import build_server  # noqa: E402
-from pasture.platform.limits import Rates  # noqa: E402
+from pasture.platform.access.limits import Rates  # noqa: E402
 from pasture.platform.service import Service  # noqa: E402
 from pasture.web import create_app  # noqa: E402
 

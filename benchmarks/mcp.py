@@ -48,7 +48,7 @@ the servers stopped): the audit-on one must hold a record of every call made
 to it, the other none.
 
 Every `pasture serve` here counts calls against its rate limits
-(`pasture.platform.limits`) as any server does, at limits no run reaches
+(`pasture.platform.access.limits`) as any server does, at limits no run reaches
 (unless $PASTURE_RATE or $PASTURE_RATE_ADDRESS says otherwise).
 
 Last, `commands` on a pasture with 200 apps deployed (the run club's three

@@ -47,8 +47,8 @@ def main() -> None:
     from pasture import Registry
     from pasture.commands.appstore import StoreAsCaller
     from pasture.commands.model import Context
-    from pasture.platform import worker_process
     from pasture.platform.service import Service
+    from pasture.platform.workers import process as worker_process
     from pasture.store import open_store
 
     service = Service(Path(tempfile.mkdtemp(prefix="pasture-bench-worker-")) / "home")

@@ -46,11 +46,11 @@ def test_the_rule_names_each_kind_of_break() -> None:
 
 def test_a_registry_names_its_door_only_inside_the_function_that_serves_it() -> None:
     rule = layers()
-    door = ("pasture.commands.registry", "pasture.mcp._registry")
+    door = ("pasture.commands.registry", "pasture.mcp._registry_server")
     assert rule.excused(*door, lazy=True)
     assert not rule.excused(*door, lazy=False)
-    assert not rule.excused("pasture.commands.model", "pasture.mcp._registry", lazy=True)
+    assert not rule.excused("pasture.commands.model", "pasture.mcp._registry_server", lazy=True)
     registry = rule.SRC / "commands" / "registry.py"
     named = {(module, lazy) for _, module, lazy in rule.imports_of(registry)}
-    assert ("pasture.mcp._registry", True) in named
+    assert ("pasture.mcp._registry_server", True) in named
     assert ("pasture.commands.model", False) in named

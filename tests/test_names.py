@@ -8,8 +8,17 @@ from collections.abc import Callable
 import pytest
 
 from pasture.errors import DeployRefused, UsageError
-from pasture.names import COMMAND_NAME, LOWER_WORD, SECRET_NAME, SLUG, USER_NAME, WORD
-from pasture.platform.identity import check_slug, check_space_name, check_user_name
+from pasture.names import (
+    COMMAND_NAME,
+    LOWER_WORD,
+    SECRET_NAME,
+    SLUG,
+    USER_NAME,
+    WORD,
+    check_slug,
+    check_space_name,
+    check_user_name,
+)
 from pasture.store.vocab import Vocabulary
 
 

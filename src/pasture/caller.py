@@ -4,7 +4,7 @@ A person who signs in with their password has all of their own rights. A token
 or an OAuth grant carries a scope they chose when they made it: whether it may
 change anything (`writes`), and which of their spaces it reaches (`spaces`,
 None for all of them). Every layer that decides who may do what reads these
-(`pasture.platform.access`), so a read-only grant writes nothing through any
+(`pasture.platform.access.gate`), so a read-only grant writes nothing through any
 door, command or app code. Nor does it make another sign-in: only a person signed
 in themselves does (`themselves`).
 
@@ -39,7 +39,7 @@ class Caller:
     # The door they came in by, for the audit: `web`, `webmcp`, `mcp`, `cli`.
     door: str | None = field(default=None, compare=False)
     # Where nobody called from over HTTP (the web door sets it): anonymous writes to open
-    # apps are limited per address (`pasture.platform.limits`).
+    # apps are limited per address (`pasture.platform.access.limits`).
     address: str | None = field(default=None, compare=False)
     # What they came through that they made, when it is not their own sign-in: a token,
     # an agent's OAuth grant, a page's pass. Set where each is read back (tokens, oauth,

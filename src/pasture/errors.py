@@ -7,7 +7,7 @@
      │    │                     (`pasture.commands.registry`)
      │    ├── UsageError     arguments a person or code got wrong (exit code 2)
      │    │    ├── BadPath           a path from outside that names no file of an app
-     │    │    │                     (`pasture.platform.paths`)
+     │    │    │                     (`pasture.platform.apps.paths`)
      │    │    └── DocumentRefused   a client's OAuth metadata document that cannot be used
      │    ├── Unauthorized   no one signed in, or a secret that signs nobody in (HTTP 401)
      │    │    └── BadToken   the request's own credentials are wrong: an Authorization
@@ -19,7 +19,7 @@
      │    ├── TooLarge       a body over the most one call takes (HTTP 413)
      │    ├── NotJson        a body not declared as JSON where only JSON is taken (HTTP 415)
      │    └── TooMany        too many calls or tries in too short a time (HTTP 429);
-     │                       .retry_after is the seconds to wait (`pasture.platform.limits`)
+     │                       .retry_after is the seconds to wait (`pasture.platform.access.limits`)
      └── Fault             nothing the caller did wrong: something on the server's side
           │                failed, and the sentence says what (HTTP 500 unless a kind says)
           ├── CommandFailed  an app's own code failed: it crashed, answered with what is

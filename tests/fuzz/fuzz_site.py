@@ -18,7 +18,7 @@ from pathlib import Path
 
 from helpers.club import EXAMPLES, as_user
 from pasture.caller import Caller
-from pasture.platform.limits import Rates
+from pasture.platform.access.limits import Rates
 from pasture.platform.service import Service
 
 BASE = "http://testserver"

@@ -6,7 +6,7 @@ import anyio
 from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.requests import Request
 
-from pasture.mcp.streamable_http import security_settings
+from pasture.web.mcp_http import security_settings
 
 
 def _status(public_url: str, bind_host: str, host: str, origin: str | None = None) -> int:

@@ -26,7 +26,7 @@ from helpers.mcp_answers import ok
 from helpers.processes import running_server
 from mcp import Client
 from pasture.caller import Caller
-from pasture.platform.model import VIEWER_WRITES
+from pasture.platform.nouns import VIEWER_WRITES
 from pasture.platform.service import Service
 
 RUN = {"who": "Ada", "miles": 5, "at": "2026-09-01"}

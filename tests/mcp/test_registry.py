@@ -1,4 +1,4 @@
-"""A registry served on its own over MCP (pasture.mcp._registry): each command its own
+"""A registry served on its own over MCP (pasture.mcp._registry_server): each command its own
 tool, `status` for every provider, changes announced on both protocol generations."""
 
 from __future__ import annotations

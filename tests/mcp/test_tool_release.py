@@ -25,8 +25,8 @@ from helpers.processes import running_server
 from mcp import Client
 from pasture.mcp import build_server
 from pasture.mcp._tools import CHANGED, RELEASE
+from pasture.platform.db.tool_lists import client_of
 from pasture.platform.service import Service
-from pasture.platform.tool_lists import client_of
 
 EARLIER = "0123456789abcdef"  # the release an earlier pasture listed
 

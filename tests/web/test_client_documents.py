@@ -21,7 +21,7 @@ from doc_server import Answer, Documents, serving
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pasture.platform.client_documents import (
+from pasture.platform.auth.client_documents import (
     ClientDocuments,
     DocumentRefused,
     _public,

@@ -20,7 +20,7 @@ from helpers.club import RUNS, as_user
 from helpers.processes import Pasture, running_server
 from helpers.streams import Stream
 from pasture.caller import Caller
-from pasture.platform.limits import Rates
+from pasture.platform.access.limits import Rates
 from pasture.platform.service import Service
 from pasture.web import create_app
 

@@ -37,7 +37,7 @@ from test_web_browser import PASSWORD, Served, serve
 from helpers.browser import CHROMIUM, LAUNCH_ARGS, in_chromium
 from helpers.club import EXAMPLES
 from mcp import Client
-from pasture.platform.model import READ_ONLY_GRANT
+from pasture.platform.nouns import READ_ONLY_GRANT
 
 pytestmark = in_chromium
 

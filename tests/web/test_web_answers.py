@@ -1,4 +1,4 @@
-"""What went wrong, answered once for every route (`pasture.web._answers`): JSON on the API's
+"""What went wrong, answered once for every route (`pasture.web._failures`): JSON on the API's
 routes, a short page elsewhere, each with its kind's status and sentence; a bug a bare 500."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pasture.errors import Fault, PastureError, Unavailable
 from pasture.platform.service import Service
 from pasture.result import Result
 from pasture.web import create_app
-from pasture.web._answers import SERVER_FAULT, answers_json
+from pasture.web._failures import SERVER_FAULT, answers_json
 
 FULL = "the data directory's disk is full — nothing was written"
 

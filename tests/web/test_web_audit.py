@@ -14,7 +14,7 @@ from typing import Any
 
 from web_site import Site
 
-from pasture.platform.model import VIEWER_WRITES
+from pasture.platform.nouns import VIEWER_WRITES
 
 RUN = {"who": "Ada", "miles": 5}
 

@@ -16,7 +16,7 @@ import pytest
 from starlette.testclient import TestClient
 from web_site import BASE, PASSWORD, RUNS
 
-from pasture.platform.limits import Rate, Rates
+from pasture.platform.access.limits import Rate, Rates
 from pasture.platform.service import Service
 from pasture.web import create_app
 

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from helpers import needs
 from helpers.browser import CHROMIUM, in_chromium, loopback, serving
 from pasture.errors import Refused
-from pasture.platform.limits import Rates
+from pasture.platform.access.limits import Rates
 from pasture.platform.service import Service
 from pasture.web import create_app
 from pasture.web.query_string import filter_of

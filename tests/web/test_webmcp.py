@@ -24,7 +24,7 @@ from helpers.club import CART, EXAMPLES
 from helpers.databases import IN_A_BROWSER, sqlite_only
 from helpers.pages import SCRIPT, Tags, modules
 from helpers.processes import pasture
-from pasture.platform.model import VIEWER_WRITES
+from pasture.platform.nouns import VIEWER_WRITES
 
 __all__ = ["served", "served_apart"]  # test_web_browser's real servers, as fixtures here
 

@@ -246,7 +246,7 @@ def processes_of(home: Path) -> list[int]:
             continue
         try:
             line = (entry / "cmdline").read_bytes()
-            cwd = os.readlink(entry / "cwd") if b"worker_host" in line else ""
+            cwd = os.readlink(entry / "cwd") if b"worker_main" in line else ""
         except OSError:
             continue
         if str(home).encode() in line or cwd.startswith(str(home)):

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from pasture.platform.limits import Rates
+    from pasture.platform.access.limits import Rates
     from pasture.platform.service import Service
     from pasture.result import Result
 
@@ -80,7 +80,7 @@ def rates_of(args: argparse.Namespace) -> Rates | None:
         return None
     from dataclasses import replace
 
-    from pasture.platform.limits import Rate, Rates, most
+    from pasture.platform.access.limits import Rate, Rates, most
 
     changed: dict[str, Any] = {
         k: Rate.parse(v, "--" + _RATE_OPTIONS[k].replace("_", "-"))
@@ -344,7 +344,7 @@ def do_password(args: argparse.Namespace) -> int:
 
 
 def do_token_new(args: argparse.Namespace) -> int:
-    from pasture.platform.tokens import scope_words
+    from pasture.platform.auth.tokens import scope_words
     from pasture.result import Result
 
     service = open_service(args)
@@ -405,7 +405,7 @@ def do_serve(args: argparse.Namespace) -> int:
     processes = f" in {args.workers} processes" if args.workers > 1 else ""
     print(f"pasture serving {where} at {url}/{processes}", flush=True)
     if args.workers > 1:
-        from pasture.cli._workers import serve_in_workers
+        from pasture.cli._serve_processes import serve_in_workers
 
         service.close()  # each worker opens its own, on the same data
         return serve_in_workers(args, args.workers)
@@ -694,7 +694,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def rate_limits(p: Later) -> None:
-    """How fast callers may call this server (`pasture.platform.limits`)."""
+    """How fast callers may call this server (`pasture.platform.access.limits`)."""
     p.add_argument(
         "--rate",
         metavar="N/minute",

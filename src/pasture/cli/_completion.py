@@ -20,7 +20,7 @@ from pasture.cli import _words
 from pasture.cli._man import quoted, type_words, value_text
 from pasture.cli._words import Words, split_words
 from pasture.errors import UsageError
-from pasture.naming import agent_name
+from pasture.names import agent_name
 from pasture.platform.listing import Offered
 from pasture.platform.service import Command
 from pasture.values import type_of_property

@@ -31,7 +31,7 @@ def demo(args: argparse.Namespace) -> int:
             print("  " + service.deploy(owner, folder).text.replace("\n", "\n    "))
         except PastureError as e:
             print(f"  {folder.name} was not deployed: {e.sentence}", file=sys.stderr)
-    from pasture.platform.sandbox import confinement
+    from pasture.platform.workers.sandbox import confinement
 
     print(f"app code (worker.py) runs {confinement().describe()}")
     token = service.new_token(owner, "make run")

@@ -14,7 +14,7 @@ app, as the one person the call came from, with that person's rights:
 has three: `StoreAsCaller` here (a registry used on its own, around any
 `Store`), the platform's checked one (`pasture.platform.graph`, every read and
 write under the app's access), and a worker process's, which reaches the
-platform's over its channel (`pasture.platform.worker_host`).
+platform's over its channel (`pasture.platform.workers.worker_main`).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pasture.caller import Caller
-from pasture.naming import agent_name
+from pasture.names import agent_name
 from pasture.result import Result
 
 if TYPE_CHECKING:

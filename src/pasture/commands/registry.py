@@ -39,8 +39,7 @@ from pasture.caller import NOBODY, Caller
 from pasture.commands.appstore import AppStore, StoreAsCaller
 from pasture.commands.model import Command, Context, Suggest
 from pasture.errors import DeployRefused, Fault, NotFound, PastureError, Refused, UsageError
-from pasture.names import COMMAND_NAME
-from pasture.naming import agent_name
+from pasture.names import COMMAND_NAME, agent_name
 from pasture.result import Result
 from pasture.schema import InputSchema, shown
 
@@ -488,7 +487,7 @@ class Registry:
 
         The MCP door builds it (`pasture.mcp.build_registry_server`), loaded only here:
         the one place below the doors that names one (scripts/layers.py says so)."""
-        from pasture.mcp._registry import build_registry_server
+        from pasture.mcp._registry_server import build_registry_server
 
         return build_registry_server(self, name)
 
@@ -521,7 +520,7 @@ def serve_stdio(registry: Registry, name: str = "pasture") -> None:
     """Serve a registry's commands as MCP tools on stdin/stdout until the client closes.
 
     The MCP door serves it (`pasture.mcp.serve_registry`), loaded only when called."""
-    from pasture.mcp._registry import serve_registry
+    from pasture.mcp._registry_server import serve_registry
 
     serve_registry(registry, name)
 

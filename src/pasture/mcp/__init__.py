@@ -2,7 +2,7 @@
 
 Two transports over one server (`build_server`): stdio for `pasture mcp`
 (`run_stdio`, acting as one caller for the life of the process) and
-streamable HTTP at `/mcp` on `pasture serve` (`pasture.mcp.streamable_http.mcp_http`,
+streamable HTTP at `/mcp` on `pasture serve` (`pasture.web.mcp_http.mcp_http`,
 the caller named by each request's bearer token). Both protocol generations
 the SDK serves are answered: the initialize handshake and the newest.
 
@@ -17,10 +17,10 @@ from pasture._lazy import lazy_names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from pasture.mcp._registry import build_registry_server, serve_registry
+    from pasture.mcp._registry_server import build_registry_server, serve_registry
     from pasture.mcp._server import NO_RESOURCE, build_server, run_stdio
     from pasture.mcp._tools import TOOL_NAMES, TOOLS
-    from pasture.platform.rewrite import with_base
+    from pasture.platform.apps.rewrite import with_base
 
 _SERVER = "pasture.mcp._server"
 __getattr__ = lazy_names(
@@ -31,9 +31,9 @@ __getattr__ = lazy_names(
         "run_stdio": _SERVER,
         "TOOLS": "pasture.mcp._tools",
         "TOOL_NAMES": "pasture.mcp._tools",
-        "build_registry_server": "pasture.mcp._registry",
-        "serve_registry": "pasture.mcp._registry",
-        "with_base": "pasture.platform.rewrite",
+        "build_registry_server": "pasture.mcp._registry_server",
+        "serve_registry": "pasture.mcp._registry_server",
+        "with_base": "pasture.platform.apps.rewrite",
     },
 )
 

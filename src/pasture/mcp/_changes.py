@@ -1,6 +1,6 @@
 """A deploy anywhere, told to this process's MCP clients.
 
-The platform's bus (`pasture.platform.bus`) hears every deploy and rollback made
+The platform's bus (`pasture.platform.db.bus`) hears every deploy and rollback made
 through any server sharing the database. For each, the connector announces:
 
 - on the newest protocol's `subscriptions/listen` streams (over HTTP and stdio):
@@ -35,7 +35,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from pasture.caller import Caller
 from pasture.errors import Refused
-from pasture.platform.bus import Change
+from pasture.platform.db.bus import Change
 from pasture.platform.service import Service
 from pasture.threads import in_thread
 

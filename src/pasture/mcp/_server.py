@@ -5,7 +5,7 @@ arguments, calls the Service as the caller, and renders the `Result` (text as
 `content`, data as `structuredContent`). A `Refused` becomes an `isError`
 result carrying its sentence and nothing else, in `answer` and nowhere else;
 anything unexpected becomes a plain sentence, its traceback kept in the log
-(`pasture.mcp._answers`, which a registry served on its own answers with too).
+(`pasture.mcp._tool_results`, which a registry served on its own answers with too).
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pasture import jsontext
 from pasture.caller import Caller
 from pasture.errors import NotFound, PastureError, Refused, UsageError
-from pasture.mcp._answers import Wire, answer, refusal
-from pasture.mcp._asking import GoAhead, ask_first
 from pasture.mcp._changes import EMPTY, Relay
+from pasture.mcp._elicitation import GoAhead, ask_first
+from pasture.mcp._tool_results import Wire, answer, refusal
 from pasture.mcp._tools import CHANGED, INPUT_SCHEMAS, RELEASE, TOOL_NAMES, TOOLS
 from pasture.platform.service import Access, AppInfo, Service, with_base
 from pasture.result import Result
@@ -194,10 +194,10 @@ def build_server(
 ) -> MCPServer:
     """The SDK server for one Service; `caller_of()` names who is asking, per request, and
     `refused_of()`, when it says so, refuses this request's tool call before it runs (a
-    caller past their limit over HTTP: `pasture.mcp.streamable_http`). `notifications`: what the
+    caller past their limit over HTTP: `pasture.web.mcp_http`). `notifications`: what the
     handshake promises to announce — only what the transport can carry.
 
-    A client that listed the tools of another release (`pasture.platform.tool_lists`) is
+    A client that listed the tools of another release (`pasture.platform.db.tool_lists`) is
     told on its next call: `notifications/tools/list_changed` (on the call's own channel,
     or the listen streams of the newest protocol) and a line on the reply."""
     bus = InMemorySubscriptionBus()
@@ -352,7 +352,7 @@ def build_server(
         caller = caller_of()
         relay.seen(ctx, caller)
         # Each stream sees the bus as its caller may: a view's change only if they read it.
-        # (How many streams one person holds is `pasture.platform.limits`' to say.)
+        # (How many streams one person holds is `pasture.platform.access.limits`' to say.)
         uris = params.notifications.resource_subscriptions or ()
         return await ListenHandler(relay.scoped(caller, uris))(ctx, params)
 

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pasture.caller import Caller
 from pasture.errors import NotFound
-from pasture.platform import deploy as _deploy
-from pasture.platform.db import PlatformDB
-from pasture.platform.model import Access, AppInfo, Loaded, Role
-from pasture.platform.origins import Origins
-from pasture.platform.sandbox import Limits
-from pasture.platform.workers import WORKER, CodeSettings, Version, Workers, commands_of
+from pasture.platform.apps import versions as _deploy
+from pasture.platform.apps.origins import Origins
+from pasture.platform.db.platform_db import PlatformDB
+from pasture.platform.nouns import Access, AppInfo, Loaded, Role
+from pasture.platform.workers.pool import WORKER, CodeSettings, Version, Workers, commands_of
+from pasture.platform.workers.sandbox import Limits
 
 if TYPE_CHECKING:
     from pasture.store.base import Store

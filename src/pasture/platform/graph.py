@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 from pasture.caller import Caller
 from pasture.commands.appstore import AppStore
-from pasture.platform.access import Gate
-from pasture.platform.bus import Bus, Change
+from pasture.platform.access.gate import Gate
 from pasture.platform.catalog import Catalog
-from pasture.platform.model import Reached, plural
+from pasture.platform.db.bus import Bus, Change
+from pasture.platform.nouns import Reached, plural
 from pasture.result import Result
 from pasture.store.answers import answer_data, answer_text
 from pasture.store.base import Answer, Applied, Bundle
 
 if TYPE_CHECKING:
-    from pasture.platform.audit import Call
+    from pasture.platform.access.audit import Call
 
 
 class Graph:

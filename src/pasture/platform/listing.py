@@ -14,17 +14,17 @@ from typing import TYPE_CHECKING, Any
 from pasture.caller import Caller
 from pasture.commands.model import Command, Context
 from pasture.errors import NotFound, Refused, Unauthorized, UsageError, echo
-from pasture.naming import agent_name
-from pasture.platform.access import Gate
+from pasture.names import agent_name
+from pasture.platform.access.gate import Gate
 from pasture.platform.catalog import Catalog
 from pasture.platform.graph import CheckedStore, Graph
-from pasture.platform.model import SIGN_IN, AppInfo, Loaded, Reached, and_, plural
-from pasture.platform.workers import handlers_of
+from pasture.platform.nouns import SIGN_IN, AppInfo, Loaded, Reached, and_, plural
+from pasture.platform.workers.pool import handlers_of
 from pasture.result import Result
 from pasture.schema import args_object
 
 if TYPE_CHECKING:
-    from pasture.platform.audit import Call
+    from pasture.platform.access.audit import Call
 
 
 def arguments_of(entry: Mapping[str, Any]) -> list[str]:

@@ -16,7 +16,7 @@ The work is done by one part per concept, each in its own module:
     audit.Audit        every write and command call kept: who, through what, how it went
     pages.Pages        an app's files for the web, views for MCP
 
-Who reaches what (DESIGN §5, see `pasture.platform.access`):
+Who reaches what (DESIGN §5, see `pasture.platform.access.gate`):
 - by command (`list_commands`, `run_command`, `apply`, `query`, `schema`
   without `via_web`): every app in every space the caller belongs to;
 - on the web (`via_web=True`, `page`, `web_app`): also the public and open
@@ -36,17 +36,32 @@ from typing import TYPE_CHECKING, Any
 from pasture.caller import NOBODY, Caller
 from pasture.commands.model import Command
 from pasture.errors import Forbidden, NotFound, Refused, Unauthorized
-from pasture.platform.access import Gate
-from pasture.platform.app_secrets import Secrets
-from pasture.platform.apps import Apps
-from pasture.platform.audit import Audit, args_shape, bundles_shape, files_shape, lines, since_of
-from pasture.platform.bus import Change
+from pasture.platform.access.audit import (
+    Audit,
+    args_shape,
+    bundles_shape,
+    files_shape,
+    lines,
+    since_of,
+)
+from pasture.platform.access.gate import Gate
+from pasture.platform.access.limits import Limiter, Rates
+from pasture.platform.access.spaces import Spaces
+from pasture.platform.apps.app_secrets import Secrets
+from pasture.platform.apps.lifecycle import Apps
+from pasture.platform.apps.origins import Origins, apps_domain_of
+from pasture.platform.apps.pages import Pages
+from pasture.platform.apps.rewrite import with_base
+from pasture.platform.auth.app_passes import Passes
+from pasture.platform.auth.people import People
+from pasture.platform.auth.tokens import Tokens
 from pasture.platform.catalog import Catalog
-from pasture.platform.db import PlatformDB, SqlitePlatformDB
+from pasture.platform.db.bus import Change
+from pasture.platform.db.platform_db import PlatformDB, SqlitePlatformDB
+from pasture.platform.db.tool_lists import ToolLists
 from pasture.platform.graph import Graph
-from pasture.platform.limits import Limiter, Rates
 from pasture.platform.listing import Listing, Offered
-from pasture.platform.model import (
+from pasture.platform.nouns import (
     ACCESSES,
     OAUTH_ACCESS_PREFIX,
     ROLES,
@@ -57,21 +72,13 @@ from pasture.platform.model import (
     Page,
     Role,
 )
-from pasture.platform.origins import Origins, apps_domain_of
-from pasture.platform.pages import Pages
-from pasture.platform.passes import Passes
-from pasture.platform.people import People
-from pasture.platform.rewrite import with_base
-from pasture.platform.sandbox import Limits
-from pasture.platform.spaces import Spaces
-from pasture.platform.tokens import Tokens
-from pasture.platform.tool_lists import ToolLists
+from pasture.platform.workers.sandbox import Limits
 from pasture.result import Result
 
 if TYPE_CHECKING:
     from mcp.shared.auth import OAuthMetadata
 
-    from pasture.platform.oauth import Asking, OAuth
+    from pasture.platform.auth.oauth import Asking, OAuth
 
 
 class Service:
@@ -94,12 +101,12 @@ class Service:
         app's store, so several servers can share them. `limits` are what one call of
         an app's code may use (else the defaults, or `$PASTURE_WORKER_…`). With
         `apps_domain`, each app is served on an origin of its own under it
-        (`pasture.platform.origins`); without, its pages are sandboxed. The audit keeps
+        (`pasture.platform.apps.origins`); without, its pages are sandboxed. The audit keeps
         `audit_days` days of calls (else `$PASTURE_AUDIT_DAYS`, else 90); `audit=False`
-        (or `$PASTURE_AUDIT=off`) keeps none (`pasture.platform.audit`). `rates` are how
+        (or `$PASTURE_AUDIT=off`) keeps none (`pasture.platform.access.audit`). `rates` are how
         fast a token, an address and anonymous writers may call (else the defaults, or
         `$PASTURE_RATE…`): the doors and the gate ask `self.limiter`
-        (`pasture.platform.limits`), which also slows and stops repeated failed sign-ins."""
+        (`pasture.platform.access.limits`), which also slows and stops repeated failed sign-ins."""
         if database_url is None:
             database_url = os.environ.get("PASTURE_DATABASE_URL") or None
         self.database_url = database_url
@@ -107,10 +114,10 @@ class Service:
         self.home.mkdir(parents=True, exist_ok=True)
         self.base_url = base_url.rstrip("/")
         # PostgreSQL keeps everything but a cache of version files (and worker.py's
-        # imports) in the data directory: see `pasture.platform.pgdb`
+        # imports) in the data directory: see `pasture.platform.db.postgres_db`
         self.db: PlatformDB
         if database_url:
-            from pasture.platform.pgdb import PostgresPlatformDB
+            from pasture.platform.db.postgres_db import PostgresPlatformDB
 
             self.db = PostgresPlatformDB(database_url)
         else:
@@ -207,7 +214,7 @@ class Service:
             self._passes.end_session(session)
             self.bus.publish(Change("access"))
 
-    # -- passes: a person's sign-in for one app's pages (pasture.platform.passes) ---------
+    # -- passes: a person's sign-in for one app's pages (pasture.platform.auth.app_passes) ---------
     def new_pass(
         self,
         caller: Caller,
@@ -302,7 +309,7 @@ class Service:
             raise NotFound(f"no user {user} — pasture user new {user} adds them")
         return found
 
-    # -- OAuth: the consent page's questions (pasture.platform.oauth) ----------------------
+    # -- OAuth: the consent page's questions (pasture.platform.auth.oauth) ----------------------
     @property
     def oauth(self) -> OAuth:
         """The provider the web door's OAuth routes (the MCP SDK's) ask."""
@@ -311,7 +318,7 @@ class Service:
     @property
     def _oauth(self) -> OAuth:
         if self._oauth_provider is None:
-            from pasture.platform.oauth import OAuth
+            from pasture.platform.auth.oauth import OAuth
 
             self._oauth_provider = OAuth(self.db, self.base_url)
         return self._oauth_provider
@@ -567,7 +574,7 @@ class Service:
 
         An HTML page comes with a `<base href>` at the app's address, unless it has its own,
         and with `module` (a path under the app's address) a `<script type="module">`
-        loading it, unless the page opts out (`pasture.platform.rewrite`). `base` is the
+        loading it, unless the page opts out (`pasture.platform.apps.rewrite`). `base` is the
         address its `<base href>` names instead of the app's (a sandboxed page's pass).
         """
         return self._pages.page(caller, space, slug, path, module=module, base=base)
@@ -589,7 +596,7 @@ class Service:
             return []
         return [f"ui://{space}/{slug}/{view}" for view in views]
 
-    # -- the audit (pasture.platform.audit) ------------------------------------
+    # -- the audit (pasture.platform.access.audit) ------------------------------------
     def audit(
         self,
         caller: Caller,

@@ -2,7 +2,7 @@
 
     with connections(url, unreachable=...).connection("pasture") as conn: ...
 
-Every connection to PostgreSQL — the platform's tables (`pasture.platform.pgdb`)
+Every connection to PostgreSQL — the platform's tables (`pasture.platform.db.postgres_db`)
 and each app's store (`postgres.py`) — is taken from a psycopg pool that all of
 this process shares for that database, so threads serving calls at once each
 take a connection of their own (at most `$PASTURE_DATABASE_CONNECTIONS`, 10

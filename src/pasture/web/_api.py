@@ -2,7 +2,7 @@
 
 Answers of `apply`, `query` and `command` are the Service's `Result` as it is,
 `{"text": …, "data": {…}}`; a refusal is raised, and answered as JSON by the
-door (`pasture.web._answers`).
+door (`pasture.web._failures`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse, Response
 from pasture import jsontext
 from pasture.caller import Caller
 from pasture.errors import NotFound, Refused, TooLarge, Unauthorized
-from pasture.platform.model import SIGN_IN
+from pasture.platform.nouns import SIGN_IN
 from pasture.platform.service import Service
 from pasture.result import Result
 from pasture.schema import args_object

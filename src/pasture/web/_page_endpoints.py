@@ -2,9 +2,9 @@
 guide) and an app's files.
 
 Each finds its visitor, calls the Service, and renders a page of the platform's
-own (`pasture.web.pages`, served by `own_page`) or the app's file. A refusal or
+own (`pasture.web.own_pages`, served by `own_page`) or the app's file. A refusal or
 a bug is raised and answered as a short page by the door
-(`pasture.web._answers`); where a page shows a refusal inside its own form (the
+(`pasture.web._failures`); where a page shows a refusal inside its own form (the
 sign-in page, the tokens page) it renders it here.
 """
 
@@ -24,11 +24,11 @@ from starlette.responses import RedirectResponse, Response
 from pasture.caller import Caller
 from pasture.errors import PastureError
 from pasture.names import SLUG
-from pasture.platform.origins import PASS_MARK
+from pasture.platform.apps.origins import PASS_MARK
 from pasture.platform.service import Service
-from pasture.web import apps_origins, pages, webmcp
-from pasture.web._answers import own_page, refused_page
+from pasture.web import apps_origins, own_pages, webmcp
 from pasture.web._api import Api
+from pasture.web._failures import own_page, refused_page
 from pasture.web._who import client_address
 from pasture.web.endpoints import Endpoints
 
@@ -52,7 +52,7 @@ class PageEndpoints(Endpoints):
     async def home(self, request: Request) -> Response:
         caller = await self.who.of_page(request)
         if not caller.signed_in:
-            return own_page(pages.signed_out_dashboard())
+            return own_page(own_pages.signed_out_dashboard())
         apps = await self.call(self.service.list_apps, caller)
         commands: dict[str, list[dict[str, Any]]] = {}
         problems: dict[str, str] = {}
@@ -73,7 +73,7 @@ class PageEndpoints(Endpoints):
             }
         roles = await self.call(self.service.spaces, caller)
         owned = {space for space, role in roles if role == "owner"}
-        page = pages.dashboard(caller, apps, commands, nonce, problems, opens, owned)
+        page = own_pages.dashboard(caller, apps, commands, nonce, problems, opens, owned)
         return own_page(page, nonce)
 
     async def tools_tab(self, request: Request) -> Response:
@@ -84,7 +84,7 @@ class PageEndpoints(Endpoints):
             return RedirectResponse("/signin", status_code=303)
         listing = await self.call(self.service.list_commands, caller, app)
         entries = listing.data.get("commands", [])
-        return own_page(pages.tools_page(caller, app, entries, listing.text))
+        return own_page(own_pages.tools_page(caller, app, entries, listing.text))
 
     # -- a person's tokens ---------------------------------------------------------------
     async def tokens_of(
@@ -94,7 +94,7 @@ class PageEndpoints(Endpoints):
             return RedirectResponse("/signin", status_code=303)
         listed = await self.call(self.service.tokens, caller)
         spaces = [s for s, _ in await self.call(self.service.spaces, caller)]
-        page = pages.tokens_page(caller, listed.data["tokens"], spaces, made, problem)
+        page = own_pages.tokens_page(caller, listed.data["tokens"], spaces, made, problem)
         return own_page(page, status=400 if problem else 200)
 
     async def tokens(self, request: Request) -> Response:
@@ -138,7 +138,7 @@ class PageEndpoints(Endpoints):
             return RedirectResponse("/signin", status_code=303)
         result = await self.call(self.service.audit, caller, app, since, mine=app is None)
         records = result.data["records"]
-        return own_page(pages.audit_page(caller, app, records, since))
+        return own_page(own_pages.audit_page(caller, app, records, since))
 
     # -- signing in and out --------------------------------------------------------------
     async def signin_form(self, request: Request) -> Response:
@@ -148,24 +148,24 @@ class PageEndpoints(Endpoints):
             try:
                 session = await self.call(self.service.session_for_link, link, address)
             except PastureError as e:
-                return refused_page(pages.signin_page(e.sentence), e)
+                return refused_page(own_pages.signin_page(e.sentence), e)
             return self.signed_in(session)
         if request.query_params.get("token") is not None:
             # A token is a program's, with the scope it was made with: a browser signed in
             # by one would hold all of its person's rights, and outlive it.
-            return own_page(pages.signin_page(TOKEN_IS_NO_SIGN_IN), status=400)
-        return own_page(pages.signin_page())
+            return own_page(own_pages.signin_page(TOKEN_IS_NO_SIGN_IN), status=400)
+        return own_page(own_pages.signin_page())
 
     async def signin(self, request: Request) -> Response:
         origin = request.headers.get("origin")
         if origin is not None and origin not in self.who.origins(request):
-            page = pages.signin_page("sign in on this server's own page, not another site's")
+            page = own_pages.signin_page("sign in on this server's own page, not another site's")
             return own_page(page, status=403)
         fields = parse_qs((await request.body()).decode("utf-8", "replace"))
         name = fields.get("name", [""])[0].strip()
         password = fields.get("password", [""])[0]
         if not name or not password:
-            page = pages.signin_page("give your name and your password to sign in", name)
+            page = own_pages.signin_page("give your name and your password to sign in", name)
             return own_page(page, status=400)
         app = fields.get("app", [""])[0]
         onward = apps_origins.safe_next(fields.get("next", [""])[0])
@@ -173,7 +173,7 @@ class PageEndpoints(Endpoints):
             address = client_address(request.scope)
             session = await self.call(self.service.sign_in, name, password, address)
         except PastureError as e:  # shown on the sign-in form, with the name kept
-            page = pages.signin_page(e.sentence, name, app=app, next_path=onward)
+            page = own_pages.signin_page(e.sentence, name, app=app, next_path=onward)
             return refused_page(page, e, 401)
         if app:  # on, to the app's own origin it was asked for from
             return self.signed_in(session, "/signin/app?" + urlencode({"app": app, "next": onward}))
@@ -189,7 +189,7 @@ class PageEndpoints(Endpoints):
             sentence = (
                 f"{app or 'nothing'} is not an app's address — write space/app, like ada/runs"
             )
-            return own_page(pages.signin_page(sentence), status=400)
+            return own_page(own_pages.signin_page(sentence), status=400)
         caller = await self.who.of_page(request)
         if not self.service.origins.apps_domain:
             return RedirectResponse(f"/{space}/{slug}{onward}", status_code=303)
@@ -198,7 +198,7 @@ class PageEndpoints(Endpoints):
             hop = apps_origins.sign_in_hop(self.service, space, slug, onward)
             return RedirectResponse(hop, status_code=303)
         if not caller.signed_in:
-            return own_page(pages.signin_page(app=app, next_path=onward))
+            return own_page(own_pages.signin_page(app=app, next_path=onward))
         await self.call(self.service.web_app, caller, space, slug)
         session = request.cookies.get(self.session_cookie)
         code = await self.call(

@@ -9,7 +9,7 @@ cookie must come from this server's own origin (when the browser names one)
 and, under ./api/, carry `Content-Type: application/json`: another site's form
 can do neither, so it cannot act as the person whose browser it runs in.
 
-Every call is counted once its caller is known (`pasture.platform.limits`).
+Every call is counted once its caller is known (`pasture.platform.access.limits`).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ Routes (the app's address is `{base_url}/{space}/{app}/`):
     GET  /{space}/{app}                 redirect to /{space}/{app}/
     GET  /{space}/{app}/{path}          a file of the app; a folder serves its index.html;
                                         HTML gets `<base href="{app address}">` after <head>
-                                        and the WebMCP module after it (pasture.platform.rewrite)
+                                        and the WebMCP module after it (platform.apps.rewrite)
     POST /{space}/{app}/api/apply       body: bundles (an object or a list)
     GET  /{space}/{app}/api/subscribe?F the same answer as an event stream, sent again
                                         whenever it changes (`pasture.web.live`)
@@ -65,14 +65,14 @@ with the status its kind carries (see `pasture.errors`):
 
 Every request is one call from its address, and one by its token or person once
 they are known; anonymous writes to an open app are counted per address on their
-own (`pasture.platform.limits`). Past a limit: 429, `Retry-After`, the sentence.
+own (`pasture.platform.access.limits`). Past a limit: 429, `Retry-After`, the sentence.
 Sign-in failures (a password, a token or a link on /signin) are counted per name
 and address: the sign-in page then carries `too many tries — wait a minute`.
 
 Anything else is a bug: it is logged with its traceback, and the caller gets a
 500 `{"error": "something went wrong on the server — …"}` and nothing more.
 Pages answer a refusal with a short HTML page carrying the same sentence
-(`pasture.web._answers`, registered here as the app's exception handlers).
+(`pasture.web._failures`, registered here as the app's exception handlers).
 """
 
 from __future__ import annotations
@@ -89,12 +89,12 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pasture.errors import PastureError, TooMany
-from pasture.platform.rewrite import with_base
+from pasture.platform.apps.rewrite import with_base
 from pasture.platform.service import Service
 from pasture.threads import in_thread
-from pasture.web import apps_origins, pages
-from pasture.web._answers import SERVER_FAULT, fault, http_error, refusal, refused, server_fault
+from pasture.web import apps_origins, own_pages
 from pasture.web._api import MAX_BODY, Api
+from pasture.web._failures import SERVER_FAULT, fault, http_error, refusal, refused, server_fault
 from pasture.web._page_endpoints import PageEndpoints
 from pasture.web._who import SESSION_COOKIE, client_address
 from pasture.web.consent import oauth_routes
@@ -185,7 +185,7 @@ class _Door(Starlette):
                 await _misdirected(host, self.hosts, scope, receive, send)
                 return
         if scope["type"] == "http" and self.service is not None and not _mcp_path(scope["path"]):
-            try:  # /mcp counts its own (pasture.mcp.streamable_http)
+            try:  # /mcp counts its own (pasture.web.mcp_http)
                 self.service.limiter.address(client_address(scope))
             except TooMany as e:
                 await _too_many(e, scope, receive, send)
@@ -256,7 +256,7 @@ async def _misdirected(
     if "/api/" in path or path == "/mcp" or path.startswith("/mcp/"):
         response = JSONResponse({"error": sentence}, status_code=421)
     else:
-        response = HTMLResponse(pages.message_page("Not here", sentence), status_code=421)
+        response = HTMLResponse(own_pages.message_page("Not here", sentence), status_code=421)
     await response(scope, receive, send)
 
 
@@ -280,7 +280,7 @@ async def _guarded(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> 
 
 def _load_mcp(service: Service, bind_host: str) -> tuple[ASGIApp, McpLifespan]:
     """The MCP connector's HTTP app and its lifespan, imported only when a server starts."""
-    from pasture.mcp.streamable_http import mcp_http
+    from pasture.web.mcp_http import mcp_http
 
     return mcp_http(service, public_url=public_url(service), bind_host=bind_host)
 

@@ -1,4 +1,4 @@
-"""How the web door keeps each app's pages to themselves (`pasture.platform.origins`).
+"""How the web door keeps each app's pages to themselves (`pasture.platform.apps.origins`).
 
 Before routing, `place(scope)` reads where a request is going and notes it in
 `scope["state"]` (what it asks the Service, it asks in a thread: the database may
@@ -32,10 +32,10 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import Scope
 
 from pasture.errors import PastureError
-from pasture.platform.origins import PASS_MARK, SANDBOX
+from pasture.platform.apps.origins import PASS_MARK, SANDBOX
 from pasture.platform.service import Service
 from pasture.threads import in_thread
-from pasture.web import pages
+from pasture.web import own_pages
 
 
 def cookie(name: str, secure: bool) -> str:
@@ -69,7 +69,7 @@ async def place(service: Service, scope: Scope) -> Response | None:
             found = await in_thread(lambda: service.app_at(host))
             if found is None:
                 sentence = f"no app is at {host} — the dashboard lists your apps"
-                return HTMLResponse(pages.message_page("Not here", sentence), status_code=404)
+                return HTMLResponse(own_pages.message_page("Not here", sentence), status_code=404)
             state["app_origin"] = found
             if path.startswith(PLATFORM):
                 at, what = found, path[len(PLATFORM) :]
@@ -159,7 +159,7 @@ def _platform_page(service: Service, scope: Scope, app: tuple[str, str], what: s
                 query.get("code") or "", space, slug, _cookie(scope, cookie(STATE_COOKIE, secure))
             )
         except PastureError as e:
-            page = pages.message_page("Not signed in", e.sentence)
+            page = own_pages.message_page("Not signed in", e.sentence)
             return HTMLResponse(page, status_code=e.status)
         response = RedirectResponse(next_path, status_code=303)
         response.set_cookie(
@@ -179,5 +179,5 @@ def _platform_page(service: Service, scope: Scope, app: tuple[str, str], what: s
         response = RedirectResponse("/", status_code=303)
         response.delete_cookie(cookie(PASS_COOKIE, secure), path="/", secure=secure)
         return response
-    page = pages.message_page("Not here", f"nothing is at {PLATFORM}{what}")
+    page = own_pages.message_page("Not here", f"nothing is at {PLATFORM}{what}")
     return HTMLResponse(page, status_code=404)

@@ -3,7 +3,7 @@
 The MCP SDK serves `/.well-known/oauth-authorization-server`, `/authorize`,
 `/token`, `/register` and `/revoke` (`mcp.server.auth.routes`) and
 `/.well-known/oauth-protected-resource/mcp` (RFC 9728), asking the platform's
-provider (`pasture.platform.oauth`). `/authorize` sends the person here:
+provider (`pasture.platform.auth.oauth`). `/authorize` sends the person here:
 
     GET  /oauth/consent?request=…   signed out: the sign-in form, which comes back here;
                                     signed in: which client asks, for what, and the choice
@@ -13,7 +13,7 @@ provider (`pasture.platform.oauth`). `/authorize` sends the person here:
 The authorization server's metadata says it takes Client ID Metadata
 Documents (`client_id_metadata_document_supported`): a client may name itself
 by the `https://` address of its document instead of registering
-(`pasture.platform.client_documents`). `/authorize` fetches such a document
+(`pasture.platform.auth.client_documents`). `/authorize` fetches such a document
 first, and a document that cannot be used is a page saying why, not the SDK's
 bare "not found".
 
@@ -32,11 +32,11 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pasture.errors import DocumentRefused
-from pasture.platform.client_documents import is_document_id
+from pasture.platform.auth.client_documents import is_document_id
 from pasture.platform.service import Service
 from pasture.threads import in_thread
-from pasture.web import pages
-from pasture.web._answers import own_page
+from pasture.web import own_pages
+from pasture.web._failures import own_page
 from pasture.web.endpoints import Endpoints
 
 log = logging.getLogger("pasture.web")
@@ -118,7 +118,7 @@ class _Fetching:
             try:
                 await in_thread(lambda: oauth.client_document(client_id))
             except DocumentRefused as e:
-                page = pages.message_page("This client cannot sign in", e.sentence)
+                page = own_pages.message_page("This client cannot sign in", e.sentence)
                 await own_page(page, status=400)(scope, receive, send)
                 return
         await self.authorize(scope, receive, send)
@@ -137,10 +137,10 @@ class Consent:
         asking = await self.web.call(self.service.oauth_asking, asked)
         if not caller.signed_in:
             here = "/oauth/consent?" + urlencode({"request": asked})
-            return own_page(pages.signin_page(next_path=here))
+            return own_page(own_pages.signin_page(next_path=here))
         spaces = [s for s, _ in await self.web.call(self.service.spaces, caller)]
         target = urlsplit(asking.redirect_uri)
-        page = pages.consent_page(
+        page = own_pages.consent_page(
             asking.client_name,
             asking.client_uri,
             target.netloc or asking.redirect_uri,

@@ -4,7 +4,7 @@ and the consent page's (`pasture.web.consent`) are made of it.
 
 An endpoint finds its caller (`who.of_api` or `who.of_page`), calls the Service,
 and renders what it answers; a refusal or a bug it only raises, and the door
-answers it (`pasture.web._answers`).
+answers it (`pasture.web._failures`).
 """
 
 from __future__ import annotations

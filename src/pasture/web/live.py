@@ -7,7 +7,7 @@ every change that alters it. Its `id` is a digest of that body, so a stream
 opened again with `Last-Event-ID` skips a first answer the page already has, and
 never misses the last one (it is always sent when it differs).
 
-What moves a stream is the bus (`pasture.platform.bus`), so a write through any
+What moves a stream is the bus (`pasture.platform.db.bus`), so a write through any
 server sharing the database reaches every server's streams:
 
 - a write to an app runs each filter its pages watch once, as one of the
@@ -48,7 +48,7 @@ from starlette.types import Receive, Scope, Send
 
 from pasture.caller import Caller
 from pasture.errors import Refused, Unauthorized
-from pasture.platform.bus import Change
+from pasture.platform.db.bus import Change
 from pasture.platform.service import Service
 from pasture.result import Result
 from pasture.threads import in_thread

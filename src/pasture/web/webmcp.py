@@ -6,7 +6,7 @@ Every HTML page of an app loads it (the platform adds
 without WebMCP (`document.modelContext` undefined, and `navigator.modelContext`,
 where other browsers may put it) the module does nothing at all, and so it does
 in a sandboxed page (a server with no apps domain: an opaque origin, whose tools
-no agent can call — `pasture.platform.origins`).
+no agent can call — `pasture.platform.apps.origins`).
 Otherwise it fetches `./api/tools` once per page load and registers each
 command with `document.modelContext.registerTool`:
 

@@ -1,0 +1,182 @@
+"""A registry served on its own over MCP: each command its own tool, changes announced.
+
+This is the library use of `pasture.commands.registry` (DESIGN §6, last
+sentence): no platform, no fixed tool list. `tools/list` is the registry's
+commands as agents name them (`cart_add`), plus `status` when a provider has a
+status command. When a command is registered or removed while a client is
+connected, the client hears `notifications/tools/list_changed`: on its own
+connection in the handshake generation, on a `subscriptions/listen` stream in
+the newest. Arguments arrive typed, so nothing is converted from text. A command that
+is hard to undo runs once the person says yes, where the client can ask them
+(`pasture.mcp._elicitation`).
+
+A door, it knows a registry only by its shape (`pasture.served`), and answers as
+the platform's connector does (`pasture.mcp._tool_results`). It serves one connection
+per run (stdio, in memory): the SDK enters the server's lifespan once per
+connection, so what that connection needs to hear of changes lives there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.server import NotificationOptions, Server
+from mcp.server.context import ServerRequestContext
+from mcp.server.session import ServerSession
+from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from pasture.asking import CANCELLED, question
+from pasture.mcp._elicitation import ask, can_ask
+from pasture.mcp._tool_results import Wire, answer, refusal
+from pasture.mcp._tools import tool
+from pasture.served import ServedCommand, ServedRegistry
+from pasture.version import __version__
+
+logger = logging.getLogger("pasture.mcp")
+
+STATUS_TOOL = "status"
+
+_STATUS = types.Tool(
+    name=STATUS_TOOL,
+    title="The state of everything here",
+    description="Every provider's state in one line each: run it before changing anything.",
+    input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+    annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+)
+
+
+def tool_of(command: ServedCommand) -> types.Tool:
+    """A command as an MCP tool: its agent name, schema and what it does to the world."""
+    return tool(
+        command.agent_name,
+        command.title,
+        command.description,
+        command.input,
+        read_only=command.read_only,
+        destructive=command.consequential,
+    )
+
+
+def tools_of(registry: ServedRegistry) -> list[types.Tool]:
+    tools = [tool_of(c) for c in registry.commands()]
+    if registry.status_commands() and registry.get(STATUS_TOOL) is None:
+        tools.append(_STATUS)
+    return tools
+
+
+@dataclass
+class _Connection:
+    """The one connection a run serves: the session that last spoke for it, in the
+    handshake generation, which hears of changes until sending to it fails."""
+
+    session: ServerSession | None = None
+
+
+def build_registry_server(registry: ServedRegistry, name: str = "pasture") -> Server[Any]:
+    """The SDK's low-level server over one registry."""
+    bus = InMemorySubscriptionBus()
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def announce(connection: _Connection) -> None:
+        await bus.publish(ToolsListChanged())
+        session = connection.session
+        if session is None:
+            return
+        try:
+            await session.send_tool_list_changed()
+        except Exception:
+            connection.session = None  # the client went away
+            logger.debug("tools/list_changed had no channel to go out on")
+
+    @asynccontextmanager
+    async def lifespan(_server: Server[Any]) -> AsyncIterator[_Connection]:
+        loop = asyncio.get_running_loop()
+        connection = _Connection()
+
+        def changed() -> None:
+            # register() may run on any thread: the notice goes out on the server's loop.
+            def start() -> None:
+                task = loop.create_task(announce(connection))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+
+            try:
+                here = asyncio.get_running_loop()
+            except RuntimeError:
+                here = None
+            if here is loop:
+                start()
+            elif not loop.is_closed():
+                loop.call_soon_threadsafe(start)
+
+        stop = registry.on_change(changed)
+        try:
+            yield connection
+        finally:
+            stop()
+
+    def remember(ctx: ServerRequestContext[_Connection]) -> None:
+        # Each request has a session of its own; any of them reaches the connection.
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            ctx.lifespan_context.session = ctx.session
+
+    async def on_list_tools(
+        ctx: ServerRequestContext[_Connection], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        remember(ctx)
+        return types.ListToolsResult(tools=tools_of(registry))
+
+    async def on_call_tool(
+        ctx: ServerRequestContext[_Connection], params: types.CallToolRequestParams
+    ) -> Wire | types.InputRequiredResult:
+        remember(ctx)
+        arguments = dict(params.arguments or {})
+        name = params.name
+        command = registry.get(name)
+        if command is not None and command.consequential and can_ask(ctx):
+            asking = question(command.title, command.agent_name, None, arguments)
+            said = await ask(ctx, params, asking)
+            if isinstance(said, types.InputRequiredResult):
+                return said  # the question; the client calls again with the answer
+            if not said:
+                return refusal(CANCELLED)
+        # A command's own code may block: keep the event loop free.
+        return await anyio.to_thread.run_sync(
+            lambda: answer(name, lambda: registry.run(name, arguments))
+        )
+
+    server: Server[Any] = Server(
+        name,
+        version=__version__,
+        lifespan=lifespan,
+        on_list_tools=on_list_tools,
+        on_subscriptions_listen=ListenHandler(bus),
+    )
+    # Registered as a plain request handler, which may answer with the wire dict.
+    server.add_request_handler("tools/call", types.CallToolRequestParams, on_call_tool)
+    return server
+
+
+def serve_registry(registry: ServedRegistry, name: str = "pasture") -> None:
+    """Serve the registry on stdin/stdout until the client closes the pipe."""
+    server = build_registry_server(registry, name)
+    options = server.create_initialization_options(NotificationOptions(tools_changed=True))
+
+    async def serve() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, options)
+
+    anyio.run(serve)
+
+
+__all__ = ["STATUS_TOOL", "build_registry_server", "serve_registry", "tool_of", "tools_of"]

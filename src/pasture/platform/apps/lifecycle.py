@@ -1,0 +1,316 @@
+"""Apps as versions: deploy (check everything, then install), read the source back, roll back.
+
+A deploy checks the whole app before anything is installed and refuses with
+every problem at once; it installs components before commands, writes the
+version's files, and makes it current in one transaction (`_switch_version`,
+the commit point).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from pasture import jsontext
+from pasture.caller import Caller
+from pasture.commands.model import Command
+from pasture.errors import DeployRefused, NotFound, Refused, UsageError
+from pasture.names import check_slug, check_title
+from pasture.platform.access.gate import Gate, require_writes
+from pasture.platform.access.spaces import Spaces
+from pasture.platform.apps import paths
+from pasture.platform.apps import versions as _deploy
+from pasture.platform.auth.people import People
+from pasture.platform.catalog import Catalog
+from pasture.platform.db.platform_db import PlatformDB
+from pasture.platform.db.platform_tables import REACH_MOVED
+from pasture.platform.nouns import ACCESSES, Access, Loaded, plural
+from pasture.platform.workers.pool import WORKER, Version, clashes, commands_of, untrusted
+from pasture.result import Result
+from pasture.values import now
+
+if TYPE_CHECKING:
+    from pasture.platform.access.audit import Call
+    from pasture.store.vocab import Vocabulary
+
+
+class Apps:
+    """Deploying, reading back and rolling back an app's versions."""
+
+    def __init__(
+        self, db: PlatformDB, catalog: Catalog, people: People, spaces: Spaces, gate: Gate
+    ) -> None:
+        self.db = db
+        self.catalog = catalog
+        self.people = people
+        self.spaces = spaces
+        self.gate = gate
+
+    def deploy(
+        self,
+        caller: Caller,
+        files: Path | Mapping[str, bytes | str],
+        *,
+        space: str | None = None,
+        app: str | None = None,
+        access: Access | None = None,
+        title: str | None = None,
+        noted: Call | None = None,
+    ) -> Result:
+        """Check the whole app, then install it as a new version, or refuse with every problem.
+
+        `noted`: the audit's record of this call, told which app it is."""
+        require_writes(caller)
+        from pasture.commands import load_commands
+        from pasture.commands.deploy_checks import declared_commands
+        from pasture.commands.loader import read_tools
+        from pasture.store.vocab import Vocabulary
+
+        if app and "/" in app and space is None:
+            space, _, app = app.partition("/")
+        space = space or self.people.personal_space(caller)
+        if isinstance(files, (str, Path)):
+            folder = Path(files)
+            slug = app or folder.resolve().name.lower()
+            raw: dict[str, bytes] = _deploy.read_dir(folder)
+            problems: list[str] = _deploy.too_big(raw)
+        else:
+            if not app:
+                raise UsageError("name the app to deploy these files as (app=…, or --app)")
+            slug = app
+            raw, problems = _deploy.normalise(files)
+        check_slug(slug)
+        if access is not None and access not in ACCESSES:
+            raise UsageError(f"{access} is not an access — say private, public or open")
+        if title is not None:
+            check_title(title)
+        at = f"{space}/{slug}"
+        if noted is not None:
+            noted.app = at
+        if self.spaces.role(caller, space) not in ("owner", "editor"):
+            self.spaces.no_deploy(caller, space)
+        if not raw:  # none, or too many to look at (`too_big` said so)
+            raise DeployRefused(
+                problems or ["there are no files to deploy — put index.html in the folder"]
+            )
+
+        current = self.db.one("SELECT * FROM apps WHERE space = ? AND slug = ?", space, slug)
+        previous: Vocabulary | None = None
+        if current is not None:
+            previous = self.catalog.load(space, slug).vocabulary
+
+        # Check everything before anything is installed.
+        vocab_doc: dict[str, Any] | None = None
+        vocabulary: Vocabulary | None = None
+        if "vocab.json" in raw:
+            try:
+                parsed = json.loads(raw["vocab.json"])
+                jsontext.check(parsed, "vocab.json")
+            except (ValueError, UnicodeDecodeError) as e:
+                problems.append(f"vocab.json: not JSON — {e}")
+            except RecursionError:
+                problems.append(jsontext.too_deep("vocab.json"))
+            except Refused as e:
+                problems.append(e.sentence)
+            else:
+                if isinstance(parsed, dict):
+                    vocab_doc = parsed
+                else:
+                    problems.append("vocab.json: an object with $defs, one entry per component")
+        if not any(p.startswith("vocab.json") for p in problems):
+            vocabulary, wrong = Vocabulary.read(vocab_doc, previous=previous)
+            if wrong:
+                problems.append(str(DeployRefused(wrong, prefix="vocab.json")))
+        commands: list[Command] = []
+        if vocabulary is not None:
+            # Checked against what vocab.json did read, so one message names tools.json's
+            # problems beside vocab.json's.
+            try:
+                commands = load_commands(raw, vocabulary, at)
+            except DeployRefused as e:
+                problems.append(str(e))
+        else:
+            # vocab.json is not JSON: tools.json is checked for all but what it says of the
+            # app's own components, so one message still names its problems too.
+            try:
+                found = read_tools(raw)
+            except DeployRefused as e:
+                problems.append(str(e))
+            else:
+                if found is not None:
+                    name, doc = found
+                    _, wrong = declared_commands(doc, None, set(raw))
+                    if wrong:
+                        problems.append(str(DeployRefused(wrong, prefix=name)))
+        manifest: list[dict[str, Any]] | None = None
+        if WORKER in raw:
+            manifest = self._check_code(space, slug, raw, commands, problems)
+        if problems:
+            raise DeployRefused(problems)
+        assert vocabulary is not None
+
+        app_title = title or _deploy.title_of(raw) or slug
+        app_dir = self.catalog.app_dir(space, slug)
+        with _deploy.app_lock(app_dir):
+            row = self.db.one(
+                "SELECT MAX(version) AS v FROM versions WHERE space = ? AND slug = ?", space, slug
+            )
+            recorded = int(row["v"]) if row is not None and row["v"] is not None else 0
+            _deploy.sweep(app_dir, recorded)
+            version = recorded + 1
+            root = _deploy.write_version(app_dir, version, raw)
+            try:
+                if manifest is not None:
+                    code, _ = commands_of(
+                        manifest, Version(space, slug, version, root), self.catalog.workers
+                    )
+                    commands = commands + code
+                # Components before commands: the store knows this release's vocabulary
+                # before any of its commands can be called.
+                self.catalog.store(space, slug).declare(vocab_doc or {})
+                chosen: Access = access or (
+                    cast(Access, current["access"]) if current is not None else "public"
+                )
+                self._switch_version(caller, space, slug, version, app_title, chosen, raw, manifest)
+            except BaseException:
+                # Never made current: its folder goes, and the last version serves on.
+                shutil.rmtree(root, ignore_errors=True)
+                raise
+        self.catalog.workers.retire(space, slug)  # the last version's processes stop
+        self.catalog.remember(
+            space, slug, Loaded(version, app_title, chosen, commands, vocabulary, manifest)
+        )
+        names = [c.agent_name for c in commands]
+        url = self.catalog.url(space, slug)
+        return Result(
+            f"deployed {at} v{version}: {url}\ncommands: {', '.join(names) or 'none'}",
+            {"at": at, "version": version, "url": url, "title": app_title, "commands": names},
+        )
+
+    def _switch_version(
+        self,
+        caller: Caller,
+        space: str,
+        slug: str,
+        version: int,
+        title: str,
+        access: Access,
+        files: Mapping[str, bytes],
+        manifest: list[dict[str, Any]] | None,
+    ) -> None:
+        """The commit point of a deploy: one transaction makes the new version current."""
+        code = None if manifest is None else json.dumps(manifest)
+        with self.db.transaction() as conn:
+            self.db.keep_files(conn, space, slug, version, files)
+            conn.execute(
+                "INSERT INTO versions "
+                "(space, slug, version, title, deployed_by, deployed_at, code) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (space, slug, version, title, caller.eid, now("seconds"), code),
+            )
+            conn.execute(
+                "INSERT INTO apps (space, slug, title, access, version) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (space, slug) DO UPDATE SET title = excluded.title, "
+                "access = excluded.access, version = excluded.version",
+                (space, slug, title, access, version),
+            )
+            conn.execute(REACH_MOVED)  # its access may be narrower now
+
+    def _check_code(
+        self,
+        space: str,
+        slug: str,
+        files: dict[str, bytes],
+        declared: list[Command],
+        problems: list[str],
+    ) -> list[dict[str, Any]] | None:
+        """worker.py set up once, apart (only in a trusted space): the manifest of its commands.
+
+        Every problem is added to `problems`, each as `worker.py: …`.
+        """
+        if not self.catalog.trusted(space):
+            problems.append(
+                f"{WORKER}: this app runs code, and {untrusted(space)} — without "
+                f"{WORKER} it deploys as it is"
+            )
+            return None
+        at = f"{space}/{slug}"
+        found, manifest = self.catalog.workers.check(files, at, self.catalog.secrets(space, slug))
+        problems.extend(f"{WORKER}: {p}" for p in found)
+        if found:
+            return None
+        # What the worker process says is held to the rules again, here.
+        code, bad = commands_of(manifest, Version(space, slug, 0, Path()), self.catalog.workers)
+        problems.extend(f"{WORKER}: {p}" for p in bad)
+        problems.extend(f"{WORKER}: {p}" for p in clashes([c.agent_name for c in code], declared))
+        return manifest
+
+    def files(self, caller: Caller, app: str, path: str | None = None) -> Result:
+        """An app's source read back: the list of files, or one file's text."""
+        reached = self.gate.reach(caller, app)
+        loaded = self.catalog.load(reached.space, reached.slug)
+        root = self.catalog.app_dir(reached.space, reached.slug) / f"v{loaded.version}"
+        if path is None or path.strip("/") == "":
+            names = sorted(_deploy.read_dir(root))
+            return Result(
+                f"{reached.at} v{loaded.version}: {plural(len(names), 'file', 'files')}\n"
+                + "\n".join(names),
+                {"at": reached.at, "version": loaded.version, "files": names},
+            )
+        target = paths.inside(root, path)
+        if not target.is_file():
+            raise NotFound(f"no file {paths.shown(path)} in {reached.at} — app_files lists them")
+        text = target.read_bytes().decode("utf-8", "replace")
+        return Result(
+            text, {"at": reached.at, "version": loaded.version, "path": path, "text": text}
+        )
+
+    def rollback(self, caller: Caller, app: str, version: int, noted: Call | None = None) -> Result:
+        from pasture.store.vocab import Vocabulary
+
+        require_writes(caller)
+        reached = self.gate.reach(caller, app)
+        if noted is not None:
+            noted.app = reached.at
+        if reached.role not in ("owner", "editor"):
+            self.spaces.no_deploy(caller, reached.space)
+        space, slug = reached.space, reached.slug
+        row = self.db.one(
+            "SELECT title FROM versions WHERE space = ? AND slug = ? AND version = ?",
+            space,
+            slug,
+            version,
+        )
+        if row is None or not self.catalog.version_dir(space, slug, version).is_dir():
+            kept = [
+                str(r["version"])
+                for r in self.db.all(
+                    "SELECT version FROM versions WHERE space = ? AND slug = ? ORDER BY version",
+                    space,
+                    slug,
+                )
+            ]
+            raise NotFound(f"{reached.at} has no v{version} — it has v{', v'.join(kept)}")
+        current = self.catalog.load(space, slug)
+        loaded = self.catalog.read_version(space, slug, version, row["title"], current.access)
+        files = _deploy.read_version(self.catalog.app_dir(space, slug) / f"v{version}")
+        doc = json.loads(files["vocab.json"]) if "vocab.json" in files else None
+        # The rows written since stay; the older vocabulary must still describe them.
+        Vocabulary.from_json(doc, previous=current.vocabulary)
+        self.catalog.store(space, slug).declare(doc or {})
+        with self.db.transaction() as conn:
+            conn.execute(
+                "UPDATE apps SET version = ?, title = ? WHERE space = ? AND slug = ?",
+                (version, row["title"], space, slug),
+            )
+        self.catalog.workers.retire(space, slug)
+        self.catalog.remember(space, slug, loaded)
+        names = [c.agent_name for c in loaded.commands]
+        return Result(
+            f"{reached.at} is back at v{version}: {self.catalog.url(space, slug)}\n"
+            f"commands: {', '.join(names) or 'none'}",
+            {"at": reached.at, "version": version, "commands": names},
+        )

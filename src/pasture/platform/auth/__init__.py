@@ -1,0 +1,1 @@
+"""Who is asking: people, sessions, tokens, OAuth grants, client documents, apps' passes."""

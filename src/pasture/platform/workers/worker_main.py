@@ -1,0 +1,415 @@
+"""The program a worker process runs: an app's `worker.py`, set up once, serving calls.
+
+    python -I -m pasture.platform.workers.worker_main FD
+
+It runs inside the sandbox (`pasture.platform.workers.sandbox`) and talks to the server
+over the socket `FD` (`pasture.platform.workers.protocol`); what it prints goes to the
+server's log. In order:
+
+1. `{"hello": {root, at, memory, secrets, mode}}` arrives. The memory limit is
+   set on this process before any of the app's code runs.
+2. `worker.py` is imported from `root` (modules beside it can be imported
+   too) and its `setup(app)` is called with a registry; every registration
+   problem is noted. Its handlers (`@query`, `@mutation`, `@action`,
+   `pasture.commands.handlers`) are checked, and each one tagged as a tool is
+   registered as a command of its name. It answers `{"ready": {"commands": [...]}}` or
+   `{"problems": [...]}`; at a deploy's check (`mode: "check"`) that is all.
+3. Then one call at a time: `{"call": id, "command", "args", "caller",
+   "read_only"}` runs the command with a `ctx` whose store asks the server for
+   every read and write (`{"store": "query" | "apply" | "schema", "call": id}`),
+   as the call's caller — the server decides who that is, not this process —
+   and answers `{"result": {text, data}}`, `{"refused": {sentence, kind}}`,
+   `{"failed": "SystemExit"}`, `{"limit": "memory"}` or `{"unjson": "set"}`.
+   A reply may carry `"commands"` when the registry changed during the call.
+   `{"call": id, "handler", "args", "caller", "read_only"}` runs a handler as
+   the app's page calls it, its input not checked against its tool's args.
+4. `{"suggest": …}` asks a command's Tab-completion hook; the channel closing
+   ends the process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import logging
+import os
+import resource
+import socket
+import sys
+import traceback
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from pasture.caller import Caller
+from pasture.commands import handlers as _handlers
+from pasture.commands.appstore import AppStore
+from pasture.commands.model import Command, Context
+from pasture.commands.registry import BadCommand, CheckedRun, Registry
+from pasture.errors import PastureError, Refused
+from pasture.platform.workers.protocol import Channel, Closed, refusal_message, refusal_of
+from pasture.result import Result
+from pasture.store.base import Answer, Applied, Bundle
+
+logger = logging.getLogger("pasture.worker")
+
+WORKER = "worker.py"
+SETUP_RULE = "setup is a function setup(app) that registers the app's commands on app"
+
+
+# -- setting up: the registry worker.py is handed ---------------------------------------------
+class WorkerRegistry(Registry):
+    """An app's registry while its worker sets up: a bad command is noted, the rest go on.
+
+    So a deploy reports every bad registration at once, not only the first.
+    """
+
+    def __init__(self, at: str = "") -> None:
+        super().__init__(at=at)
+        self.problems: list[str] = []
+
+    def register(self, name: str, **fields: Any) -> Callable[[], None]:
+        try:
+            return super().register(name, **fields)
+        except BadCommand as bad:
+            self.problems.append(str(bad))
+            return _nothing
+        except TypeError as e:  # a field missing or misspelt, e.g. no annotations=
+            self.problems.append(f"{name}: {_missing(e)}")
+            return _nothing
+
+
+def _nothing() -> None:
+    return None
+
+
+def _missing(e: TypeError) -> str:
+    text = str(e)
+    if "annotations" in text:
+        return (
+            'annotations are required: {"readOnly": True} if it changes nothing, '
+            '{"consequential": True} if it is hard to undo, {} for an ordinary change'
+        )
+    if "unexpected keyword argument" in text:
+        word = text.rsplit("argument", 1)[-1].strip(" '")
+        return (
+            f"register() takes no {word} — it takes description, run, input, annotations, "
+            "provider, title, positional, output, examples, see_also and suggest"
+        )
+    if "missing" in text:
+        return f"register() {text.split('()', 1)[-1].strip()}"
+    return "register() was called with the wrong fields"
+
+
+def set_up(namespace: Mapping[str, Any], registry: WorkerRegistry, path: str) -> list[str]:
+    """Call the worker's `setup(app)`; its problems (and the registry's) as deploy sentences."""
+    setup = namespace.get("setup")
+    if setup is None:
+        return []
+    if not callable(setup):
+        return [SETUP_RULE]
+    try:
+        setup(registry)
+    except BaseException as e:  # SystemExit and the like too: setup may not end the process
+        return [*registry.problems, raised(e, path)]
+    return list(registry.problems)
+
+
+def raised(e: BaseException, path: str) -> str:
+    """`line 12: ValueError: …`, the line being the worker's own deepest one."""
+    line = ""
+    for frame in traceback.extract_tb(e.__traceback__):
+        if frame.filename == path:
+            line = f"line {frame.lineno}: "
+    text = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    return f"{line}{text}"
+
+
+def manifest(
+    commands: list[Command], handlers: Mapping[str, _handlers.Handler] | None = None
+) -> list[dict[str, Any]]:
+    """What the server needs to list and check commands without their code, and to let the
+    app's pages call its handlers: a tool's entry says its kind (`handler`), and a handler
+    that is no tool is an entry of its own (`page`), which no listing shows."""
+    handlers = handlers or {}
+    listed = [
+        {
+            "name": c.name,
+            "description": c.description,
+            "input": c.input,
+            "annotations": {"readOnly": c.read_only, "consequential": c.consequential},
+            "provider": c.provider,
+            "title": c.title,
+            "positional": list(c.positional),
+            "output": c.output,
+            "examples": list(c.examples),
+            "see_also": list(c.see_also),
+            "suggest": c.suggest is not None,
+            **({"handler": handlers[c.name].kind} if c.name in handlers else {}),
+        }
+        for c in commands
+    ]
+    tools = {c.name for c in commands}
+    listed += [
+        {"name": h.name, "handler": h.kind, "page": True}
+        for h in handlers.values()
+        if h.name not in tools
+    ]
+    return listed
+
+
+# -- the store, back through the server --------------------------------------------------------
+class RemoteStore(AppStore):
+    """`ctx.store` in a worker: every read and write is the server's, as the call's caller."""
+
+    def __init__(self, channel: Channel, call: str, *, read_only: str | None) -> None:
+        super().__init__(read_only=read_only)
+        self.channel = channel
+        self.call = call
+        self.ended = False
+
+    def _ask(self, message: dict[str, Any]) -> dict[str, Any]:
+        if self.ended:
+            raise Refused(
+                "this ctx.store belongs to a call that has ended — use the store of the call "
+                "the code is running in"
+            )
+        try:
+            self.channel.send({**message, "call": self.call})
+        except (TypeError, ValueError):
+            raise Refused(
+                "what was sent to the store is not JSON — bundles and filters are made of "
+                "text, numbers, true/false, null, lists and objects"
+            ) from None
+        try:
+            reply = self.channel.receive()
+        except Closed:
+            os._exit(0)  # the server has gone: nobody is waiting for this call
+        assert reply is not None
+        if "refused" in reply:
+            raise refusal_of(reply["refused"])
+        return reply
+
+    def query(self, filter: str) -> Answer:
+        answer: Answer = self._ask({"store": "query", "filter": filter})["answer"]
+        return answer
+
+    def schema(self) -> dict[str, Any]:
+        described: dict[str, Any] = self._ask({"store": "schema"})["schema"]
+        return described
+
+    def _write(self, bundles: list[Bundle]) -> Applied:
+        reply = self._ask({"store": "apply", "bundles": bundles})
+        return Applied(list(reply["entities"]), dict(reply["aliases"]))
+
+
+# -- the process ---------------------------------------------------------------------------------
+class Host:
+    """One app version's code, set up, answering the server's calls one at a time."""
+
+    def __init__(self, channel: Channel, hello: dict[str, Any]) -> None:
+        self.channel = channel
+        self.root = Path(str(hello["root"]))
+        self.at = str(hello.get("at", ""))
+        self.secrets = MappingProxyType(dict(hello.get("secrets") or {}))
+        self.registry = WorkerRegistry(self.at)
+        self.handlers: dict[str, _handlers.Handler] = {}
+        self.changes = 0
+        self.reported = 0
+
+    def set_up(self) -> list[str]:
+        path = self.root / WORKER
+        sys.path.insert(0, str(self.root))  # worker.py may import modules beside it
+        spec = importlib.util.spec_from_file_location("worker", path)
+        if spec is None or spec.loader is None:
+            return [f"{WORKER} cannot be loaded"]
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["worker"] = module  # a dataclass in the worker looks its module up here
+        try:
+            spec.loader.exec_module(module)
+        except BaseException as e:
+            return [raised(e, str(path))]
+        problems = set_up(vars(module), self.registry, str(path))
+        problems += self.take_handlers()
+        self.registry.on_change(self._changed)
+        return problems
+
+    def take_handlers(self) -> list[str]:
+        """The handlers worker.py made: checked, and each tool registered as a command."""
+        found = _handlers.declared()
+        problems = _handlers.check(found)
+        for handler in found:
+            self.handlers.setdefault(handler.name, handler)
+        if problems:
+            return problems
+        for handler in self.handlers.values():
+            if handler.tool is None:
+                continue
+            tool = handler.tool
+            self.registry.register(
+                handler.name,
+                description=str(tool["description"]).strip(),
+                run=_HandlerRun(handler, as_tool=True),
+                input=_handlers.input_schema(handler.args),
+                annotations=_handlers.annotations_of(handler),
+                title=tool.get("title"),
+            )
+        return []
+
+    def manifest(self) -> list[dict[str, Any]]:
+        return manifest(self.registry.commands(), self.handlers)
+
+    def _changed(self) -> None:
+        self.changes += 1
+
+    def serve(self) -> None:
+        while True:
+            try:
+                message = self.channel.receive()
+            except Closed:
+                return
+            assert message is not None
+            if "call" in message:
+                self.reply(self.call(message))
+            elif "suggest" in message:
+                self.reply(self.suggest(message["suggest"]))
+
+    def reply(self, answer: dict[str, Any]) -> None:
+        sys.stdout.flush()  # what the call printed reaches the server's log now
+        sys.stderr.flush()
+        if self.changes != self.reported:
+            self.reported = self.changes
+            answer["commands"] = self.manifest()
+        try:
+            self.channel.send(answer)
+        except (TypeError, ValueError) as e:
+            what = str(e).split("Object of type ", 1)[-1].split(" ", 1)[0]
+            self.channel.send({"unjson": what[:60] if "Object of type" in str(e) else "value"})
+
+    def call(self, message: dict[str, Any]) -> dict[str, Any]:
+        if "handler" in message:
+            handler = self.handlers.get(str(message["handler"]))
+            if handler is None:
+                return {"refused": {"sentence": f"no handler {message['handler']} in {self.at}"}}
+            return self.run(message, handler.name, _HandlerRun(handler, as_tool=False))
+        command = self.registry.get(str(message.get("command", "")))
+        if command is None:
+            return {"refused": {"sentence": f"no command {message.get('command')} in {self.at}"}}
+        return self.run(message, command.name, command.run)
+
+    def run(self, message: dict[str, Any], name: str, run: Any) -> dict[str, Any]:
+        """One call of a command or a handler, with a ctx whose store asks the server."""
+        _reap()
+        caller = message.get("caller") or {}
+        store = RemoteStore(
+            self.channel, str(message["call"]), read_only=message.get("read_only") or None
+        )
+        ctx = Context(
+            Caller(caller.get("eid"), caller.get("name")), store, self.at, secrets=self.secrets
+        )
+        args = message.get("args") or {}
+        try:
+            # The server checked and converted the arguments before it sent them.
+            result = run.run_checked(args, ctx) if isinstance(run, CheckedRun) else run(args, ctx)
+        except PastureError as refused:  # a refusal, or its code failing (CommandFailed)
+            return {"refused": refusal_message(refused)}
+        except MemoryError:
+            return {"limit": "memory"}
+        except BaseException as e:  # SystemExit, KeyboardInterrupt, …: the call fails, not this
+            logger.error("%s failed in its own code", name, exc_info=e)
+            return {"failed": type(e).__name__}
+        finally:
+            store.ended = True
+        return {"result": {"text": result.text, "data": result.data}}
+
+    def suggest(self, asked: Any) -> dict[str, Any]:
+        command = self.registry.get(str(asked.get("command", "")))
+        if command is None or command.suggest is None:
+            return {"values": []}
+        try:
+            values = command.suggest(str(asked.get("argument", "")), str(asked.get("partial", "")))
+        except BaseException as e:
+            logger.error("%s's suggest failed", command.name, exc_info=e)
+            return {"values": []}
+        return {"values": list(values or [])}
+
+
+class _HandlerRun:
+    """A handler as `run(args, ctx)`: as a tool (its `id()` arguments checked first), or as
+    the app's page calls it (its input the page's to check)."""
+
+    def __init__(self, handler: _handlers.Handler, *, as_tool: bool) -> None:
+        self.handler = handler
+        self.as_tool = as_tool
+
+    def __call__(self, args: dict[str, Any], ctx: Context) -> Result:
+        return _handlers.run(self.handler, args, ctx, as_tool=self.as_tool)
+
+
+def _reap() -> None:
+    """Reap what earlier calls left, which the server has ended: as their reaper (see
+    `_die_with_the_server`), this process would keep them as zombies for ever."""
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+
+
+def _limit_memory(megabytes: int) -> None:
+    size = megabytes * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (size, size))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _die_with_the_server() -> None:
+    """Where no sandbox does it, end this process when the one that started it ends, and
+    keep every process its commands start below it."""
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        # What its commands start and leave stays below it (in a sandbox it is the first
+        # process of its own, already), so the server can count it and end it.
+        libc.prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def main(argv: list[str]) -> int:
+    _die_with_the_server()
+    sys.dont_write_bytecode = True
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s"
+    )
+    channel = Channel(socket.socket(fileno=int(argv[1])))
+    try:
+        message = channel.receive()
+    except Closed:
+        return 0
+    hello = (message or {}).get("hello")
+    if not isinstance(hello, dict):
+        return 2
+    _limit_memory(int(hello.get("memory") or 512))
+    host = Host(channel, hello)
+    try:
+        problems = host.set_up()
+    except MemoryError:
+        problems = ["setting it up used more memory than a worker may"]
+    if problems:
+        channel.send({"problems": problems})
+        return 0
+    channel.send({"ready": {"commands": host.manifest()}})
+    if hello.get("mode") == "check":
+        return 0
+    try:
+        host.serve()
+    except MemoryError:
+        channel.send({"limit": "memory"})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,302 @@
+"""`/mcp` on `pasture serve`: streamable HTTP, stateless, a bearer token naming the caller.
+
+Stateless: no session lives in a process, so any `pasture serve` behind a load
+balancer answers any request. Each request names its own caller with
+`Authorization: Bearer <token>` — a token the person made, or an OAuth access
+token (`pasture.platform.auth.oauth`), each with its scope. Without one the answer
+is 401 with the challenge that points at the protected resource metadata, so
+every client starts signing in; a token the Service does not know is a 401
+carrying its sentence. Host and Origin are checked against
+the public URL, and against loopback when the server is bound there, rather
+than left at the SDK's defaults, which refuse anything but localhost.
+
+Every request is one call from its address and, once its token names someone,
+one by that token or grant (`pasture.platform.access.limits`). Past a limit, a tool
+call is answered as a refused one — an `isError` result with the sentence, so
+the agent reads it — and any other request is a 429 with `Retry-After` and the
+sentence as a JSON-RPC error.
+
+Nothing here waits on the event loop: finding a token's person may wait on the
+database (a lock another thread holds, a round trip), so it is done in a
+thread, unless memory already knows it and the database says without waiting
+that it still stands (`Service.caller_at_once`). A `commands` call asked again
+is answered with the SDK's own reply to it while the listing stands
+(`pasture.mcp._replies`).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+from mcp.server import NotificationOptions
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.inbound import MCP_METHOD_HEADER
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from pasture.caller import NOBODY, Caller, bearer
+from pasture.errors import BadToken, PastureError, Refused, TooMany
+from pasture.mcp._replies import Replies, may_ask
+from pasture.mcp._server import build_server
+from pasture.mcp._tools import RELEASE
+from pasture.platform.service import Service
+from pasture.threads import in_thread
+from pasture.web.consent import resource_metadata_url
+from pasture.web.hosts import Hosts
+
+SIGN_IN_FIRST = (
+    "sign in first: this server's MCP takes an OAuth sign-in (your client starts it from this "
+    "answer) or a token of yours (Authorization: Bearer …, from pasture token new)"
+)
+
+_caller: contextvars.ContextVar[Caller] = contextvars.ContextVar(
+    "pasture_mcp_caller", default=NOBODY
+)
+_refused: contextvars.ContextVar[Refused | None] = contextvars.ContextVar(
+    "pasture_mcp_refused", default=None
+)
+_PEEK = 1024 * 1024  # the most of a refused request's body read to see if it is a tool call
+
+
+def security_settings(public_url: str, bind_host: str) -> TransportSecuritySettings:
+    """Host and Origin allowed: the public URL's, and any loopback port when bound to loopback."""
+    return Hosts.of(public_url, bind_host).settings()
+
+
+def _authorization(scope: Scope) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == b"authorization":
+            text: str = value.decode("latin-1")
+            return text
+    return None
+
+
+async def _unauthorized(sentence: str, send: Send, metadata: str, *, token: bool) -> None:
+    """401 with the challenge that starts a client's sign-in (RFC 9728's resource_metadata);
+    `token`: one was sent, and it named nobody."""
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": sentence}}
+    ).encode()
+    quoted = sentence.replace("\\", "\\\\").replace('"', '\\"')
+    challenge = f'Bearer resource_metadata="{metadata}"'
+    if token:
+        challenge += f', error="invalid_token", error_description="{quoted}"'
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", challenge.encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def _error_body(sentence: str, request_id: Any = None) -> bytes:
+    error = {"code": -32000, "message": sentence}
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()
+
+
+async def _body(receive: Receive) -> bytes | None:
+    """The request's whole body, or None when it is over `_PEEK` or the client went away."""
+    body = b""
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        body += bytes(message.get("body", b""))
+        if len(body) > _PEEK:
+            return None
+        if not message.get("more_body", False):
+            return body
+
+
+def _replayed(body: bytes, receive: Receive) -> Receive:
+    """`receive`, giving the body already read first."""
+    given = False
+
+    async def replay() -> Message:
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+def _request_id(body: bytes | None) -> tuple[str | None, Any]:
+    """The JSON-RPC method and id of a body holding one request, else (None, None)."""
+    try:
+        message = json.loads(body) if body else None
+    except ValueError:
+        return None, None
+    if not isinstance(message, dict):
+        return None, None
+    method = message.get("method")
+    return (method if isinstance(method, str) else None), message.get("id")
+
+
+def mcp_http(
+    service: Service, *, public_url: str, bind_host: str
+) -> tuple[ASGIApp, Callable[[], AbstractAsyncContextManager[None]]]:
+    """The ASGI app to mount at `/mcp`, and the lifespan its host must enter."""
+    # A reply in JSON carries nothing but itself; a reply as an event stream carries the
+    # notices the call gave rise to. Replies are JSON (the cheaper), but for a listen
+    # stream of the newest protocol, and for a client due to hear that the tools changed
+    # with a release (when it takes event streams, as clients must): so the handshake may
+    # promise the tools' notice, and not the resources' (a deploy's reply is JSON).
+    server = build_server(
+        service, _caller.get, _refused.get, notifications=NotificationOptions(tools_changed=True)
+    )
+    metadata = resource_metadata_url(public_url)
+    settings = security_settings(public_url, bind_host)
+    manager = StreamableHTTPSessionManager(
+        app=server, json_response=True, stateless=True, security_settings=settings
+    )
+    streaming = StreamableHTTPSessionManager(
+        app=server, json_response=False, stateless=True, security_settings=settings
+    )
+
+    @asynccontextmanager
+    async def lifespan() -> AsyncIterator[None]:
+        async with manager.run(), streaming.run():
+            await server.hearing()
+            yield
+
+    replies = Replies()
+    tool_lists = service.tool_lists
+    Admitted = tuple[Caller, bool, object]  # the caller, due to hear of new tools, the listing
+
+    def admitted(token: str) -> Admitted:
+        """In a thread. The listing's version is taken last — after the token's note of use,
+        a write — yet before any listing it vouches for is made."""
+        caller = service.caller_for_token(token)
+        due = tool_lists.due(caller, RELEASE)
+        return caller, due, service.listing_version()
+
+    def admitted_at_once(token: str) -> Admitted | None:
+        """On the loop: the same from memory, or None when only `admitted` can tell."""
+        caller = service.caller_at_once(token)
+        due = None if caller is None else tool_lists.due_at_once(caller, RELEASE)
+        if caller is None or due is None:
+            return None
+        return caller, due, service.listing_version(at_once=True)
+
+    def streamed(scope: Scope, due: bool) -> tuple[bool, bool]:
+        """Whether the reply is an event stream, and whether it is a listen stream, which
+        lives until the client goes."""
+        headers = dict(scope.get("headers", []))
+        if headers.get(MCP_METHOD_HEADER.encode()) == b"subscriptions/listen":
+            return True, True
+        return due and b"text/event-stream" in headers.get(b"accept", b""), False
+
+    async def too_many(refused: TooMany, scope: Scope, receive: Receive, send: Send) -> None:
+        """A tool call past the limit is a refused tool call; anything else, a 429."""
+        body = await _body(receive)
+        method, request_id = _request_id(body)
+        if body is not None and method == "tools/call" and request_id is not None:
+            reset = _refused.set(refused)
+            try:
+                await manager.handle_request(scope, _replayed(body, receive), send)
+            finally:
+                _refused.reset(reset)
+            return
+        answer = _error_body(refused.sentence, request_id)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": refused.status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(answer)).encode()),
+                    (b"retry-after", str(refused.retry_after).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": answer})
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        client = scope.get("client")
+        try:
+            service.limiter.address(str(client[0]) if client else None)
+        except TooMany as refused:
+            await too_many(refused, scope, receive, send)
+            return
+        try:
+            token = bearer(_authorization(scope))
+        except BadToken as refused:
+            await _unauthorized(refused.sentence, send, metadata, token=True)
+            return
+        if token is None:  # every client starts signing in here
+            await _unauthorized(SIGN_IN_FIRST, send, metadata, token=False)
+            return
+        admitted_now = admitted_at_once(token)
+        if admitted_now is None:
+            try:
+                admitted_now = await in_thread(lambda: admitted(token))
+            except PastureError as refused:
+                await _unauthorized(refused.sentence, send, metadata, token=True)
+                return
+        caller, due, version = admitted_now
+        try:
+            service.limiter.caller(caller)
+        except TooMany as refused:
+            await too_many(refused, scope, receive, send)
+            return
+        stream, listen = streamed(scope, due)
+        if stream:
+            # A listen stream holds one of its person's places, as a page's stream does.
+            try:
+                release = service.limiter.streams.hold(caller) if listen else None
+            except TooMany as refused:
+                await too_many(refused, scope, receive, send)
+                return
+            try:
+                await serve(streaming, caller, scope, receive, send)
+            finally:
+                if release is not None:
+                    release()
+            return
+        if version is not None and not due and may_ask(scope):
+            body = await _body(receive)
+            if body is None:
+                return  # the client went away
+            receive = _replayed(body, receive)
+            asked = replies.asked(scope, caller, body)
+            if asked is not None:
+                answer = replies.answer(version, asked)
+                if answer is not None:
+                    for message in answer:
+                        await send(message)
+                    return
+                send = replies.keeping(version, asked, send)
+        await serve(manager, caller, scope, receive, send)
+
+    async def serve(
+        chosen: StreamableHTTPSessionManager,
+        caller: Caller,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        # The SDK carries this context to the handler that serves the request.
+        reset = _caller.set(caller)
+        try:
+            await chosen.handle_request(scope, receive, send)
+        finally:
+            _caller.reset(reset)
+
+    return app, lifespan
+
+
+__all__ = ["mcp_http", "security_settings"]

@@ -1,0 +1,297 @@
+"""Whatever an app's code does, the caller gets one sentence and every other app keeps answering.
+
+Each case runs for real: a deployed worker.py in its own worker process,
+with small limits so the test is quick. After each, the run club (another
+app) still answers, and the same app's ordinary command works again on a
+worker process started afresh.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from helpers.club import RUNS
+from helpers.code_apps import code_app, deploy
+from pasture.caller import Caller
+from pasture.errors import DeployRefused, Fault
+from pasture.platform.service import Limits, Service
+
+# Wall time well past CPU time: a busy loop meets its CPU limit first even on a busy machine.
+LIMITS = Limits(time=6, cpu=1, memory=300, processes=2, setup=4)
+
+MISBEHAVING = """
+import os, sys, time
+
+
+def loops(args, ctx):
+    while True:
+        pass
+
+
+def sleeps(args, ctx):
+    time.sleep(30)
+
+
+def exits(args, ctx):
+    raise SystemExit(3)
+
+
+def interrupts(args, ctx):
+    raise KeyboardInterrupt
+
+
+def raises_base(args, ctx):
+    raise BaseException("the end")
+
+
+def eats(args, ctx):
+    hoard = [bytearray(50_000_000) for _ in range(40)]
+    return {"text": f"ate {len(hoard)}", "data": {}}
+
+
+def dies(args, ctx):
+    os._exit(3)
+
+
+def prints(args, ctx):
+    for n in range(2000):
+        print("chatter", n)
+    sys.stdout.write("no newline at the end")
+    return {"text": "said plenty", "data": {"lines": 2000}}
+
+
+def sets(args, ctx):
+    return {"text": "a set", "data": {"skus": {"A", "B"}}}
+
+
+def numbers(args, ctx):
+    return 42
+
+
+def nan(args, ctx):
+    return {"text": "not a number", "data": {"x": float("nan")}}
+
+
+def half_batch(args, ctx):
+    with ctx.store.batch():
+        ctx.store.apply({"entity": {"eid": "$n"}, "note": {"text": "half"}})
+        while True:
+            pass
+
+
+def committed_then_sleeps(args, ctx):
+    ctx.store.apply({"entity": {"eid": "$n"}, "note": {"text": "committed"}})
+    time.sleep(30)
+
+
+def bloats(args, ctx):
+    # 900 KB of JSON, 300,000 objects: read, gigabytes were it thirty times more.
+    return {"text": "so many", "data": {"x": [{} for _ in range(300_000)]}}
+
+
+def floods(args, ctx):
+    # Past the worker host, straight onto its socket: a message that says it is 100 MB.
+    os.write(int(sys.argv[1]), (100 * 1024 * 1024).to_bytes(4, "big") + b"{")
+    time.sleep(30)
+
+
+def _child(code, marker):
+    import subprocess
+    return subprocess.Popen(
+        [sys.executable, "-c", code + "  # " + marker], start_new_session=True
+    )
+
+
+def leaves(args, ctx):
+    # Children in sessions of their own, left sleeping when the call answers.
+    for _ in range(3):
+        _child("import time; time.sleep(120)", args.get("marker", "x"))
+    return {"text": "left three", "data": {}}
+
+
+def spawns_many(args, ctx):
+    children = [_child("import time; time.sleep(120)", "many") for _ in range(40)]
+    time.sleep(30)
+    return {"text": f"{len(children)}", "data": {}}
+
+
+def spins_below(args, ctx):
+    _child("while True: pass", "spin")
+    time.sleep(30)
+
+
+def setup(app):
+    register_notes(app)
+    app.register(
+        "box leaves",
+        description="leaves",
+        input={"type": "object", "properties": {"marker": {"type": "string"}}},
+        annotations={},
+        run=leaves,
+    )
+    for name, run in [
+        ("loops", loops), ("sleeps", sleeps), ("exits", exits), ("interrupts", interrupts),
+        ("raises base", raises_base), ("eats", eats), ("dies", dies), ("prints", prints),
+        ("sets", sets), ("numbers", numbers), ("nan", nan), ("half batch", half_batch),
+        ("committed then sleeps", committed_then_sleeps), ("bloats", bloats),
+        ("floods", floods), ("spawns many", spawns_many), ("spins below", spins_below),
+    ]:
+        app.register("box " + name, description=name, annotations={}, run=run)
+"""
+
+FAILED = (
+    "nothing about the request was wrong as far as pasture can tell; the server's log has the "
+    "details"
+)
+
+CASES = {
+    "box_loops": "box loops used more than 1 s of CPU time and was stopped",
+    "box_sleeps": "box sleeps took longer than 6 s and was stopped",
+    "box_exits": f"box exits failed in its own code (SystemExit) — {FAILED}",
+    "box_interrupts": f"box interrupts failed in its own code (KeyboardInterrupt) — {FAILED}",
+    "box_raises_base": f"box raises base failed in its own code (BaseException) — {FAILED}",
+    "box_eats": "box eats used more than 300 MB of memory and was stopped",
+    "box_dies": (
+        "box dies stopped: its worker process ended in the middle of the call (exit code 3), "
+        "and is started again for the next one — the server's log has the details"
+    ),
+    "box_sets": (
+        "box sets answered with something that is not JSON (set) — its data is made of text, "
+        "numbers, true/false, null, lists and objects"
+    ),
+    "box_numbers": (
+        "box numbers answered with something other than text and data — its code returns a "
+        "Result or {'text': …, 'data': {…}}; the server's log has what it returned"
+    ),
+    "box_bloats": (
+        "box bloats stopped: its worker process sent pasture more than 250,000 objects and "
+        "lists in one message — answer with less (a page of rows at a time); it is started "
+        "again for the next call"
+    ),
+    "box_floods": (
+        "box floods stopped: its worker process sent pasture more than 16 MB in one message "
+        "— answer with less (a page of rows at a time); it is started again for the next call"
+    ),
+    "box_spawns_many": "box spawns many started more than 16 processes at once and was stopped",
+    "box_spins_below": "box spins below used more than 1 s of CPU time and was stopped",
+    "box_nan": (
+        "box nan answered with something that is not JSON (value) — its data is made of text, "
+        "numbers, true/false, null, lists and objects"
+    ),
+}
+
+
+@pytest.fixture
+def limited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database: str) -> Iterator[Service]:
+    monkeypatch.setenv("PASTURE_USER", "ada")
+    service = Service(tmp_path / "home", limits=LIMITS)
+    owner = service.local_owner()
+    deploy(service, owner, RUNS)
+    deploy(service, owner, code_app(tmp_path, "box", MISBEHAVING))
+    yield service
+    service.close()
+
+
+def notes(service: Service, who: Caller) -> list[str]:
+    rows = service.query(who, "box", ".note!").data["rows"]
+    return [r["note"]["text"] for r in rows]
+
+
+def still_answering(service: Service, who: Caller) -> None:
+    """The run club answers, and the box's own ordinary command works on a fresh process."""
+    assert service.query(who, "runs", ".jog!").text == "0 rows in ada/runs"
+    assert service.run_command(who, "note_count", {}).text == "counted"
+
+
+@pytest.mark.parametrize("command", list(CASES))
+def test_each_misbehaviour_is_one_sentence_and_the_rest_keeps_answering(
+    limited: Service, command: str
+) -> None:
+    owner = limited.local_owner()
+    with pytest.raises(Fault) as refused:  # the app's code failed: not the caller's mistake
+        limited.run_command(owner, command, {})
+    assert refused.value.sentence == CASES[command]
+    still_answering(limited, owner)
+    limited.run_command(owner, "note_add", {"text": "after"})
+    assert notes(limited, owner) == ["after"]
+
+
+def test_printing_goes_to_the_log_and_the_answer_is_whole(
+    limited: Service, caplog: pytest.LogCaptureFixture
+) -> None:
+    owner = limited.local_owner()
+    with caplog.at_level("INFO", logger="pasture.platform"):
+        said = limited.run_command(owner, "box_prints", {})
+        assert (said.text, said.data) == ("said plenty", {"lines": 2000})
+        # The log is read as the process writes it; wait for its last lines to arrive.
+        for _ in range(100):
+            logged = [r.getMessage() for r in caplog.records if r.name == "pasture.platform"]
+            if "ada/box: no newline at the end" in logged:
+                break
+            time.sleep(0.1)
+    assert "ada/box: chatter 1999" in logged
+    assert "ada/box: no newline at the end" in logged
+
+
+def test_a_call_stopped_at_its_limit_leaves_nothing_it_had_not_committed(
+    limited: Service,
+) -> None:
+    owner = limited.local_owner()
+    with pytest.raises(Fault, match="box half batch used more than 1 s of CPU time"):
+        limited.run_command(owner, "box_half_batch", {})
+    assert notes(limited, owner) == []
+    with pytest.raises(Fault, match="box committed then sleeps took longer than 6 s"):
+        limited.run_command(owner, "box_committed_then_sleeps", {})
+    assert notes(limited, owner) == ["committed"]
+
+
+def test_a_worker_that_will_not_set_up_in_time_is_refused_at_deploy(
+    limited: Service, tmp_path: Path
+) -> None:
+    owner = limited.local_owner()
+    slow = code_app(tmp_path, "slow", "while True:\n    pass\n", notes=False)
+    with pytest.raises(DeployRefused) as refused:
+        limited.deploy(owner, slow)
+    assert refused.value.sentence == (
+        "worker.py: importing and setting it up took longer than 4 s — do slow work inside commands"
+    )
+    greedy = code_app(tmp_path, "greedy", "HOARD = bytearray(2_000_000_000)\n", notes=False)
+    with pytest.raises(DeployRefused) as refused:
+        limited.deploy(owner, greedy)
+    assert refused.value.sentence == "worker.py: line 1: MemoryError"
+    still_answering(limited, owner)
+
+
+def _running(marker: str) -> list[int]:
+    """This machine's processes whose command line carries `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes()
+                state = (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if marker.encode() in command and state != b"Z":
+                found.append(int(entry.name))
+    return found
+
+
+def test_nothing_a_call_starts_outlives_it(limited: Service) -> None:
+    """Processes a command starts and leaves running (in sessions of their own, so no
+    process group holds them) are ended once it answers: an app cannot keep work running
+    between calls, out of reach of every limit a call has."""
+    owner = limited.local_owner()
+    marker = f"left-behind-{time.time_ns()}"
+    said = limited.run_command(owner, "box_leaves", {"marker": marker})
+    assert said.text == "left three"
+    for _ in range(50):
+        if not _running(marker):
+            break
+        time.sleep(0.1)
+    assert _running(marker) == []
+    still_answering(limited, owner)
