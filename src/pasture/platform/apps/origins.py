@@ -48,7 +48,8 @@ class Origins:
     def label(self, space: str, slug: str) -> str:
         """The one DNS label an app's origin starts with."""
         plain = f"{slug}--{space}"
-        if "--" not in slug and "--" not in space and len(plain) <= LABEL:
+        # A DNS label ends in a letter or digit: a space named `team-` has a hashed one.
+        if "--" not in slug and "--" not in space and len(plain) <= LABEL and plain[-1] != "-":
             return plain
         digest = hashlib.sha256(f"{space}/{slug}".encode()).hexdigest()[:10]
         # No `--` in a hashed label, where every plain one has it: another app's plain
