@@ -23,7 +23,8 @@ from pasture.commands.template import (
 from pasture.errors import Refused
 from pasture.names import WORD
 from pasture.store.bundles import column_value, not_a_component
-from pasture.store.vocab import PLATFORM, Column, Component, Vocabulary, check_filter
+from pasture.store.sql import check_filter
+from pasture.store.vocab import PLATFORM, Column, Component, Vocabulary
 from pasture.values import TYPES, ValueType, is_type
 
 ENTRY_KEYS = ("description", "input", "apply", "query", "view")

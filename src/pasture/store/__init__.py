@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from pasture.store.base import Applied, Bundle, Row, Store, new_eid
     from pasture.store.bundles import fingerprint
     from pasture.store.sqlite import SqliteStore, open_store
-    from pasture.store.vocab import Column, Component, Vocabulary, check_filter
+    from pasture.store.sql import check_filter
+    from pasture.store.vocab import Column, Component, Vocabulary
 
 _WHERE = {
     "Applied": "pasture.store.base",
@@ -28,7 +29,7 @@ _WHERE = {
     "Column": "pasture.store.vocab",
     "Component": "pasture.store.vocab",
     "Vocabulary": "pasture.store.vocab",
-    "check_filter": "pasture.store.vocab",
+    "check_filter": "pasture.store.sql",
 }
 
 # The names load on first use, so `pasture --help` does not import this package.

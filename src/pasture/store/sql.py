@@ -135,6 +135,15 @@ def compile_filter(
     return compile_ast(parse(text), vocabulary, variables=variables, now=now, dialect=dialect)
 
 
+def check_filter(text: str, vocabulary: Vocabulary) -> None:
+    """Refuse (with the sentence a query would get) a filter line this vocabulary cannot serve.
+
+    A value that is a template variable (`$since`) is not checked against its
+    column's type: it only has one once a command runs.
+    """
+    compile_filter(text, vocabulary, variables=True)
+
+
 def compile_ast(
     filt: syntax.Filter,
     vocabulary: Vocabulary,
@@ -750,6 +759,7 @@ def _aggregate(
 
 __all__ = [
     "Compiled",
+    "check_filter",
     "compile_ast",
     "compile_filter",
     "plural_of",

@@ -285,22 +285,10 @@ def column_of(name: str, prop: object) -> Column | None:
     return None if kind is None else Column(name, kind)
 
 
-def check_filter(text: str, vocabulary: Vocabulary) -> None:
-    """Refuse (with the sentence a query would get) a filter line this vocabulary cannot serve.
-
-    A value that is a template variable (`$since`) is not checked against its
-    column's type: it only has one once a command runs.
-    """
-    from pasture.store.sql import compile_filter
-
-    compile_filter(text, vocabulary, variables=True)
-
-
 __all__ = [
     "PLATFORM",
     "Column",
     "Component",
     "Vocabulary",
-    "check_filter",
     "column_of",
 ]
