@@ -377,7 +377,7 @@ def many_apps_home(apps: int) -> tuple[Path, str]:
     owner = service.local_owner()
     spaces = [str(owner.name)]
     for n in range(1, SPACES):
-        service.new_space(owner, f"club{n}")
+        service.spaces.new_space(owner, f"club{n}")
         spaces.append(f"club{n}")
     for n in range(apps):
         space = spaces[n % len(spaces)]
@@ -393,12 +393,12 @@ def in_process_commands(home: Path, calls: int, rounds: int) -> float:
 
     service = Service(home)
     owner = service.local_owner()
-    service.list_commands(owner)
+    service.listing.list_commands(owner)
     rates = []
     for _ in range(rounds):
         began = time.perf_counter()
         for _ in range(calls):
-            service.list_commands(owner)
+            service.listing.list_commands(owner)
         rates.append(calls / (time.perf_counter() - began))
     service.close()
     return statistics.median(rates)

@@ -44,13 +44,41 @@ def test_the_rule_names_each_kind_of_break() -> None:
     assert rule.layer_of("mcp.server") is None
 
 
-def test_a_registry_names_its_door_only_inside_the_function_that_serves_it() -> None:
+def test_the_doors_stand_in_one_order_and_mcp_names_no_other() -> None:
     rule = layers()
-    door = ("pasture.commands.registry", "pasture.mcp._registry_server")
-    assert rule.excused(*door, lazy=True)
-    assert not rule.excused(*door, lazy=False)
-    assert not rule.excused("pasture.commands.model", "pasture.mcp._registry_server", lazy=True)
-    registry = rule.SRC / "commands" / "registry.py"
-    named = {(module, lazy) for _, module, lazy in rule.imports_of(registry)}
-    assert ("pasture.mcp._registry_server", True) in named
-    assert ("pasture.commands.model", False) in named
+    assert rule.breaks("web", "mcp") is None  # /mcp over HTTP is the web door serving MCP
+    assert rule.breaks("mcp", "web") == "mcp imports web, a layer above it"
+    assert rule.breaks("web", "cli") == "web imports cli, a layer above it"
+    assert rule.breaks("commands", "mcp") == "commands imports mcp, a layer above it"
+
+
+def test_a_door_takes_the_platform_from_its_own_names() -> None:
+    rule = layers()
+    assert rule.behind_the_door("pasture.web.app", "pasture.platform") is None
+    assert rule.behind_the_door("pasture.cli", "pasture.platform.service") == (
+        "a door (cli) reaches inside the platform: take it from pasture.platform"
+    )
+    # inside the platform, its modules name each other
+    assert rule.behind_the_door("pasture.platform.service", "pasture.platform.graph") is None
+
+
+def test_no_import_comes_back_round_however_long_the_way() -> None:
+    rule = layers()
+    assert rule.circles(rule.import_graph()) == []
+
+
+def test_a_circle_is_found_at_any_length() -> None:
+    rule = layers()
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}, "f": {"a"}}
+    assert rule.circles(graph) == [["a", "b", "c"], ["e"]]
+    chain = {str(n): {str(n + 1)} for n in range(5000)}
+    chain["5000"] = {"0"}  # a circle longer than Python's own stack is deep
+    assert rule.circles(chain) == [sorted(chain)]
+
+
+def test_an_import_inside_a_function_counts() -> None:
+    rule = layers()
+    # `serve` imports the web door only when called: a dependency all the same
+    opening = rule.SRC / "cli" / "_opening.py"
+    assert "def serve(" in opening.read_text()
+    assert "pasture.web" in {m for _, m in rule.imports_of(opening, rule.modules())}

@@ -91,7 +91,7 @@ def test_rows_print_as_a_table_with_whole_eids(pasture: Pasture, service: Servic
         "created.at",
         "created.by",
     ]
-    rows = service.query(service.local_owner(), "runs", ".jog!&.created!").data["rows"]
+    rows = service.graph.query(service.local_owner(), "runs", ".jog!&.created!").data["rows"]
     for row, line in zip(rows, lines[3:], strict=True):
         assert line.split("│")[0].strip() == row["entity"]["eid"]
         assert row["jog"]["who"] in line and row["created"]["at"] in line
@@ -100,7 +100,7 @@ def test_rows_print_as_a_table_with_whole_eids(pasture: Pasture, service: Servic
 def test_json_is_one_row_a_line(pasture: Pasture, service: Service) -> None:
     done = pasture("query", "runs", ".jog.miles>=5&.doc?", "--json")
     assert done.returncode == 0, done.stderr
-    expected = service.query(service.local_owner(), "runs", ".jog.miles>=5&.doc?").data
+    expected = service.graph.query(service.local_owner(), "runs", ".jog.miles>=5&.doc?").data
     assert len(done.stdout.splitlines()) == 2
     assert _json_lines(done.stdout) == expected["rows"]
     none = pasture("query", "runs", ".jog.who=Zed", "--json")
@@ -111,7 +111,7 @@ def test_a_refusal_is_its_sentence_and_a_non_zero_exit(pasture: Pasture, service
     for written in REFUSED:
         done = pasture("query", "runs", written)
         with pytest.raises(Refused) as said:
-            service.query(service.local_owner(), "runs", written)
+            service.graph.query(service.local_owner(), "runs", written)
         assert done.returncode == said.value.exit_code != 0
         assert done.stdout == ""
         assert done.stderr == said.value.sentence + "\n"
@@ -135,7 +135,7 @@ def test_a_narrow_terminal_gets_each_row_as_a_block(pasture: Pasture, service: S
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert all(cell_len(line.rstrip()) <= 40 for line in lines), done.stdout
-    rows = service.query(service.local_owner(), "runs", ".jog!&.doc?&.created!").data["rows"]
+    rows = service.graph.query(service.local_owner(), "runs", ".jog!&.doc?&.created!").data["rows"]
     blocks = done.stdout.split("\n\n")
     assert len(blocks) == len(rows)
     for row, block in zip(rows, blocks, strict=True):
@@ -191,7 +191,7 @@ def test_the_same_answer_as_mcp_and_the_web(
 ) -> None:
     owner = service.local_owner()
     try:
-        result = service.query(owner, "ada/runs", written)
+        result = service.graph.query(owner, "ada/runs", written)
         expected: Any = json.loads(json.dumps(result.data))
     except Refused as e:
         expected = e

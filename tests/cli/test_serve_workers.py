@@ -60,7 +60,7 @@ def served(tmp_path: Path, database: str) -> Iterator[Served]:
         service = Service(home)
         ada = service.local_owner()
         service.deploy(ada, RUNS, space="ada", app="runs", title="Run club")
-        service.set_password(ada, PASSWORD)
+        service.people.set_password(ada, PASSWORD)
         token = service.new_token(ada)
         service.close()
     port = free_port()

@@ -98,7 +98,7 @@ class Site:
 
     def count(self, app: str) -> int:
         """How many entities the app's store holds (persons included)."""
-        return int(self.service.query(self.ada, f"ada/{app}", ".count!").data["count"])
+        return int(self.service.graph.query(self.ada, f"ada/{app}", ".count!").data["count"])
 
     def counts(self) -> dict[str, int]:
         return {app: self.count(app) for app in APPS}

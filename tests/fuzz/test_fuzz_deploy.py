@@ -20,7 +20,7 @@ from pasture.errors import Refused
 
 
 def _version(site: Site, app: str) -> int | None:
-    found = [a.version for a in site.service.list_apps(site.ada) if a.at == f"ada/{app}"]
+    found = [a.version for a in site.service.gate.list_apps(site.ada) if a.at == f"ada/{app}"]
     return found[0] if found else None
 
 

@@ -34,12 +34,12 @@ class Club:
 
 def set_up_club(service: Service) -> Club:
     owner = service.local_owner()
-    ada = service.new_user(owner, "ada")
-    bo = service.new_user(owner, "bo")
-    cy = service.new_user(owner, "cy")
+    ada = service.people.new_user(owner, "ada")
+    bo = service.people.new_user(owner, "bo")
+    cy = service.people.new_user(owner, "cy")
     service.deploy(ada, RUNS, space="ada", app="runs", title="Run club")
     service.add_member(ada, "ada", "bo", "viewer")
-    service.new_space(owner, "club")
+    service.spaces.new_space(owner, "club")
     service.add_member(owner, "club", "ada", "editor")
     service.deploy(owner, RUNS, space="club", app="runs", title="Run club")
     return Club(service, owner, ada, bo, cy)

@@ -32,6 +32,7 @@ from mcp import Client, StdioServerParameters
 from pasture import Registry, Result
 from pasture.asking import CANCELLED
 from pasture.caller import Caller
+from pasture.mcp import build_registry_server
 from pasture.platform.service import Service
 
 AT = "ada/todos"
@@ -59,7 +60,7 @@ def todos(tmp_path: Path, database: str) -> Iterator[Todos]:
     home = tmp_path / "home"
     service = Service(home)
     owner = service.local_owner()
-    ada = service.new_user(owner, "ada")
+    ada = service.people.new_user(owner, "ada")
     service.trust_space(owner, "ada")  # examples/todos is code
     service.deploy(ada, TODOS, space="ada", app="todos")
     for text in ("buy milk", "call bo"):
@@ -208,7 +209,9 @@ def test_a_registry_served_on_its_own_asks_too(mode: str, action: str) -> None:
     person = Person(action)
 
     async def main() -> types.CallToolResult:
-        async with Client(registry.mcp_server(), mode=mode, elicitation_callback=person) as c:
+        async with Client(
+            build_registry_server(registry), mode=mode, elicitation_callback=person
+        ) as c:
             return await c.call_tool("cart_checkout", {"card": "visa"})
 
     result = anyio.run(main)
@@ -273,7 +276,7 @@ def test_a_fault_while_asking_runs_nothing_and_tells_no_internal(
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("the internals: /srv/secret/path")
 
-    monkeypatch.setattr(todos.service, "resolve_command", broken)
+    monkeypatch.setattr(todos.service.listing, "resolve", broken)
 
     async def talk(client: Client) -> types.CallToolResult:
         return await client.call_tool("command", CLEAR)

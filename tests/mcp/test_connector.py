@@ -110,7 +110,7 @@ def test_commands_without_an_app_lists_every_app_the_caller_is_in(club: Club, mo
     listing, data = ok(in_memory(club.service, club.ada, mode, commands))
     assert "## ada/runs" in listing and "## club/runs" in listing
     assert {entry["at"] for entry in data["commands"]} == {"ada/runs", "club/runs"}
-    assert listing == club.service.list_commands(club.ada).text
+    assert listing == club.service.listing.list_commands(club.ada).text
 
 
 # -- command -------------------------------------------------------------------
@@ -214,7 +214,7 @@ def test_a_signed_out_caller_sees_the_tools_and_no_commands(club: Club, mode: st
     tools, listing, resources = in_memory(club.service, NOBODY, mode, nobody)
     assert tools == TOOL_NAMES
     said, data = ok(listing)
-    assert said == club.service.list_commands(NOBODY).text
+    assert said == club.service.listing.list_commands(NOBODY).text
     assert data == {"commands": []}
     assert resources == []
 
@@ -271,7 +271,7 @@ def test_graph_and_app_tools_answer_as_the_service_does(club: Club, mode: str) -
 
     got = in_memory(club.service, club.ada, mode, tools)
     service, ada = club.service, club.ada
-    assert ok(got["schema"]) == (lambda r: (r.text, r.data))(service.schema(ada, "ada/runs"))
+    assert ok(got["schema"]) == (lambda r: (r.text, r.data))(service.graph.schema(ada, "ada/runs"))
     said, data = ok(got["apply"])
     assert list(data["aliases"]) == ["$r"]
     said, data = ok(got["query"])
@@ -285,7 +285,7 @@ def test_graph_and_app_tools_answer_as_the_service_does(club: Club, mode: str) -
     said, data = ok(got["tools.json"])
     assert said == (RUNS / "tools.json").read_text()
     said, data = ok(got["status"])
-    assert said == service.status(ada).text
+    assert said == service.listing.status(ada).text
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -328,7 +328,7 @@ def test_a_deploy_with_problems_reports_every_one_and_installs_nothing(
     sentence = refused(in_memory(club.service, club.ada, mode, deploy))
     assert sentence.startswith("tools.json: ")
     assert "bad: screen — " in sentence and "bad: jog is not a component" in sentence
-    assert club.service.app_info(club.ada, "ada/runs").version == 1
+    assert club.service.gate.app_info(club.ada, "ada/runs").version == 1
 
 
 # -- views ---------------------------------------------------------------------

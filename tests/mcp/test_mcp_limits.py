@@ -56,7 +56,7 @@ def test_a_token_past_its_limit_is_told_as_a_refused_tool_call(url: str, club: C
     sentence = refused(answers[-1])
     assert sentence.startswith(f"too many calls from this token — {LIMIT} a minute at most")
     assert sentence.endswith(" s") and "try again in " in sentence
-    rows = club.service.query(club.ada, "ada/runs", ".jog!").data["rows"]
+    rows = club.service.graph.query(club.ada, "ada/runs", ".jog!").data["rows"]
     assert len(rows) == len(done)  # a refused call wrote nothing
 
     # Any other request past the limit: 429, Retry-After, the sentence as a JSON-RPC error.

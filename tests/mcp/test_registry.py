@@ -16,6 +16,7 @@ from mcp.client.session import IncomingMessage
 from helpers.cart import cart_registry
 from mcp import Client
 from pasture import Registry, Result
+from pasture.mcp import build_registry_server
 
 
 def _talk(registry: Registry, mode: str, talk: Any, heard: list[IncomingMessage]) -> Any:
@@ -23,7 +24,9 @@ def _talk(registry: Registry, mode: str, talk: Any, heard: list[IncomingMessage]
         heard.append(message)
 
     async def main() -> Any:
-        async with Client(registry.mcp_server(), mode=mode, message_handler=handler) as client:
+        async with Client(
+            build_registry_server(registry), mode=mode, message_handler=handler
+        ) as client:
             return await talk(client)
 
     return anyio.run(main)
@@ -89,7 +92,7 @@ def test_a_change_reaches_a_listen_stream_in_the_newest_protocol() -> None:
     async def main() -> list[object]:
         events: list[object] = []
         async with (
-            Client(registry.mcp_server(), mode="auto") as client,
+            Client(build_registry_server(registry), mode="auto") as client,
             client.listen(tools_list_changed=True) as subscription,
         ):
             registry.register("cart empty", description="Empty", annotations={}, run=lambda a, c: 0)
@@ -122,7 +125,8 @@ def test_serving_a_registry_loads_no_platform() -> None:
     code = (
         "import sys\n"
         "from pasture import Registry\n"
-        "Registry().mcp_server()\n"
+        "from pasture.mcp import build_registry_server\n"
+        "build_registry_server(Registry())\n"
         "print(sorted(m for m in sys.modules if m.startswith('pasture.platform')))\n"
     )
     done = subprocess.run(

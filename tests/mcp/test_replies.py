@@ -43,13 +43,13 @@ class Door:
 
     def __init__(self, service: Service, monkeypatch: pytest.MonkeyPatch) -> None:
         self.made: list[str | None] = []
-        listing: Callable[..., Result] = service.list_commands
+        listing: Callable[..., Result] = service.listing.list_commands
 
         def counted(caller: Caller, *args: Any, **kwargs: Any) -> Result:
             self.made.append(caller.name)
             return listing(caller, *args, **kwargs)
 
-        monkeypatch.setattr(service, "list_commands", counted)
+        monkeypatch.setattr(service.listing, "list_commands", counted)
         self.client = TestClient(create_app(service), base_url=BASE_URL)
 
     def post(self, token: str, n: int, arguments: dict[str, Any] | None = None) -> Any:

@@ -16,7 +16,7 @@ from pasture.platform.service import Service
 
 def test_the_listing_is_grouped_by_app(service: Service, ada: Caller) -> None:
     service.deploy(ada, RUNS)
-    listing = service.list_commands(ada)
+    listing = service.listing.list_commands(ada)
     assert listing.text.splitlines()[:2] == [
         "## ada/runs",
         "log_run(who, miles, at) — Log a run for the club leaderboard — Run club, "
@@ -61,11 +61,11 @@ def test_a_query_of_an_aggregate_says_its_number(
         "runners: 2 distinct jog.who in ada/runs: Ada, Bo",
         {"distinct": ["Ada", "Bo"]},
     )
-    one = service.query(ada, "ada/runs", ".jog.who=Bo&.count!")
+    one = service.graph.query(ada, "ada/runs", ".jog.who=Bo&.count!")
     assert (one.text, one.data) == ("1 entity in ada/runs", {"count": 1})
-    none = service.query(ada, "ada/runs", ".jog.who=Cy&.distinct=jog.who")
+    none = service.graph.query(ada, "ada/runs", ".jog.who=Cy&.distinct=jog.who")
     assert (none.text, none.data) == ("0 distinct jog.who in ada/runs", {"distinct": []})
-    empty = service.query(ada, "ada/runs", ".jog.who=Cy&.tally=jog.who")
+    empty = service.graph.query(ada, "ada/runs", ".jog.who=Cy&.tally=jog.who")
     assert empty.text == "tally of jog.who in ada/runs: no values"
 
 
@@ -84,19 +84,19 @@ def test_an_unknown_name_lists_what_there_is(service: Service, ada: Caller) -> N
 
 def test_a_name_in_two_apps_asks_which(service: Service, ada: Caller) -> None:
     service.deploy(ada, RUNS)
-    service.new_space(ada, "club")
+    service.spaces.new_space(ada, "club")
     service.deploy(ada, RUNS, space="club")
     with pytest.raises(UsageError) as which:
         service.run_command(ada, "log_run", {"who": "A", "miles": 1, "at": "2026-09-01"})
     assert which.value.sentence == "log_run is a command of ada/runs and club/runs — say which app"
     service.run_command(ada, "log_run", {"who": "A", "miles": 1, "at": "2026-09-01"}, "club/runs")
-    assert len(service.query(ada, "club/runs", ".jog!").data["rows"]) == 1
+    assert len(service.graph.query(ada, "club/runs", ".jog!").data["rows"]) == 1
     with pytest.raises(UsageError) as slug:
-        service.list_commands(ada, "runs")
+        service.listing.list_commands(ada, "runs")
     assert (
         slug.value.sentence == "runs is an app of ada and club — say which: ada/runs or club/runs"
     )
-    assert {e["at"] for e in service.list_commands(ada, "club/runs").data["commands"]} == {
+    assert {e["at"] for e in service.listing.list_commands(ada, "club/runs").data["commands"]} == {
         "club/runs"
     }
 
@@ -108,7 +108,7 @@ def test_generated_commands_come_from_the_vocabulary(service: Service, ada: Call
 
 def test_signed_out_callers_are_told_to_sign_in(service: Service, ada: Caller) -> None:
     service.deploy(ada, RUNS)
-    assert "sign in" in service.list_commands(NOBODY).text
+    assert "sign in" in service.listing.list_commands(NOBODY).text
     with pytest.raises(Refused) as refused:
         service.run_command(NOBODY, "leaderboard", {})
     assert "sign in" in refused.value.sentence
@@ -117,4 +117,6 @@ def test_signed_out_callers_are_told_to_sign_in(service: Service, ada: Caller) -
 def test_status_is_one_line_per_app(service: Service, ada: Caller) -> None:
     service.deploy(ada, RUNS)
     service.run_command(ada, "log_run", {"who": "Ada", "miles": 5, "at": "2026-09-01"})
-    assert service.status(ada).text == "ada/runs v1 — Run club — 1 entity, 3 commands, public"
+    assert (
+        service.listing.status(ada).text == "ada/runs v1 — Run club — 1 entity, 3 commands, public"
+    )

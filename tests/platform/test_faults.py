@@ -54,7 +54,7 @@ def fill(disk: Path) -> None:
 
 
 def counts(service: Service, owner: Caller) -> tuple[int, int, int]:
-    rows = len(service.query(owner, "runs", ".jog!").data["rows"])
+    rows = len(service.graph.query(owner, "runs", ".jog!").data["rows"])
     tokens = service.db.one("SELECT COUNT(*) AS n FROM tokens")
     versions = service.db.one("SELECT COUNT(*) AS n FROM versions")
     assert tokens is not None and versions is not None
@@ -157,7 +157,7 @@ def test_a_store_held_by_another_process_is_said(
             holder.execute("ROLLBACK")
             holder.close()
         service.apply(owner, "runs", {"entity": {"eid": "$j"}, "jog": {"who": "A"}})
-        assert len(service.query(owner, "runs", ".jog!").data["rows"]) == 1
+        assert len(service.graph.query(owner, "runs", ".jog!").data["rows"]) == 1
     finally:
         service.close()
 
@@ -173,7 +173,7 @@ def test_a_postgresql_server_that_went_away_is_said(
         pg_server.stop(url)
         try:
             for attempt in (
-                lambda: service.query(owner, "runs", ".jog!"),
+                lambda: service.graph.query(owner, "runs", ".jog!"),
                 lambda: service.new_token(owner),
             ):
                 with pytest.raises(Unavailable) as refused:

@@ -33,7 +33,7 @@ def todos_app(tmp_path: Path, source: str | None = None) -> Path:
 @pytest.fixture
 def todos(service: Service, ada: Caller) -> Service:
     service.deploy(ada, TODOS, app="todos", access="open")
-    service.new_user(ada, "bo")
+    service.people.new_user(ada, "bo")
     return service
 
 
@@ -45,7 +45,7 @@ def as_user(service: Service, name: str) -> Caller:
 def test_tagged_handlers_are_commands_and_the_rest_only_the_pages(
     todos: Service, ada: Caller
 ) -> None:
-    listing = todos.list_commands(ada, "todos").data["commands"]
+    listing = todos.listing.list_commands(ada, "todos").data["commands"]
     by_name = {c["name"]: c for c in listing}
     assert set(by_name) == {"todos", "set_todo_done", "clear_done"}
     assert by_name["todos"]["readOnly"] is True and by_name["set_todo_done"]["readOnly"] is False
@@ -54,7 +54,7 @@ def test_tagged_handlers_are_commands_and_the_rest_only_the_pages(
     # and the text shows it before the command's sentence.
     assert by_name["set_todo_done"]["commandTitle"] == "Mark a todo done"
     assert {c["title"] for c in listing} == {"Todos"}
-    text = todos.list_commands(ada, "todos").text
+    text = todos.listing.list_commands(ada, "todos").text
     assert "set_todo_done(todo_id, done) — Mark a todo done: " in text
     assert by_name["set_todo_done"]["input"] == {
         "type": "object",
@@ -140,11 +140,11 @@ def test_a_query_writes_nothing_and_only_an_action_reads_secrets(
     service: Service, ada: Caller, tmp_path: Path
 ) -> None:
     service.deploy(ada, todos_app(tmp_path, KINDS), app="kinds")
-    service.set_secret(ada, "kinds", "KEY", "s3cret")
+    service.secrets.set(ada, "kinds", "KEY", "s3cret")
     with pytest.raises(Refused) as refused:
         service.call_handler(ada, "kinds", "sneaky", {})
     assert "sneaky only reads" in refused.value.sentence
-    assert service.query(ada, "kinds", ".todo!").data["rows"] == []
+    assert service.graph.query(ada, "kinds", ".todo!").data["rows"] == []
     with pytest.raises(Refused) as refused:
         service.call_handler(ada, "kinds", "secret_of_mutation", {})
     assert refused.value.sentence == (
@@ -199,7 +199,7 @@ def test_a_deploy_names_every_problem_of_its_handlers(
     ):
         assert part in said, said
     with pytest.raises(NotFound):
-        service.list_commands(ada, "broken")  # nothing was installed
+        service.listing.list_commands(ada, "broken")  # nothing was installed
 
 
 BROKEN_TOOLS = {
@@ -244,7 +244,7 @@ def test_a_broken_vocab_still_names_every_tools_json_and_worker_py_problem(
     assert "vocab.json: not JSON" in said and "tools.json: " in said, said
     assert "things: two handlers are named things" in said, said
     with pytest.raises(NotFound):
-        service.list_commands(ada, "broken")  # nothing was installed
+        service.listing.list_commands(ada, "broken")  # nothing was installed
 
     # ...and each entry's every problem but what it says of the app's own components, which
     # only the vocabulary could tell.

@@ -49,7 +49,7 @@ def test_another_host_is_misdirected_on_every_route(site: Site, method: str, pat
         status, text = _ask(site, method, path, host)
         assert status == 421, (host, text)
         assert "this server does not answer for" in text
-    rows = site.service.query(site.ada, "runs", ".jog.who=Rebound").data["rows"]
+    rows = site.service.graph.query(site.ada, "runs", ".jog.who=Rebound").data["rows"]
     assert rows == []
 
 

@@ -64,7 +64,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
         service = Service(home, base_url=url)
         ada = service.local_owner()
     for name in ("cy", "bo"):
-        service.new_user(ada, name)
+        service.people.new_user(ada, name)
     service.add_member(ada, "ada", "cy", "viewer")
     service.deploy(ada, RUNS, space="ada", app="runs", access="public")
     service.deploy(ada, RUNS, space="ada", app="secret", access="private")
@@ -310,7 +310,7 @@ def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Limited]:
     with as_user("ada"):
         service = Service(home, base_url=url, rates=Rates(streams=2))
         ada = service.local_owner()
-    cy = service.new_user(ada, "cy")
+    cy = service.people.new_user(ada, "cy")
     service.add_member(ada, "ada", "cy", "viewer")
     service.deploy(ada, RUNS, space="ada", app="runs", access="public")
     service.deploy(ada, RUNS, space="ada", app="secret", access="private")
@@ -433,7 +433,7 @@ def test_a_sign_in_that_ends_by_itself_ends_its_streams(
     with as_user("ada"):
         service = Service(tmp_path / "home", base_url=url)
         ada = service.local_owner()
-    cy = service.new_user(ada, "cy")
+    cy = service.people.new_user(ada, "cy")
     service.add_member(ada, "ada", "cy", "viewer")
     service.deploy(ada, RUNS, space="ada", app="secret", access="private")
     session = service.new_session(cy)

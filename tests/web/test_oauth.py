@@ -80,7 +80,7 @@ def served(
     for running in serve(tmp_path, monkeypatch):
         ada = running.service.local_owner()
         running.service.deploy(ada, EXAMPLES / "cart", space="ada", app="cart")
-        running.service.new_space(ada, "club")
+        running.service.spaces.new_space(ada, "club")
         yield running
 
 
@@ -184,7 +184,7 @@ def test_a_client_signs_in_runs_commands_refreshes_and_is_revoked(served: Served
     assert not seen["log"].is_error, text(seen["log"])
     assert text(seen["log"]).startswith("log_run: wrote 1 entity in ada/runs")
     assert not seen["cart"].is_error and text(seen["cart"]).startswith("Added 1 × A")
-    rows = served.service.query(served.service.local_owner(), "ada/runs", ".jog!&.created!")
+    rows = served.service.graph.query(served.service.local_owner(), "ada/runs", ".jog!&.created!")
     assert [r["created"]["by"]["name"] for r in rows.data["rows"]] == ["ada"]
     assert storage.tokens is not None and storage.client is not None
     token, client = storage.tokens, storage.client
@@ -220,8 +220,8 @@ def test_a_read_only_grant_writes_nothing_through_any_tool(served: Served) -> No
     assert seen["cart"].is_error and text(seen["cart"]) == READ_ONLY_GRANT
     assert not seen["status"].is_error and text(seen["status"]) == "the cart is empty"
     owner = served.service.local_owner()
-    assert served.service.query(owner, "ada/runs", ".jog!").data["rows"] == []
-    assert served.service.query(owner, "ada/cart", ".line!").data["rows"] == []
+    assert served.service.graph.query(owner, "ada/runs", ".jog!").data["rows"] == []
+    assert served.service.graph.query(owner, "ada/cart", ".line!").data["rows"] == []
     listed = text(seen["apps"])
     assert "ada/runs" in listed and "club/" not in listed
 

@@ -86,7 +86,7 @@ def _set_up(served: Served) -> None:
     files = {"index.html": SECRET_INDEX, "vocab.json": VOCAB}
     service.deploy(ada, files, space="ada", app="secret", access="private")
     service.apply(ada, "ada/secret", {"entity": {"eid": "$n"}, "note": {"text": MARKER}})
-    bob = service.new_user(ada, "bob", PASSWORD)
+    bob = service.people.new_user(ada, "bob", PASSWORD)
     where = (
         f"const SECRET = {json.dumps(served.app_url('ada', 'secret'))};\n"
         f"const MAIN = {json.dumps(served.url)};\n"
@@ -131,7 +131,9 @@ def test_another_apps_page_reads_and_writes_nothing_with_the_visitors_sign_in(
     assert "signed in as" not in seen, tried
     assert '"eid": "' not in tried.get("her me", {}).get("text", ""), tried
     assert set(tried) >= {"her page", "a write", "the dashboard", "mcp"}
-    rows = served.service.query(served.service.local_owner(), "ada/secret", ".note!").data["rows"]
+    rows = served.service.graph.query(served.service.local_owner(), "ada/secret", ".note!").data[
+        "rows"
+    ]
     assert [r["note"]["text"] for r in rows] == [MARKER]
 
 
@@ -156,7 +158,7 @@ def apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database: str) -> Ite
 def test_on_an_apps_origin_there_is_only_the_app(apart: Any) -> None:
     service, ada, client = apart
     own = {"Host": "secret--ada.apps.test"}
-    assert service.app_info(ada, "secret").url == "http://secret--ada.apps.test/"
+    assert service.gate.app_info(ada, "secret").url == "http://secret--ada.apps.test/"
     # Signed out, a private app is not there; the page offers the way to sign in.
     missing = client.get("/", headers=own)
     assert missing.status_code == 404
@@ -259,7 +261,7 @@ def test_on_https_the_cookies_are_this_origins_alone(
     service = Service(tmp_path / "home", base_url="https://testserver", apps_domain="apps.test")
     try:
         ada = service.local_owner()
-        service.set_password(ada, "correct horse")
+        service.people.set_password(ada, "correct horse")
         service.deploy(ada, {"index.html": SECRET_INDEX, "vocab.json": VOCAB}, app="secret")
         client = TestClient(create_app(service), base_url="https://testserver")
         signed = client.post(

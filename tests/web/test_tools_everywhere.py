@@ -143,7 +143,7 @@ def test_who_may_not_see_is_told_how_to_sign_in(served: Served, token: str) -> N
     assert bad.returncode != 0 and "--url is a server's address" in bad.stderr
     # Another person's app is in nobody else's list, by any of these doors.
     service = served.service
-    service.new_user(service.local_owner(), "bo")
+    service.people.new_user(service.local_owner(), "bo")
     bo_token = service.new_token(service.local_owner(), "bo's", user="bo")
     theirs = httpx.get(
         f"{served.url}/api/tools", headers={"Authorization": f"Bearer {bo_token}"}

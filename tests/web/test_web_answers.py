@@ -10,10 +10,8 @@ import pytest
 from starlette.testclient import TestClient
 from web_site import BASE, Site
 
-from pasture.caller import Caller
 from pasture.errors import Fault, PastureError, Unavailable
 from pasture.platform.service import Service
-from pasture.result import Result
 from pasture.web import create_app
 from pasture.web._failures import SERVER_FAULT, answers_json
 
@@ -59,11 +57,14 @@ class _Failing(Service):
 
     raised: BaseException = RuntimeError("/secret/path/store.db is locked")
 
-    def query(self, caller: Caller, app: str, filter: str, *, via_web: bool = False) -> Result:
-        raise self.raised
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
 
-    def page(self, *args: Any, **kwargs: Any) -> Any:
-        raise self.raised
+        def fail(*args: Any, **kwargs: Any) -> Any:
+            raise self.raised
+
+        self.graph.query = fail  # type: ignore[method-assign]
+        self.pages.page = fail  # type: ignore[method-assign]
 
 
 @pytest.fixture

@@ -307,8 +307,13 @@ def test_the_mcp_connector_answers_at_mcp(site: Site) -> None:
 class _BrokenQuery(Service):
     """A real Service whose query has a bug in it, to see what the web makes of a bug."""
 
-    def query(self, caller: Caller, app: str, filter: str, *, via_web: bool = False) -> Result:
-        raise RuntimeError("/secret/path/store.db is locked")
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+
+        def query(caller: Caller, app: str, filter: str, *, via_web: bool = False) -> Result:
+            raise RuntimeError("/secret/path/store.db is locked")
+
+        self.graph.query = query  # type: ignore[method-assign]
 
 
 def test_a_bug_is_a_bare_500_with_no_traceback(

@@ -58,7 +58,7 @@ def serve(
     sock, url = loopback()
     service = Service(tmp_path / "home", base_url=url, apps_domain=apps_domain)
     ada = service.local_owner()
-    service.set_password(ada, PASSWORD)
+    service.people.set_password(ada, PASSWORD)
     service.deploy(ada, EXAMPLES / "runs", space="ada", app="runs")
     try:
         with serving(create_app(service, bind_host="127.0.0.1"), sock, lifespan="on"):
@@ -156,5 +156,7 @@ def test_sign_in_open_the_run_club_and_log_runs(served: Served) -> None:
         finally:
             browser.close()
     assert errors == []
-    rows = served.service.query(served.service.local_owner(), "ada/runs", ".jog!").data["rows"]
+    rows = served.service.graph.query(served.service.local_owner(), "ada/runs", ".jog!").data[
+        "rows"
+    ]
     assert sorted(r["jog"]["who"] for r in rows) == ["Grace", "ada"]

@@ -60,8 +60,8 @@ def limited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database: str) -> I
     service.limiter.clock = clock
     service.limiter.sign_in.sleep = lambda seconds: None  # slowed, but not in a test
     ada = service.local_owner()
-    service.set_password(ada, PASSWORD)
-    bob = service.new_user(ada, "bob", PASSWORD)
+    service.people.set_password(ada, PASSWORD)
+    bob = service.people.new_user(ada, "bob", PASSWORD)
     service.deploy(ada, RUNS, space="ada", app="runs", access="public")  # type: ignore[arg-type]
     service.deploy(ada, RUNS, space="ada", app="board", access="open")  # type: ignore[arg-type]
     yield Limited(service, clock, service.new_token(ada), service.new_token(bob))

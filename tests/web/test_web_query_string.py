@@ -72,7 +72,7 @@ class Served:
     def answer(self, text: str) -> tuple[int, Any]:
         """What `Service.query` answers, as the web would send it."""
         try:
-            result = self.service.query(self.service.local_owner(), "ada/runs", text)
+            result = self.service.graph.query(self.service.local_owner(), "ada/runs", text)
         except Refused as e:
             return e.status, {"error": e.sentence}
         return 200, json.loads(json.dumps({"text": result.text, "data": result.data}))

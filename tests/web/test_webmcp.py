@@ -70,7 +70,7 @@ def test_tools_lists_the_apps_commands_as_the_listing_does(site: Site) -> None:
     assert answer.status_code == 200
     assert answer.headers["content-type"] == "application/json"
     tools = answer.json()
-    assert tools == site.service.list_commands(site.ada, "ada/runs").data
+    assert tools == site.service.listing.list_commands(site.ada, "ada/runs").data
     named = {c["name"]: c for c in tools["commands"]}
     assert list(named) == ["log_run", "leaderboard", "plan_run", "add_jog", "find_jog"]
     log_run, leaderboard, plan_run = named["log_run"], named["leaderboard"], named["plan_run"]
@@ -179,7 +179,7 @@ def test_other_files_and_mcp_views_get_no_module(site: Site) -> None:
     css = site.client().get("/ada/runs/style.css")
     assert "webmcp" not in css.text
     site.service.deploy(site.ada, EXAMPLES / "runs", space="ada", app="club", access="public")
-    view = site.service.view(site.ada, "ui://ada/club/leaderboard.html")
+    view = site.service.pages.view(site.ada, "ui://ada/club/leaderboard.html")
     assert b"<base " in view.body
     assert b"webmcp" not in view.body
     assert b"webmcp" in site.client().get("/ada/club/leaderboard.html").content
@@ -235,10 +235,12 @@ def test_an_agent_in_the_persons_tab_uses_the_run_club(served_apart: Served) -> 
     served = served_apart
     service = served.service
     ada = service.local_owner()
-    cy = service.new_user(ada, "cy")
+    cy = service.people.new_user(ada, "cy")
     service.add_member(ada, "ada", "cy", "viewer")
     problems: list[str] = []
-    listing = {c["name"]: c for c in service.list_commands(ada, "ada/runs").data["commands"]}
+    listing = {
+        c["name"]: c for c in service.listing.list_commands(ada, "ada/runs").data["commands"]
+    }
     with chromium(webmcp=True) as browser:
         page = _tab(browser, served, service.sign_in_link(ada), problems)
 
@@ -283,7 +285,7 @@ def test_an_agent_in_the_persons_tab_uses_the_run_club(served_apart: Served) -> 
         board_drawn(page)
         assert [t["name"] for t in _offered(page)] == TOOL_NAMES
     assert problems == []
-    rows = service.query(ada, "ada/runs", ".jog!").data["rows"]
+    rows = service.graph.query(ada, "ada/runs", ".jog!").data["rows"]
     assert [r["jog"]["who"] for r in rows] == ["Ada"]
 
 

@@ -114,9 +114,9 @@ def site(tmp_path_factory: pytest.TempPathFactory, module_database: str) -> Iter
     with as_user("ada"):
         service = Service(home, base_url=BASE)
         ada = service.local_owner()
-    service.set_password(ada, PASSWORD)
-    bob = service.new_user(ada, "bob", PASSWORD)
-    cy = service.new_user(ada, "cy", PASSWORD)
+    service.people.set_password(ada, PASSWORD)
+    bob = service.people.new_user(ada, "bob", PASSWORD)
+    cy = service.people.new_user(ada, "cy", PASSWORD)
     service.add_member(ada, "ada", "cy", "viewer")
     _deploy(service, ada, RUNS, "runs", "public")
     secret = {"index.html": "<html><head><title>Secret</title></head><body>hush</body></html>"}

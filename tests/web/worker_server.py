@@ -193,12 +193,12 @@ def set_up(home: Path) -> dict[str, str]:
         service = Service(home)
         try:
             ada = service.local_owner()
-            bo = service.new_user(ada, "bo")
+            bo = service.people.new_user(ada, "bo")
             service.deploy(ada, RUNS, space="ada", app="runs", title="Run club")
             service.run_command(
                 ada, "log_run", {"who": "Ada", "miles": "5", "at": "2026-09-01"}, app="ada/runs"
             )
-            service.new_space(ada, "shop")
+            service.spaces.new_space(ada, "shop")
             service.trust_space(ada, "shop")
             service.add_member(ada, "shop", "bo", "viewer")
             service.deploy(ada, CODE_APP, space="shop", app="till", access="public")

@@ -15,81 +15,17 @@ import argparse
 import os
 import sys
 
+from pasture.cli._opening import home_of, open_service, run, serve, server_log
 from pasture.cli._verbs import Help, Later, Verbs
 
 TYPE_CHECKING = False  # not typing's: importing typing costs `pasture --help` a millisecond
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from pathlib import Path
     from typing import Any
 
-    from pasture.platform.access.limits import Rates
-    from pasture.platform.service import Service
     from pasture.result import Result
 
     Verb = Callable[[argparse.Namespace], int]
-
-DEFAULT_HOME = "~/.local/share/pasture"
-
-
-def home_of(args: argparse.Namespace) -> Path:
-    """The data directory: --home, else $PASTURE_HOME, else ~/.local/share/pasture."""
-    from pathlib import Path
-
-    home = args.home or os.environ.get("PASTURE_HOME") or DEFAULT_HOME
-    return Path(home).expanduser()
-
-
-def open_service(args: argparse.Namespace, base_url: str | None = None) -> Service:
-    from dataclasses import replace
-
-    from pasture.platform.service import Limits, Service
-
-    url = base_url or os.environ.get("PASTURE_PUBLIC_URL") or "http://127.0.0.1:8000"
-    limits = Limits.from_env()
-    given = {
-        field: getattr(args, f"worker_{field}", None)
-        for field in ("time", "cpu", "memory", "processes")
-    }
-    limits = replace(limits, **{k: v for k, v in given.items() if v is not None})
-    if getattr(args, "worker_network", False):
-        limits = replace(limits, network=True)
-    apps_domain = getattr(args, "apps_domain", None) or os.environ.get("PASTURE_APPS_DOMAIN")
-    audit_days = getattr(args, "audit_days", None)  # else $PASTURE_AUDIT_DAYS, else 90
-    # no --database: the Service reads $PASTURE_DATABASE_URL itself
-    return Service(
-        home_of(args),
-        database_url=args.database or None,
-        base_url=url,
-        limits=limits,
-        apps_domain=apps_domain or None,
-        audit_days=audit_days,
-        rates=rates_of(args),
-    )
-
-
-_RATE_OPTIONS = {"caller": "rate", "address": "rate_address", "open_writes": "rate_open"}
-
-
-def rates_of(args: argparse.Namespace) -> Rates | None:
-    """The limits `--rate`, `--rate-address`, `--rate-open` and `--streams` set, over
-    `$PASTURE_RATE…`; None when none is given (the Service reads the environment itself)."""
-    given = {k: getattr(args, option, None) for k, option in _RATE_OPTIONS.items()}
-    streams = getattr(args, "streams", None)
-    if streams is None and all(v is None for v in given.values()):
-        return None
-    from dataclasses import replace
-
-    from pasture.platform.access.limits import Rate, Rates, most
-
-    changed: dict[str, Any] = {
-        k: Rate.parse(v, "--" + _RATE_OPTIONS[k].replace("_", "-"))
-        for k, v in given.items()
-        if v is not None
-    }
-    if streams is not None:
-        changed["streams"] = most(streams, "--streams")
-    return replace(Rates.from_env(), **changed)
 
 
 def show(args: argparse.Namespace, result: Result, *, data: bool = False) -> int:
@@ -132,7 +68,7 @@ def do_deploy(args: argparse.Namespace) -> int:
 
 def do_commands(args: argparse.Namespace) -> int:
     service = open_service(args)
-    return show(args, service.list_commands(service.local_owner(), args.app))
+    return show(args, service.listing.list_commands(service.local_owner(), args.app))
 
 
 def do_inspect(args: argparse.Namespace) -> int:
@@ -148,7 +84,7 @@ def do_inspect(args: argparse.Namespace) -> int:
         commands = tools_at(args.url, app, token)
     else:
         service = open_service(args)
-        commands = service.list_commands(service.local_owner(), app).data["commands"]
+        commands = service.listing.list_commands(service.local_owner(), app).data["commands"]
     if args.json:
         print(json.dumps({"commands": commands}, indent=2, ensure_ascii=False))
         return 0
@@ -163,7 +99,7 @@ def do_query(args: argparse.Namespace) -> int:
     service = open_service(args)
     token = args.token or os.environ.get("PASTURE_TOKEN")
     caller = service.caller_for_token(token).at_door("cli") if token else service.local_owner()
-    return show_query(service.query(caller, args.app, args.filter), as_json=args.json)
+    return show_query(service.graph.query(caller, args.app, args.filter), as_json=args.json)
 
 
 def show_query(result: Result, *, as_json: bool) -> int:
@@ -197,7 +133,7 @@ def do_command(args: argparse.Namespace) -> int:
     if rest and not rest[0].startswith("-"):
         # `cart add V60-02 2`, unquoted, is cart_add as the console reads it.
         app = split_words(rest).app or args.app
-        listed = service.list_commands(owner, app).data.get("commands", [])
+        listed = service.listing.list_commands(owner, app).data.get("commands", [])
         name, rest = command_name([name, *rest], {e["name"] for e in listed})
     words = split_words(rest)
     args.json = args.json or words.json
@@ -221,12 +157,12 @@ def ask(what: str) -> bool:
 
 def do_status(args: argparse.Namespace) -> int:
     service = open_service(args)
-    return show(args, service.status(service.local_owner()))
+    return show(args, service.listing.status(service.local_owner()))
 
 
 def do_app_list(args: argparse.Namespace) -> int:
     service = open_service(args)
-    apps = service.list_apps(service.local_owner())
+    apps = service.gate.list_apps(service.local_owner())
     if args.json:
         import json
 
@@ -244,7 +180,7 @@ def do_app_list(args: argparse.Namespace) -> int:
 
 def do_app_files(args: argparse.Namespace) -> int:
     service = open_service(args)
-    return show(args, service.files(service.local_owner(), args.app, args.path))
+    return show(args, service.apps.files(service.local_owner(), args.app, args.path))
 
 
 def do_app_rollback(args: argparse.Namespace) -> int:
@@ -254,7 +190,7 @@ def do_app_rollback(args: argparse.Namespace) -> int:
 
 def do_space_new(args: argparse.Namespace) -> int:
     service = open_service(args)
-    return show(args, service.new_space(service.local_owner(), args.name))
+    return show(args, service.spaces.new_space(service.local_owner(), args.name))
 
 
 def do_space_trust(args: argparse.Namespace) -> int:
@@ -276,17 +212,17 @@ def do_secret_set(args: argparse.Namespace) -> int:
         value = sys.stdin.read()
         value = value[:-1] if value.endswith("\n") else value  # what `echo` adds
     service = open_service(args)
-    return show(args, service.set_secret(service.local_owner(), args.app, args.name, value))
+    return show(args, service.secrets.set(service.local_owner(), args.app, args.name, value))
 
 
 def do_secret_list(args: argparse.Namespace) -> int:
     service = open_service(args)
-    return show(args, service.secrets(service.local_owner(), args.app))
+    return show(args, service.secrets.list(service.local_owner(), args.app))
 
 
 def do_secret_rm(args: argparse.Namespace) -> int:
     service = open_service(args)
-    return show(args, service.remove_secret(service.local_owner(), args.app, args.name))
+    return show(args, service.secrets.remove(service.local_owner(), args.app, args.name))
 
 
 def do_member_remove(args: argparse.Namespace) -> int:
@@ -321,8 +257,8 @@ def do_user_new(args: argparse.Namespace) -> int:
     from pasture.result import Result
 
     service = open_service(args)
-    user = service.new_user(service.local_owner(), args.name, args.password)
-    space = service.spaces(user)[0][0] if service.spaces(user) else args.name
+    user = service.people.new_user(service.local_owner(), args.name, args.password)
+    space = service.spaces.of(user)[0][0] if service.spaces.of(user) else args.name
     text = f"user {user.name} added, with a space of their own: {space}"
     if not args.password:
         text += f"; set their web password with pasture password --user {user.name}"
@@ -340,11 +276,11 @@ def do_password(args: argparse.Namespace) -> int:
 
             raise UsageError("the two passwords differ — nothing was changed; try again")
     service = open_service(args)
-    return show(args, service.set_password(service.local_owner(), password, args.user))
+    return show(args, service.people.set_password(service.local_owner(), password, args.user))
 
 
 def do_token_new(args: argparse.Namespace) -> int:
-    from pasture.platform.auth.tokens import scope_words
+    from pasture.platform import scope_words
     from pasture.result import Result
 
     service = open_service(args)
@@ -375,18 +311,6 @@ def do_token_revoke(args: argparse.Namespace) -> int:
     return show(args, service.revoke_token(service.local_owner(), args.id, args.user))
 
 
-def server_log() -> None:
-    """A server's log on stderr: what pasture says, and what its apps' code prints."""
-    import logging
-
-    handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    log = logging.getLogger("pasture")
-    log.addHandler(handler)
-    log.setLevel(logging.INFO)
-    log.propagate = False
-
-
 def do_serve(args: argparse.Namespace) -> int:
     from pasture.faults import check_writable
     from pasture.values import server_zone
@@ -411,13 +335,6 @@ def do_serve(args: argparse.Namespace) -> int:
         return serve_in_workers(args, args.workers)
     serve(service, args.host, args.port)
     return 0
-
-
-def serve(service: Service, host: str, port: int) -> None:
-    from pasture.web import create_app
-    from pasture.web.serving import Server
-
-    Server(create_app(service, bind_host=host), host=host, port=port).run()
 
 
 def do_mcp(args: argparse.Namespace) -> int:
@@ -771,22 +688,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0 if args.verb is None else 2
     return run(args)
-
-
-def run(args: argparse.Namespace) -> int:
-    """Run the verb `args` names; its exit code, a refusal's sentence or one line on stderr."""
-    from pasture.errors import PastureError
-
-    try:
-        code: int = args.run(args)
-        return code
-    except PastureError as e:
-        print(e.sentence, file=sys.stderr)
-        return e.exit_code
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return 0
-    except Exception as e:  # a bug: one line, never a traceback
-        print(f"pasture: something went wrong ({type(e).__name__}: {e})", file=sys.stderr)
-        return 1

@@ -21,8 +21,7 @@ from pasture.cli._man import quoted, type_words, value_text
 from pasture.cli._words import Words, split_words
 from pasture.errors import UsageError
 from pasture.names import agent_name
-from pasture.platform.listing import Offered
-from pasture.platform.service import Command
+from pasture.platform import CommandInfo, Offered
 from pasture.values import type_of_property
 
 # A command the caller can run, with its app, as the platform offers it.
@@ -177,7 +176,7 @@ class CommandCompleter(Completer):
 
     @staticmethod
     def _arguments(
-        command: Command, words: Words, typed: str, back: int, *, multi_app: bool
+        command: CommandInfo, words: Words, typed: str, back: int, *, multi_app: bool
     ) -> Iterator[Completion]:
         order = list(command.positional) or command.arguments
         filled = set(words.named) | set(
@@ -199,7 +198,7 @@ class CommandCompleter(Completer):
 
     @staticmethod
     def _values(
-        command: Command, key: str, typed: str, back: int, prefix: str
+        command: CommandInfo, key: str, typed: str, back: int, prefix: str
     ) -> Iterator[Completion]:
         schema = command.input.get("properties", {}).get(key, {})
         if not isinstance(schema, dict):

@@ -15,7 +15,7 @@ from pasture.errors import PastureError
 
 
 def demo(args: argparse.Namespace) -> int:
-    from pasture.cli import home_of, open_service, serve, server_log
+    from pasture.cli._opening import home_of, open_service, serve, server_log
     from pasture.faults import check_writable
 
     server_log()
@@ -31,7 +31,7 @@ def demo(args: argparse.Namespace) -> int:
             print("  " + service.deploy(owner, folder).text.replace("\n", "\n    "))
         except PastureError as e:
             print(f"  {folder.name} was not deployed: {e.sentence}", file=sys.stderr)
-    from pasture.platform.workers.sandbox import confinement
+    from pasture.platform import confinement
 
     print(f"app code (worker.py) runs {confinement().describe()}")
     token = service.new_token(owner, "make run")

@@ -15,8 +15,7 @@ from typing import Any
 
 from rich.table import Table
 
-from pasture.platform.listing import Offered
-from pasture.platform.service import Command
+from pasture.platform import CommandInfo, Offered
 from pasture.schema import EXAMPLE_OF_FORMAT, requirement
 from pasture.values import type_of_property
 
@@ -50,7 +49,7 @@ def type_words(schema: dict[str, Any]) -> str:
     return str(declared or "any")
 
 
-def arguments_table(command: Command) -> Table:
+def arguments_table(command: CommandInfo) -> Table:
     """Each argument: its name, type, whether it is needed (or its default), its description."""
     table = Table(show_edge=False, show_header=True, header_style="bold", box=None)
     for column in ("argument", "type", "", "description"):
@@ -64,7 +63,7 @@ def arguments_table(command: Command) -> Table:
     return table
 
 
-def man_page(command: Command, at: str, app_title: str) -> list[str]:
+def man_page(command: CommandInfo, at: str, app_title: str) -> list[str]:
     """The lines of `man NAME`: headings in capitals, the rest indented under them."""
     title = f"{command.name} — {command.title}" if command.title else command.name
     provider = (
@@ -157,7 +156,7 @@ def _is_time(schema: dict[str, Any]) -> bool:
 _EG = re.compile(r"\be\.g\.,?\s+([^\s,;)]+)")
 
 
-def example_line(command: Command) -> str:
+def example_line(command: CommandInfo) -> str:
     """A line that runs the command, made from its arguments when it gives no example:
     a value each required argument could take, or its name in capitals where no value
     can be made up (an id, a pattern)."""

@@ -11,8 +11,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from pasture.platform.listing import arguments_of, kind_of
-from pasture.platform.service import AppInfo
+from pasture.platform import AppInfo, arguments_of, kind_of
 
 
 def terminal(**options: Any) -> Console:

@@ -85,7 +85,7 @@ def _ended_well(code: int, sent: list[int]) -> bool:
 
 def _serve_here(args: argparse.Namespace) -> int:
     """One worker: a Service of its own, serving the socket it was handed."""
-    from pasture.cli import open_service, server_log
+    from pasture.cli._opening import open_service, server_log
     from pasture.web import create_app
     from pasture.web.serving import Server
 
@@ -99,7 +99,7 @@ def _serve_here(args: argparse.Namespace) -> int:
 
 
 def main() -> int:
-    from pasture.cli import run
+    from pasture.cli._opening import run
 
     args = argparse.Namespace(**json.loads(sys.stdin.read()))
     args.socket = int(sys.argv[1])

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING
 
 from pasture.asking import CANCELLED
 from pasture.errors import Refused, UsageError
-from pasture.platform.service import Command
+from pasture.platform import CommandInfo
 from pasture.result import Result
 
 if TYPE_CHECKING:
     from pasture.caller import Caller
-    from pasture.platform.service import Service
+    from pasture.platform import Service
 
 
 @dataclass
@@ -37,7 +37,7 @@ class Words:
     json: bool = False
     yes: bool = False  # run a consequential command without asking
 
-    def bind(self, command: Command) -> dict[str, str]:
+    def bind(self, command: CommandInfo) -> dict[str, str]:
         """The arguments by name, positional words taking the declared order."""
         order = list(command.positional) or command.arguments
         free = [a for a in order if a not in self.named]
@@ -108,7 +108,7 @@ def split_words(words: Sequence[str]) -> Words:
 Confirm = Callable[[str], bool]
 
 
-def about_to_run(command: Command, at: str, values: dict[str, str]) -> str:
+def about_to_run(command: CommandInfo, at: str, values: dict[str, str]) -> str:
     """`Empty the cart: cart clear --sku=V60-02 (ada/cart)`: the command's title where it
     has one, then the command and its arguments as typed."""
     parts = [command.name, *(f"--{k}={shlex.quote(v)}" for k, v in values.items())]
@@ -122,22 +122,23 @@ def run_words(
     name: str,
     words: Words,
     confirm: Confirm | None = None,
-) -> tuple[Result, Command]:
+) -> tuple[Result, CommandInfo]:
     """Run the command `name` with the words typed after it, as the caller: its result,
     and the command that ran.
 
     A consequential command needs `--yes`, or `confirm` (None: no one to ask) to say yes.
     """
-    info, command = service.resolve_command(caller, name, words.app)
+    found = service.listing.resolve(caller, name, words.app)
+    command = found.command
     values = words.bind(command)
     if command.consequential and not words.yes:
         if confirm is None:
             raise Refused(
                 f"{command.name} is hard to undo — add --yes to run it without being asked"
             )
-        if not confirm(about_to_run(command, info.at, values)):
+        if not confirm(about_to_run(command, found.at, values)):
             raise Refused(CANCELLED)
     # Words typed at a terminal are text: code commands convert them to their types.
-    # The app it was found in: running it finds it there at once, not among every app again.
-    result = service.run_command(caller, command.name, values, info.at, typed_text=True)
+    # What was found is what runs: the command is not looked up again.
+    result = service.run_command(caller, found, values, typed_text=True)
     return result, command

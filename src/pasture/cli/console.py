@@ -32,8 +32,7 @@ from pasture.cli._man import arguments_table, by_provider, man_page
 from pasture.cli._render import apps_table, command_answer, key_values, rows_table, terminal
 from pasture.cli._words import Confirm, Words, run_words, split_words
 from pasture.errors import PastureError, UsageError
-from pasture.platform.listing import Offered
-from pasture.platform.service import Service
+from pasture.platform import Offered, Service
 from pasture.result import Result
 
 HISTORY = "console_history"
@@ -57,7 +56,7 @@ Known = Offered
 
 def known_commands(service: Service, caller: Caller) -> list[Known]:
     """Every command of the caller's apps, in the order `commands` lists them."""
-    return service.offered(caller)
+    return service.listing.offered(caller)
 
 
 def command_name(words: Sequence[str], known: Iterable[Known]) -> tuple[str, list[str]]:
@@ -156,9 +155,9 @@ class Session:
             takes = "--app and --json" if head in ("help", "commands") else "--json"
             raise UsageError(f"{head} takes only {takes}, not {extra}")
         if head in ("help", "commands"):
-            listing = self.service.list_commands(self.caller, words.app)
+            listing = self.service.listing.list_commands(self.caller, words.app)
             if head == "help" and listing.data.get("commands"):
-                offered = self.service.offered(self.caller, words.app)
+                offered = self.service.listing.offered(self.caller, words.app)
                 listing = Result(by_provider(offered), listing.data)
             self.show(listing, json_=words.json)
             if head == "help" and not (words.json or self.json_always):
@@ -172,12 +171,12 @@ class Session:
                     soft_wrap=True,
                 )
         elif head == "status":
-            self.show(self.service.status(self.caller), json_=words.json)
+            self.show(self.service.listing.status(self.caller), json_=words.json)
         elif head == "apps":
             self.apps(json_=words.json)
 
     def apps(self, *, json_: bool) -> None:
-        apps = self.service.list_apps(self.caller)
+        apps = self.service.gate.list_apps(self.caller)
         if json_ or self.json_always:
             self._json({"apps": [a.as_data() for a in apps]})
         elif not apps:
@@ -187,7 +186,8 @@ class Session:
 
     def help_command(self, name: str, app: str | None, *, json_: bool) -> None:
         """One command: its signature and sentence, then each argument's type and description."""
-        info, command = self.service.resolve_command(self.caller, name, app)
+        found = self.service.listing.resolve(self.caller, name, app)
+        info, command = found.info, found.command
         if json_ or self.json_always:
             self._json(command.listing(info.at, info.title))
             return
@@ -215,7 +215,8 @@ class Session:
         """A command's whole page: what it is, who provides it, whether it only reads or
         is hard to undo, every argument with its type, limits and default, how to type it,
         examples, what it answers with, and the commands to see beside it."""
-        info, command = self.service.resolve_command(self.caller, name, app)
+        found = self.service.listing.resolve(self.caller, name, app)
+        info, command = found.info, found.command
         if json_ or self.json_always:
             self._json(command.listing(info.at, info.title))
             return

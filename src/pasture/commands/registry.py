@@ -20,8 +20,10 @@ A name is lowercase words, its first one the provider that owns it (`cart`).
 Agents see `cart_add`; people may type either. Each provider may have a
 read-only `<provider> status` command; a bare `status` runs all of them.
 `register` returns the function that removes the command again, and whoever
-listens with `on_change` hears of both (the registry's own MCP server announces
-`notifications/tools/list_changed`).
+listens with `on_change` hears of both. Served on its own over MCP, a registry is
+the MCP door's to serve (`pasture.mcp.serve_registry(registry)`, or
+`pasture.mcp.build_registry_server(registry)` for a transport of your own), which
+announces `notifications/tools/list_changed` on each change.
 """
 
 from __future__ import annotations
@@ -44,8 +46,6 @@ from pasture.result import Result
 from pasture.schema import InputSchema, shown
 
 if TYPE_CHECKING:
-    from mcp.server import Server
-
     from pasture.store.base import Applied, Bundle, Row, Store
 
 logger = logging.getLogger("pasture.commands")
@@ -481,16 +481,6 @@ class Registry:
             except Exception:  # one listener's bug must not undo a registration
                 logger.exception("a registry listener failed")
 
-    # -- served on its own --------------------------------------------------------------
-    def mcp_server(self, name: str = "pasture") -> Server[Any]:
-        """An MCP server with each command as its own tool (`cart_add`), and `status`.
-
-        The MCP door builds it (`pasture.mcp.build_registry_server`), loaded only here:
-        the one place below the doors that names one (scripts/layers.py says so)."""
-        from pasture.mcp._registry_server import build_registry_server
-
-        return build_registry_server(self, name)
-
 
 def run_status(commands: Sequence[Command], context: Callable[[Command], Context]) -> Result:
     """Every provider's status: one line each, the data by provider.
@@ -516,15 +506,6 @@ def run_status(commands: Sequence[Command], context: Callable[[Command], Context
     return Result("\n".join(lines), data)
 
 
-def serve_stdio(registry: Registry, name: str = "pasture") -> None:
-    """Serve a registry's commands as MCP tools on stdin/stdout until the client closes.
-
-    The MCP door serves it (`pasture.mcp.serve_registry`), loaded only when called."""
-    from pasture.mcp._registry_server import serve_registry
-
-    serve_registry(registry, name)
-
-
 __all__ = [
     "ANNOTATIONS",
     "NO_STORE",
@@ -534,5 +515,4 @@ __all__ = [
     "CommandFailed",
     "Registry",
     "run_status",
-    "serve_stdio",
 ]

@@ -2,9 +2,11 @@
 
 Two transports over one server (`build_server`): stdio for `pasture mcp`
 (`run_stdio`, acting as one caller for the life of the process) and
-streamable HTTP at `/mcp` on `pasture serve` (`pasture.web.mcp_http.mcp_http`,
-the caller named by each request's bearer token). Both protocol generations
-the SDK serves are answered: the initialize handshake and the newest.
+streamable HTTP at `/mcp` on `pasture serve`, which the web door serves
+(`pasture.web.mcp_http`, the caller named by each request's bearer token, a
+`commands` call asked again answered from `Replies`). Both protocol generations
+the SDK serves are answered: the initialize handshake and the newest. This
+door names no other.
 
 A registry served on its own, with no platform, is this door too
 (`build_registry_server`, `serve_registry`): each command its own tool. Names are
@@ -18,9 +20,9 @@ from pasture._lazy import lazy_names
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pasture.mcp._registry_server import build_registry_server, serve_registry
+    from pasture.mcp._replies import Replies, may_ask
     from pasture.mcp._server import NO_RESOURCE, build_server, run_stdio
-    from pasture.mcp._tools import TOOL_NAMES, TOOLS
-    from pasture.platform.apps.rewrite import with_base
+    from pasture.mcp._tools import RELEASE, TOOL_NAMES, TOOLS
 
 _SERVER = "pasture.mcp._server"
 __getattr__ = lazy_names(
@@ -29,21 +31,25 @@ __getattr__ = lazy_names(
         "NO_RESOURCE": _SERVER,
         "build_server": _SERVER,
         "run_stdio": _SERVER,
+        "RELEASE": "pasture.mcp._tools",
         "TOOLS": "pasture.mcp._tools",
         "TOOL_NAMES": "pasture.mcp._tools",
+        "Replies": "pasture.mcp._replies",
+        "may_ask": "pasture.mcp._replies",
         "build_registry_server": "pasture.mcp._registry_server",
         "serve_registry": "pasture.mcp._registry_server",
-        "with_base": "pasture.platform.apps.rewrite",
     },
 )
 
 __all__ = [
     "NO_RESOURCE",
+    "RELEASE",
     "TOOLS",
     "TOOL_NAMES",
+    "Replies",
     "build_registry_server",
     "build_server",
+    "may_ask",
     "run_stdio",
     "serve_registry",
-    "with_base",
 ]

@@ -35,8 +35,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from pasture.caller import Caller
 from pasture.errors import Refused
-from pasture.platform.db.bus import Change
-from pasture.platform.service import Service
+from pasture.platform import Change, Service
 from pasture.threads import in_thread
 
 logger = logging.getLogger("pasture.mcp")
@@ -176,7 +175,7 @@ class Relay:
     async def _reads(self, caller: Caller, uri: str) -> bool:
         """Whether `caller` may still read the view: only then is it said to have changed."""
         try:
-            await in_thread(lambda: self.service.view(caller, uri))
+            await in_thread(lambda: self.service.pages.view(caller, uri))
         except Refused:
             return False
         return True

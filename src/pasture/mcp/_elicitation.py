@@ -33,7 +33,7 @@ from pasture.mcp._tool_results import Wire, failed, refusal
 from pasture.threads import in_thread
 
 if TYPE_CHECKING:  # a registry served on its own asks too, and loads no platform
-    from pasture.platform.service import Service
+    from pasture.platform import Resolved, Service
 
 logger = logging.getLogger("pasture.mcp")
 
@@ -45,9 +45,10 @@ NOTHING_TO_FILL: dict[str, Any] = {"type": "object", "properties": {}}
 
 @dataclass(frozen=True)
 class GoAhead:
-    """Run the call; `app`, when the person was asked, is the app they said yes about."""
+    """Run the call; `found`, when the command was looked up to ask first, is the one it
+    found (in the app the person said yes about): run as it is, not looked up again."""
 
-    app: str | None = None
+    found: Resolved | None = None
 
 
 Asked = GoAhead | Wire | types.InputRequiredResult
@@ -104,19 +105,20 @@ async def ask_first(
     if not isinstance(name, str) or not isinstance(app, str | None):
         return GoAhead()  # the call itself refuses them, in its own words
     try:
-        info, command = await in_thread(lambda: service.resolve_command(caller, name, app))
+        found = await in_thread(lambda: service.listing.resolve(caller, name, app))
     except PastureError:
         return GoAhead()  # unknown, ambiguous, out of reach: the call says so
     except Exception:  # a bug: nothing runs unasked, and no internal goes out
         logger.exception("command %s could not be looked up to ask first", name)
         return failed("command")
+    command = found.command
     if not command.consequential:
-        return GoAhead()
+        return GoAhead(found)
     given = args if isinstance(args, Mapping) else None
-    said = await ask(ctx, params, question(command.title, command.agent_name, info.at, given))
+    said = await ask(ctx, params, question(command.title, command.agent_name, found.at, given))
     if isinstance(said, types.InputRequiredResult):
         return said
-    return GoAhead(info.at) if said else refusal(CANCELLED)
+    return GoAhead(found) if said else refusal(CANCELLED)
 
 
 __all__ = ["CONFIRM", "Asked", "GoAhead", "ask", "ask_first", "can_ask"]

@@ -36,7 +36,7 @@ from pasture.mcp._changes import EMPTY, Relay
 from pasture.mcp._elicitation import GoAhead, ask_first
 from pasture.mcp._tool_results import Wire, answer, refusal
 from pasture.mcp._tools import CHANGED, INPUT_SCHEMAS, RELEASE, TOOL_NAMES, TOOLS
-from pasture.platform.service import Access, AppInfo, Service, with_base
+from pasture.platform import Access, AppInfo, Resolved, Service, with_base
 from pasture.result import Result
 from pasture.schema import args_object
 from pasture.threads import in_command_thread, in_thread
@@ -211,33 +211,37 @@ def build_server(
             return await in_command_thread(run)
         return await in_thread(run)
 
-    def tool_call(name: str, arguments: Mapping[str, Any], caller: Caller) -> Wire:
+    def tool_call(
+        name: str, arguments: Mapping[str, Any], caller: Caller, found: Resolved | None
+    ) -> Wire:
         def run() -> Result:
             for key, value in arguments.items():  # what JSON cannot carry on, refused first
                 jsontext.check(value, key)
             if name == "commands":
-                return service.list_commands(caller, _text(arguments, "app"))
-            if name == "command":
+                return service.listing.list_commands(caller, _text(arguments, "app"))
+            if name == "command":  # what was found to ask first is what runs
                 return service.run_command(
                     caller,
-                    _required(arguments, "name"),
+                    found or _required(arguments, "name"),
                     _args(arguments),
                     _text(arguments, "app"),
                 )
             if name == "status":
-                return service.status(caller)
+                return service.listing.status(caller)
             if name == "graph_schema":
-                return service.schema(caller, _required(arguments, "app"))
+                return service.graph.schema(caller, _required(arguments, "app"))
             if name == "graph_query":
-                return service.query(
+                return service.graph.query(
                     caller, _required(arguments, "app"), _required(arguments, "filter")
                 )
             if name == "graph_apply":
                 return service.apply(caller, _required(arguments, "app"), _bundles(arguments))
             if name == "app_list":
-                return _app_list(service.list_apps(caller))
+                return _app_list(service.gate.list_apps(caller))
             if name == "app_files":
-                return service.files(caller, _required(arguments, "app"), _text(arguments, "path"))
+                return service.apps.files(
+                    caller, _required(arguments, "app"), _text(arguments, "path")
+                )
             if name == "app_deploy":
                 return service.deploy(
                     caller,
@@ -269,12 +273,12 @@ def build_server(
         caller = caller_of().at_door("mcp")  # for the audit
         relay.seen(ctx, caller)
         arguments = params.arguments or {}
+        found = None
         if params.name == "command":  # hard to undo: the person is asked first
             asked = await ask_first(ctx, params, service, caller)
             if not isinstance(asked, GoAhead):
                 return asked
-            if asked.app is not None:  # run it where the person said yes to it
-                arguments = {**arguments, "app": asked.app}
+            found = asked.found  # run where the person said yes to it
         told = False
 
         def run() -> Wire:
@@ -282,7 +286,7 @@ def build_server(
             if tool_lists.due(caller, RELEASE):  # told now, so told once
                 told = True
                 tool_lists.listed(caller, RELEASE)
-            return tool_call(params.name, arguments, caller)
+            return tool_call(params.name, arguments, caller, found)
 
         result: Wire = await call(params.name, run)
         if params.name == "app_deploy" and not result.get("isError"):
@@ -309,7 +313,7 @@ def build_server(
         caller = caller_of()
         relay.seen(ctx, caller)
         try:
-            views = await in_thread(lambda: service.views(caller))
+            views = await in_thread(lambda: service.pages.views(caller))
         except PastureError as refused:
             raise MCPError(code=types.INVALID_PARAMS, message=refused.sentence) from None
         return types.ListResourcesResult(
@@ -327,8 +331,8 @@ def build_server(
         space, slug, _file = where
 
         def read() -> tuple[bytes, str]:
-            page = service.view(caller, uri)
-            return page.body, service.app_info(caller, f"{space}/{slug}").url
+            page = service.pages.view(caller, uri)
+            return page.body, service.gate.app_info(caller, f"{space}/{slug}").url
 
         try:
             body, address = await in_thread(read)

@@ -45,24 +45,35 @@ class Graph:
         *,
         via_web: bool = False,
         noted: Call | None = None,
+        checked: Reached | None = None,
     ) -> tuple[Reached, Applied]:
         """Write bundles as the caller, if the app's access lets them; Refused otherwise.
 
-        `noted`: the audit's record of this call, told which app it reached."""
-        reached = self.gate.reach(caller, app, via_web=via_web)
-        if noted is not None:
-            noted.app = reached.at
-        self.gate.check_write(caller, reached)
+        `noted`: the audit's record of this call, told which app it reached. `checked`:
+        the app as this call reached it a moment ago, already allowed to write: not
+        reached or checked again."""
+        reached = checked
+        if reached is None:
+            reached = self.gate.reach(caller, app, via_web=via_web)
+            if noted is not None:
+                noted.app = reached.at
+            self.gate.check_write(caller, reached)
         applied = self.catalog.store(reached.space, reached.slug).apply(bundles, caller)
         self.bus.publish(Change("write", reached.space, reached.slug))
         return reached, applied
 
     def read(
-        self, caller: Caller, app: str, filter: str, *, via_web: bool = False
+        self,
+        caller: Caller,
+        app: str,
+        filter: str,
+        *,
+        via_web: bool = False,
+        checked: Reached | None = None,
     ) -> tuple[Reached, Answer]:
         """What a filter answers (its rows, or an aggregate's object), if the caller reaches
-        the app; Refused otherwise."""
-        reached = self.gate.reach(caller, app, via_web=via_web)
+        the app; Refused otherwise. `checked`: the app as this call reached it."""
+        reached = checked or self.gate.reach(caller, app, via_web=via_web)
         return reached, self.catalog.store(reached.space, reached.slug).query(filter, caller)
 
     def apply(
@@ -121,7 +132,10 @@ class CheckedStore(AppStore):
 
     Each read asks whether the caller still reaches the app, and each write
     whether the app's access lets them change it, exactly as `./api/query` and
-    `./api/apply` ask; a command marked read-only writes nothing at all.
+    `./api/apply` ask; a command marked read-only writes nothing at all. `checked` is
+    the reach (and, for a command that writes, the leave to write) its call made just
+    before running it: the store's first read or write takes it instead of asking again
+    (`pasture.platform.running` says when), every later one asks.
     """
 
     def __init__(
@@ -132,18 +146,31 @@ class CheckedStore(AppStore):
         *,
         via_web: bool = False,
         read_only: str | None = None,
+        checked: Reached | None = None,
     ) -> None:
         super().__init__(read_only=read_only)
         self.graph = graph
         self.caller = caller
         self.at = at
         self.via_web = via_web
+        self._checked = checked
+
+    def _spend(self) -> Reached | None:
+        """The call's own reach, once: for the first use of the store, then never again."""
+        checked, self._checked = self._checked, None
+        return checked
 
     def query(self, filter: str) -> Answer:
-        return self.graph.read(self.caller, self.at, filter, via_web=self.via_web)[1]
+        checked = self._spend()
+        return self.graph.read(self.caller, self.at, filter, via_web=self.via_web, checked=checked)[
+            1
+        ]
 
     def schema(self) -> dict[str, Any]:
         return self.graph.schema(self.caller, self.at, via_web=self.via_web).data
 
     def _write(self, bundles: list[Bundle]) -> Applied:
-        return self.graph.write(self.caller, self.at, bundles, via_web=self.via_web)[1]
+        checked = self._spend()
+        return self.graph.write(
+            self.caller, self.at, bundles, via_web=self.via_web, checked=checked
+        )[1]

@@ -1,27 +1,36 @@
-"""Commands across a caller's apps: the listing, finding the one a name means, running it.
+"""Commands across a caller's apps: the listing, finding the one a name means, each app's status.
 
 The refusals are the spec's sentences: the ambiguous name (`log_run is a
-command of club/runs and yourname/runs — say which app`), the unknown one
-(`no command add_run — your apps offer …`), and the viewer's write.
+command of club/runs and yourname/runs — say which app`) and the unknown one
+(`no command add_run — your apps offer …`). What `resolve` finds (`Resolved`) is what
+`pasture.platform.running` runs, so a call looks its command up once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pasture.caller import Caller
-from pasture.commands.model import Command, Context
+from pasture.commands.model import Command
+from pasture.commands.registry import run_status
 from pasture.errors import NotFound, Refused, Unauthorized, UsageError, echo
 from pasture.names import agent_name
 from pasture.platform.access.gate import Gate
 from pasture.platform.catalog import Catalog
-from pasture.platform.graph import CheckedStore, Graph
-from pasture.platform.nouns import SIGN_IN, AppInfo, Loaded, Reached, and_, plural
-from pasture.platform.workers.pool import handlers_of
+from pasture.platform.nouns import (
+    SIGN_IN,
+    AppInfo,
+    CommandInfo,
+    Loaded,
+    Reached,
+    Resolved,
+    and_,
+    plural,
+)
+from pasture.platform.running import Running
 from pasture.result import Result
-from pasture.schema import args_object
 
 if TYPE_CHECKING:
     from pasture.platform.access.audit import Call
@@ -53,7 +62,7 @@ class Offered:
     at: str
     title: str
     address: str
-    command: Command
+    command: CommandInfo
 
     def line(self) -> str:
         return self.command.line(self.at, self.title, self.address)
@@ -73,10 +82,10 @@ class _Listed:
 class Listing:
     """The commands a caller's apps offer, and running one of them as the caller."""
 
-    def __init__(self, catalog: Catalog, gate: Gate, graph: Graph) -> None:
+    def __init__(self, catalog: Catalog, gate: Gate, running: Running) -> None:
         self.catalog = catalog
         self.gate = gate
-        self.graph = graph
+        self.running = running
         self._listed: dict[tuple[str, str], _Listed] = {}
 
     def _listing_of(self, space: str, slug: str, loaded: Loaded) -> _Listed:
@@ -136,10 +145,26 @@ class Listing:
             return Result("your apps have no commands yet", {"commands": []})
         return Result("\n\n".join(blocks), {"commands": listing})
 
-    def _resolve(
-        self, caller: Caller, name: str, app: str | None, via_web: bool, noted: Call | None = None
+    def resolve(
+        self,
+        caller: Caller,
+        name: str,
+        app: str | None = None,
+        *,
+        via_web: bool = False,
+        noted: Call | None = None,
+    ) -> Resolved:
+        """The one command a call names, or the spec's refusal (ambiguous, unknown): found
+        for this caller, to show, to ask about, and to run (`Service.run_command`).
+
+        `noted`: the audit's record of the call, told the app an unknown name was asked of."""
+        reached, loaded, cmd = self._find(caller, agent_name(name), app, via_web, noted)
+        info = self.catalog.describe(reached.space, reached.slug, loaded)
+        return Resolved(caller, info, reached, loaded, cmd, via_web=via_web)
+
+    def _find(
+        self, caller: Caller, name: str, app: str | None, via_web: bool, noted: Call | None
     ) -> tuple[Reached, Loaded, Command]:
-        name = agent_name(name)
         if app is not None:
             reached = self.gate.reach(caller, app, via_web=via_web)
             if noted is not None:  # an unknown name is refused in the app it was asked of
@@ -165,13 +190,6 @@ class Listing:
         space, slug, loaded, cmd = matches[0]
         return Reached(space, slug, roles.get(space)), loaded, cmd
 
-    def resolve_command(
-        self, caller: Caller, name: str, app: str | None = None, *, via_web: bool = False
-    ) -> tuple[AppInfo, Command]:
-        """The one command a call names, or the spec's refusal (ambiguous, unknown)."""
-        reached, loaded, cmd = self._resolve(caller, name, app, via_web)
-        return self.catalog.describe(reached.space, reached.slug, loaded), cmd
-
     def _unknown(self, caller: Caller, name: str, apps: list[tuple[str, str]]) -> Refused:
         name = echo(name)
         offers = []
@@ -192,83 +210,6 @@ class Listing:
             f"no command {name} — your apps offer {'; '.join(offers)}. "
             "commands lists them with their arguments."
         )
-
-    def run_command(
-        self,
-        caller: Caller,
-        name: str,
-        args: Mapping[str, Any],
-        app: str | None = None,
-        *,
-        via_web: bool = False,
-        typed_text: bool = False,
-        noted: Call | None = None,
-    ) -> Result:
-        """Run a command as the caller; the refusals are the spec's sentences.
-
-        `typed_text`: the values are text a person typed, which code commands convert.
-        `noted`: the audit's record of this call, told which app and command it found.
-        """
-        reached, loaded, cmd = self._resolve(caller, name, app, via_web, noted)
-        if noted is not None:
-            noted.app, noted.command = reached.at, cmd.agent_name
-            noted.known = cmd.input.get("properties", {})
-        if not cmd.read_only:
-            self.gate.check_write(caller, reached, loaded)
-        args = args_object(args)
-        return cmd.run(args, self.context(caller, reached.at, cmd, via_web, typed_text))
-
-    def call_handler(
-        self,
-        caller: Caller,
-        app: str,
-        name: str,
-        args: Any,
-        *,
-        via_web: bool = False,
-        noted: Call | None = None,
-    ) -> Result:
-        """Run one of an app's handlers as its page calls it, as the caller: a query with a
-        store that refuses writes, a mutation or action as one who may write there."""
-        reached = self.gate.reach(caller, app, via_web=via_web)
-        if noted is not None:
-            noted.app, noted.command = reached.at, name
-        loaded = self.catalog.load(reached.space, reached.slug)
-        kinds = handlers_of(loaded.code)
-        kind = kinds.get(name) if isinstance(name, str) else None
-        if kind is None:
-            have = ", ".join(sorted(kinds)) or "none"
-            raise NotFound(
-                f"no handler {echo(str(name))} in {reached.at} — its handlers are {have}"
-            )
-        args = args_object(args, "handler")
-        if kind != "query":
-            self.gate.check_write(caller, reached, loaded)
-        read_only = name if kind == "query" else None
-        ctx = self._context(caller, reached.at, read_only, via_web)
-        version = self.catalog.version_of(reached.space, reached.slug, loaded.version)
-        return self.catalog.workers.run_handler(version, name, args, ctx)
-
-    def context(
-        self, caller: Caller, at: str, cmd: Command, via_web: bool, typed_text: bool = False
-    ) -> Context:
-        """What a command runs with: its app's store as the caller, checked on every call."""
-        return self._context(caller, at, cmd.name if cmd.read_only else None, via_web, typed_text)
-
-    def _context(
-        self,
-        caller: Caller,
-        at: str,
-        read_only: str | None,
-        via_web: bool,
-        typed_text: bool = False,
-    ) -> Context:
-        """A command's or handler's: `read_only` names what only reads (its store refuses
-        writes)."""
-        if caller.address is not None:  # an anonymous write was counted once, as the call
-            caller = replace(caller, address=None)
-        store = CheckedStore(self.graph, caller, at, via_web=via_web, read_only=read_only)
-        return Context(caller, store, at, typed_text=typed_text)
 
     def status(self, caller: Caller) -> Result:
         """Every reachable app's state, one line each."""
@@ -301,9 +242,9 @@ class Listing:
         found = [c for c in found if c.name == f"{c.provider} status"]
         if not found:
             return None
-        from pasture.commands.registry import run_status
-
-        return run_status(found, lambda cmd: self.context(caller, info.at, cmd, via_web=False))
+        return run_status(
+            found, lambda cmd: self.running.context(caller, info.at, cmd, via_web=False)
+        )
 
     def _count(self, space: str, slug: str) -> int:
         """How many things the app keeps: entities carrying its own components or a doc,

@@ -1,18 +1,19 @@
-"""The platform's nouns and its shared sentences: apps as listed, pages, roles, accesses.
+"""The platform's nouns and its shared sentences: apps as listed, pages, roles, accesses,
+commands as the doors see them.
 
-Every module of the platform speaks these; `pasture.platform.service` re-exports
-the public ones (`AppInfo`, `Page`, `Access`, `Role`, `VIEWER_WRITES`, …).
+Every module of the platform speaks these; the doors take the door-facing ones from
+`pasture.platform` (`AppInfo`, `Page`, `Access`, `Role`, `CommandInfo`, `Resolved`, …).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
-
-from pasture.commands.model import Command
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
+    from pasture.caller import Caller
+    from pasture.commands.model import Command, Suggest
     from pasture.store.vocab import Vocabulary
 
 Access = Literal["private", "public", "open"]
@@ -104,6 +105,90 @@ class Reached:
     @property
     def at(self) -> str:
         return f"{self.space}/{self.slug}"
+
+
+class CommandInfo(Protocol):
+    """A command as a door sees it: what it is called, what it takes and says, what it does
+    to the world — never how it runs (`pasture.commands.model.Command` is one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def agent_name(self) -> str: ...
+
+    @property
+    def title(self) -> str | None: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def input(self) -> dict[str, Any]: ...
+
+    @property
+    def output(self) -> dict[str, Any] | None: ...
+
+    @property
+    def read_only(self) -> bool: ...
+
+    @property
+    def consequential(self) -> bool: ...
+
+    @property
+    def family(self) -> Literal["declared", "code"]: ...
+
+    @property
+    def provider(self) -> str | None: ...
+
+    @property
+    def handler(self) -> str | None: ...
+
+    @property
+    def positional(self) -> tuple[str, ...]: ...
+
+    @property
+    def arguments(self) -> list[str]: ...
+
+    @property
+    def required(self) -> set[str]: ...
+
+    @property
+    def examples(self) -> tuple[str, ...]: ...
+
+    @property
+    def see_also(self) -> tuple[str, ...]: ...
+
+    @property
+    def suggest(self) -> Suggest | None: ...
+
+    def signature(self) -> str: ...
+
+    def listing(self, at: str, app_title: str) -> dict[str, Any]: ...
+
+    def line(self, at: str, app_title: str, address: str) -> str: ...
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The one command a call named, found once for one caller: what a door shows or asks
+    about (`info`, `command`), and what running it takes (`Service.run_command(caller,
+    resolved, …)`), so nothing is looked up again between the two."""
+
+    caller: Caller
+    info: AppInfo
+    reached: Reached = field(repr=False)
+    loaded: Loaded = field(repr=False)
+    found: Command = field(repr=False)  # the command, as the platform runs it
+    via_web: bool = False  # reached as the web reaches apps (a public app of another space)
+
+    @property
+    def command(self) -> CommandInfo:
+        return self.found
+
+    @property
+    def at(self) -> str:
+        return self.info.at
 
 
 def plural(n: int, one: str, many: str) -> str:

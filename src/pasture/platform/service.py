@@ -1,27 +1,33 @@
 """The one façade every door calls: `Service`, with a `Caller` on every call.
 
 A door (command line, web, MCP) turns its input into a call here and renders
-the `Result` in its own form. Access is decided here and nowhere else, and a
-refusal is a `Refused` whose sentence is the same through every door.
+the `Result` in its own form. Access is decided in the platform, by the part
+that owns what is asked for, never by a door; a refusal is a `Refused` whose
+sentence is the same through every door.
 
-The work is done by one part per concept, each in its own module:
+A door holds the parts it uses, each a concept of its own, or calls a method of
+`Service` that does what no one part can (records the call in the audit, tells
+every server of a change, or asks two parts at once):
 
-    people.People      who is asking: users, tokens, sessions, passwords
-    spaces.Spaces      spaces and their members
-    catalog.Catalog    what platform.db says about apps and members; loaded versions, stores
-    access.Gate        which app a name reaches for a caller, and who may write to it
-    apps.Apps          deploy, read the source back, roll back
-    listing.Listing    the command listing, resolving a name, running a command, status
-    graph.Graph        apply, query and schema on an app's store
-    audit.Audit        every write and command call kept: who, through what, how it went
-    pages.Pages        an app's files for the web, views for MCP
+    people     who is asking: users, passwords, sessions  (pasture.platform.auth.people)
+    passes     a person's sign-in for one app's pages     (pasture.platform.auth.app_passes)
+    oauth      agents signed in with OAuth 2.1            (pasture.platform.auth.oauth)
+    spaces     spaces and their members                   (pasture.platform.access.spaces)
+    gate       which app a name reaches for a caller      (pasture.platform.access.gate)
+    limiter    how fast anyone may call                   (pasture.platform.access.limits)
+    audit_log  every write and command call, kept         (pasture.platform.access.audit)
+    apps       an app's versions: its files read back     (pasture.platform.apps.lifecycle)
+    secrets    apps' secrets, by name                     (pasture.platform.apps.app_secrets)
+    pages      an app's files for the web, views for MCP  (pasture.platform.apps.pages)
+    listing    the commands of a caller's apps, found     (pasture.platform.listing)
+    graph      reading an app's store, and its schema     (pasture.platform.graph)
+    catalog    what the platform database says of apps    (pasture.platform.catalog)
+    bus        every change, told to every server         (pasture.platform.db.bus)
 
 Who reaches what (DESIGN §5, see `pasture.platform.access.gate`):
-- by command (`list_commands`, `run_command`, `apply`, `query`, `schema`
-  without `via_web`): every app in every space the caller belongs to;
-- on the web (`via_web=True`, `page`, `web_app`): also the public and open
-  apps of other spaces; a private app of a space the caller is not in is
-  hidden (NotFound), never forbidden.
+- by command (without `via_web`): every app in every space the caller belongs to;
+- on the web (`via_web=True`): also the public and open apps of other spaces; a
+  private app of a space the caller is not in is hidden (NotFound), never forbidden.
 Writing: `open` lets anyone who reached the app write; otherwise owners and
 editors of its space write, and a viewer gets the spec's sentence.
 """
@@ -34,7 +40,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pasture.caller import NOBODY, Caller
-from pasture.commands.model import Command
 from pasture.errors import Forbidden, NotFound, Refused, Unauthorized
 from pasture.platform.access.audit import (
     Audit,
@@ -51,7 +56,6 @@ from pasture.platform.apps.app_secrets import Secrets
 from pasture.platform.apps.lifecycle import Apps
 from pasture.platform.apps.origins import Origins, apps_domain_of
 from pasture.platform.apps.pages import Pages
-from pasture.platform.apps.rewrite import with_base
 from pasture.platform.auth.app_passes import Passes
 from pasture.platform.auth.people import People
 from pasture.platform.auth.tokens import Tokens
@@ -60,25 +64,14 @@ from pasture.platform.db.bus import Change
 from pasture.platform.db.platform_db import PlatformDB, SqlitePlatformDB
 from pasture.platform.db.tool_lists import ToolLists
 from pasture.platform.graph import Graph
-from pasture.platform.listing import Listing, Offered
-from pasture.platform.nouns import (
-    ACCESSES,
-    OAUTH_ACCESS_PREFIX,
-    ROLES,
-    SIGN_IN,
-    VIEWER_WRITES,
-    Access,
-    AppInfo,
-    Page,
-    Role,
-)
+from pasture.platform.listing import Listing
+from pasture.platform.nouns import OAUTH_ACCESS_PREFIX, Access, Resolved, Role
+from pasture.platform.running import Running
 from pasture.platform.workers.sandbox import Limits
 from pasture.result import Result
 
 if TYPE_CHECKING:
-    from mcp.shared.auth import OAuthMetadata
-
-    from pasture.platform.auth.oauth import Asking, OAuth
+    from pasture.platform.auth.oauth import OAuth
 
 
 class Service:
@@ -123,22 +116,23 @@ class Service:
         else:
             self.db = SqlitePlatformDB(self.home / "platform.db")
         self.origins = Origins(self.base_url, apps_domain_of(apps_domain))
-        self._catalog = Catalog(self.home, self.origins, self.db, limits or Limits.from_env())
-        self._passes = Passes(self.db)
+        self.catalog = Catalog(self.home, self.origins, self.db, limits or Limits.from_env())
+        self.passes = Passes(self.db)
         self._tokens = Tokens(self.db)
         self._oauth_provider: OAuth | None = None  # made on first use: it loads the MCP SDK
-        self._people = People(self.db, self.base_url)
-        self._spaces = Spaces(self.db, self._catalog, self._people)
+        self.people = People(self.db, self.base_url)
+        self.spaces = Spaces(self.db, self.catalog, self.people)
         self.limiter = Limiter(Rates.from_env() if rates is None else rates)
-        self._gate = Gate(self._catalog, self.limiter)
-        self._apps = Apps(self.db, self._catalog, self._people, self._spaces, self._gate)
+        self.gate = Gate(self.catalog, self.limiter)
+        self.apps = Apps(self.db, self.catalog, self.people, self.spaces, self.gate)
         # Every write, deploy and change of who reaches what, told to every server.
         self.bus = self.db.bus()
-        self._graph = Graph(self._catalog, self._gate, self.bus)
-        self._listing = Listing(self._catalog, self._gate, self._graph)
-        self._pages = Pages(self._catalog, self._gate)
-        self._secrets = Secrets(self.db, self._gate)
-        self._audit = Audit(self.db, days=audit_days, on=audit)
+        self.graph = Graph(self.catalog, self.gate, self.bus)
+        self._running = Running(self.catalog, self.gate, self.graph)
+        self.listing = Listing(self.catalog, self.gate, self._running)
+        self.pages = Pages(self.catalog, self.gate)
+        self.secrets = Secrets(self.db, self.gate)
+        self.audit_log = Audit(self.db, days=audit_days, on=audit)
         # Which release of the MCP connector's tools each client listed (`pasture.mcp`).
         self.tool_lists = ToolLists(self.db)
 
@@ -154,7 +148,7 @@ class Service:
     def local_owner(self) -> Caller:
         """The machine's owner (created with a personal space on first use), at the command
         line: the audit says so of their calls."""
-        return self._people.local_owner().at_door("cli", "command line")
+        return self.people.local_owner().at_door("cli", "command line")
 
     def caller_for_token(self, token: str | None) -> Caller:
         """The person a bearer token belongs to; nobody for None; Refused for a bad token."""
@@ -179,14 +173,10 @@ class Service:
             return None if provider is None else provider.caller_at_once(token)
         return self._tokens.caller_at_once(token)
 
-    def caller_for_session(self, session: str | None) -> Caller:
-        """The person a session cookie belongs to, or nobody."""
-        return self._people.caller_for_session(session)
-
     def sign_in(self, name: str, password: str, address: str | None = None) -> str:
         """A new session id for the web's cookie; Refused on a wrong name or password, and
         TooMany after too many failures for the name or the `address` it came from."""
-        return self._trying(name, address, lambda: self._people.sign_in(name, password))
+        return self._trying(name, address, lambda: self.people.sign_in(name, password))
 
     def _trying(self, name: str | None, address: str | None, sign_in: Callable[[], str]) -> str:
         """One try to sign in, counted by the limiter: slowed, then refused, after failures."""
@@ -204,17 +194,17 @@ class Service:
 
     def new_session(self, caller: Caller) -> str:
         """A new session id for a person signed in themselves (never from a token)."""
-        self._people.require_themselves(caller, "sign a browser in")
-        return self._people.new_session(caller)
+        self.people.require_themselves(caller, "sign a browser in")
+        return self.people.new_session(caller)
 
     def sign_out(self, session: str | None) -> None:
         """Forget a session id, and every pass it made; nothing happens for an unknown one."""
-        self._people.sign_out(session)
+        self.people.sign_out(session)
         if session:
-            self._passes.end_session(session)
+            self.passes.end_session(session)
             self.bus.publish(Change("access"))
 
-    # -- passes: a person's sign-in for one app's pages (pasture.platform.auth.app_passes) ---------
+    # -- passes: a person's sign-in for one app's pages (auth.app_passes) --------------
     def new_pass(
         self,
         caller: Caller,
@@ -227,28 +217,15 @@ class Service:
     ) -> str:
         """A pass (or, with `code`, a one-time code for one, `bound` to the browser that
         asked for it) for the caller on one app."""
-        self._people.require_themselves(caller, "open an app's pages as you")
-        return self._passes.make(
+        self.people.require_themselves(caller, "open an app's pages as you")
+        return self.passes.make(
             caller, space, slug, kind="code" if code else "pass", session=session, bound=bound
         )
 
-    def caller_for_pass(self, secret: str, space: str, slug: str) -> Caller:
-        """The person a pass names on this app; Unauthorized when it names nobody here."""
-        return self._passes.who(secret, space, slug)
-
-    def pass_for_code(self, code: str, space: str, slug: str, bound: str = "") -> str:
-        """Spend a one-time code made for this app, in the browser it was made for (`bound`):
-        a pass for the same person."""
-        return self._passes.exchange(code, space, slug, bound)
-
     def end_pass(self, secret: str) -> None:
         """End one pass (signing out of an app's own origin)."""
-        self._passes.end(secret)
+        self.passes.end(secret)
         self.bus.publish(Change("access"))
-
-    def app_at(self, host: str | None) -> tuple[str, str] | None:
-        """The app whose own origin a Host names (with an apps domain), or None."""
-        return self._catalog.app_at(host)
 
     def new_token(
         self,
@@ -262,16 +239,16 @@ class Service:
         """A new bearer token (stored hashed, shown once): the caller's own, or, for the
         server's owner, `user`'s. It reads and writes, or only reads; in all of its person's
         spaces or in `spaces`; never more than the caller's own sign-in."""
-        self._people.require_themselves(caller, "make a token")
+        self.people.require_themselves(caller, "make a token")
         who = self._person(caller, user)
-        member_of = {s for s, _ in self._spaces.spaces(who)}
+        member_of = {s for s, _ in self.spaces.of(who)}
         return self._tokens.new(
             caller, who, label, writes=writes, spaces=spaces, member_of=member_of
         )
 
     def tokens(self, caller: Caller, user: str | None = None) -> Result:
         """A person's tokens and OAuth grants: id, label, scope, made, last used; no secret."""
-        self._people.require_themselves(caller, "see your tokens and grants")
+        self.people.require_themselves(caller, "see your tokens and grants")
         who = self._person(caller, user)
         listed = self._tokens.listing(who)
         grants = self._oauth.grants(who)
@@ -285,7 +262,7 @@ class Service:
 
     def revoke_token(self, caller: Caller, token_id: str, user: str | None = None) -> Result:
         """End a token, or an OAuth client's grant, by the id `tokens` shows: at once."""
-        self._people.require_themselves(caller, "end a token or a grant")
+        self.people.require_themselves(caller, "end a token or a grant")
         who = self._person(caller, user)
         if self._oauth.end_grant(token_id.strip().lower(), who):
             result = Result(
@@ -300,16 +277,16 @@ class Service:
 
     def _person(self, caller: Caller, user: str | None) -> Caller:
         """The caller, or — for the server's owner — the person named `user`."""
-        self._people.require_signed_in(caller)
+        self.people.require_signed_in(caller)
         if user is None or user.lower() == (caller.name or "").lower():
             return caller
-        self._people.require_admin(caller, "acts for another person")
-        found = self._people.by_name(user)
+        self.people.require_admin(caller, "acts for another person")
+        found = self.people.by_name(user)
         if found is None:
             raise NotFound(f"no user {user} — pasture user new {user} adds them")
         return found
 
-    # -- OAuth: the consent page's questions (pasture.platform.auth.oauth) ----------------------
+    # -- OAuth: the consent page's questions (auth.oauth) ------------------------------
     @property
     def oauth(self) -> OAuth:
         """The provider the web door's OAuth routes (the MCP SDK's) ask."""
@@ -323,15 +300,6 @@ class Service:
             self._oauth_provider = OAuth(self.db, self.base_url)
         return self._oauth_provider
 
-    def oauth_metadata(self, issuer: str) -> OAuthMetadata:
-        """The authorization server's metadata (RFC 8414): the SDK's, and that clients may
-        name themselves by a metadata document's address."""
-        return self._oauth.metadata(issuer)
-
-    def oauth_asking(self, request: str) -> Asking:
-        """What a client's parked authorization request asks, for the consent page."""
-        return self._oauth.asking(request)
-
     def oauth_decide(
         self,
         caller: Caller,
@@ -342,50 +310,38 @@ class Service:
         spaces: list[str] | None,
     ) -> str:
         """The signed-in person's answer to a client; the address to send the browser to."""
-        self._people.require_themselves(caller, "approve an agent")
-        member_of = {s for s, _ in self._spaces.spaces(caller)}
+        self.people.require_themselves(caller, "approve an agent")
+        member_of = {s for s, _ in self.spaces.of(caller)}
         return self._oauth.decide(
             caller, request, approve=approve, writes=writes, spaces=spaces, member_of=member_of
         )
 
-    def set_password(self, caller: Caller, password: str, user: str | None = None) -> Result:
-        """Set the caller's web password (or, for the machine's owner, another user's)."""
-        return self._people.set_password(caller, password, user)
-
     # -- people and spaces --------------------------------------------------
-    def new_user(self, caller: Caller, name: str, password: str | None = None) -> Caller:
-        """A new person (with a personal space of the same name); only the owner adds people."""
-        return self._people.new_user(caller, name, password)
-
-    def new_space(self, caller: Caller, name: str) -> Result:
-        """A new space with the caller as its owner."""
-        return self._spaces.new_space(caller, name)
-
     def add_member(self, caller: Caller, space: str, user: str, role: Role) -> Result:
         """Make `user` a member of `space` in `role` (the space's owners do this)."""
-        result = self._spaces.add_member(caller, space, user, role)
+        result = self.spaces.add_member(caller, space, user, role)
         self.bus.publish(Change("access", space))
         return result
 
     def trust_space(self, caller: Caller, space: str, trusted: bool = True) -> Result:
         """Let a space's apps run code, or stop them (`trusted=False`); the owner does this."""
-        result = self._spaces.trust(caller, space, trusted)
+        result = self.spaces.trust(caller, space, trusted)
         self.bus.publish(Change("access", space))
         return result
 
     def remove_member(self, caller: Caller, space: str, user: str) -> Result:
         """Take a person out of a space (its owners do this)."""
-        result = self._spaces.remove_member(caller, space, user)
+        result = self.spaces.remove_member(caller, space, user)
         self.bus.publish(Change("access", space))
         return result
 
     def remove_user(self, caller: Caller, name: str) -> Result:
         """Take a person off the server: their sessions, tokens and grants end at once."""
-        user = self._people.remove_user(caller, name)
-        self._people.sessions.end_all(user)
+        user = self.people.remove_user(caller, name)
+        self.people.sessions.end_all(user)
         self._tokens.end_all(user)
         self._oauth.end_all(user)
-        self._people.forget_user(user)
+        self.people.forget_user(user)
         self.bus.publish(Change("access"))
         return Result(
             f"{user.name} is removed: their sessions, tokens and agents' grants have ended; "
@@ -396,21 +352,13 @@ class Service:
     def sign_in_link(self, caller: Caller, user: str | None = None) -> str:
         """A one-time link code (ten minutes) that signs a browser in as the caller, or —
         for the server's owner — as `user`."""
-        self._people.require_themselves(caller, "make a sign-in link")
-        return self._people.sessions.new_link(self._person(caller, user))
+        self.people.require_themselves(caller, "make a sign-in link")
+        return self.people.sessions.new_link(self._person(caller, user))
 
     def session_for_link(self, code: str, address: str | None = None) -> str:
         """Spend a sign-in link: a new session id; Unauthorized when it is spent or old, and
         TooMany after too many failures from `address`."""
-        return self._trying(None, address, lambda: self._people.sessions.session_for_link(code))
-
-    def spaces(self, caller: Caller) -> list[tuple[str, Role]]:
-        """The spaces the caller belongs to, with their role in each."""
-        return self._spaces.spaces(caller)
-
-    def role(self, caller: Caller, space: str) -> Role | None:
-        """The caller's role in a space, or None when they are not a member."""
-        return self._spaces.role(caller, space)
+        return self._trying(None, address, lambda: self.people.sessions.session_for_link(code))
 
     # -- apps ---------------------------------------------------------------
     def deploy(
@@ -427,21 +375,17 @@ class Service:
 
         Result text: `deployed ada/runs v3: http://…/ada/runs/\\ncommands: log_run, …`.
         """
-        with self._audit.call(caller, "deploy", None, files, files_shape) as noted:
-            result = self._apps.deploy(
+        with self.audit_log.call(caller, "deploy", None, files, files_shape) as noted:
+            result = self.apps.deploy(
                 caller, files, space=space, app=app, access=access, title=title, noted=noted
             )
         self._deployed(result)
         return result
 
-    def files(self, caller: Caller, app: str, path: str | None = None) -> Result:
-        """An app's source read back: the list of files, or one file's text."""
-        return self._apps.files(caller, app, path)
-
     def rollback(self, caller: Caller, app: str, version: int) -> Result:
         """Make an earlier version of the app current again."""
-        with self._audit.call(caller, "rollback", None, version, _version) as noted:
-            result = self._apps.rollback(caller, app, version, noted)
+        with self.audit_log.call(caller, "rollback", None, version, _version) as noted:
+            result = self.apps.rollback(caller, app, version, noted)
         self._deployed(result)
         return result
 
@@ -449,37 +393,7 @@ class Service:
         space, _, slug = str(result.data["at"]).partition("/")
         self.bus.publish(Change("deploy", space, slug))
 
-    def list_apps(self, caller: Caller) -> list[AppInfo]:
-        """Every app in every space the caller belongs to."""
-        return self._gate.list_apps(caller)
-
-    def app_info(self, caller: Caller, app: str) -> AppInfo:
-        """One app the caller can reach by command (`slug` or `space/slug`)."""
-        return self._gate.app_info(caller, app)
-
-    # -- apps' secrets --------------------------------------------------------
-    def set_secret(self, caller: Caller, app: str, name: str, value: str) -> Result:
-        """Keep a secret for an app's code (`ctx.secrets[name]`); never shown again."""
-        return self._secrets.set(caller, app, name, value)
-
-    def secrets(self, caller: Caller, app: str) -> Result:
-        """An app's secrets by name and when each was set; never their values."""
-        return self._secrets.list(caller, app)
-
-    def remove_secret(self, caller: Caller, app: str, name: str) -> Result:
-        """Forget one of an app's secrets."""
-        return self._secrets.remove(caller, app, name)
-
     # -- commands -----------------------------------------------------------
-    def list_commands(
-        self, caller: Caller, app: str | None = None, *, via_web: bool = False
-    ) -> Result:
-        """The spec's listing grouped by app; data `{commands: [{at, name, title, …}]}`.
-
-        `via_web=True`: `app` is `space/slug`, reached as the web reaches it.
-        """
-        return self._listing.list_commands(caller, app, via_web=via_web)
-
     def listing_version(self, *, at_once: bool = False) -> tuple[object, ...] | None:
         """A value that changes whenever `list_commands` may answer anybody differently:
         the database's stamp (a deploy, a rollback, a member added or taken out, here or in
@@ -487,30 +401,24 @@ class Service:
         Taken before the listing it is to vouch for. `at_once`: only if it can be read
         without waiting (`PlatformDB.stamp_at_once`), else None."""
         stamp = self.db.stamp_at_once() if at_once else self.db.stamp()
-        return None if stamp is None else (stamp, self._catalog.changes)
-
-    def resolve_command(
-        self, caller: Caller, name: str, app: str | None = None, *, via_web: bool = False
-    ) -> tuple[AppInfo, Command]:
-        """The one command a call names, or the spec's refusal (ambiguous, unknown)."""
-        return self._listing.resolve_command(caller, name, app, via_web=via_web)
-
-    def offered(self, caller: Caller, app: str | None = None) -> list[Offered]:
-        """The commands `list_commands` lists, each with its app, title and address, for a
-        door that shows them its own way."""
-        return self._listing.offered(caller, app)
+        return None if stamp is None else (stamp, self.catalog.changes)
 
     def run_command(
         self,
         caller: Caller,
-        name: str,
+        command: str | Resolved,
         args: Mapping[str, Any],
         app: str | None = None,
         *,
         via_web: bool = False,
         typed_text: bool = False,
     ) -> Result:
-        """Run a command as the caller; the refusals are the spec's sentences.
+        """Run a command as the caller, recorded in the audit; the refusals are the spec's
+        sentences.
+
+        `command` is its name, found here among the caller's apps (in `app` when given),
+        or what `listing.resolve` found for this caller, run as it is: a door that
+        showed it or asked about it first does not have it looked up again.
 
         `typed_text=True` when the values are text a person typed (the command
         line, the console): code commands convert it to their declared types
@@ -518,10 +426,14 @@ class Service:
         arrive typed and are never converted. Declared commands convert `"5"` → 5
         for anyone, as before.
         """
-        with self._audit.call(caller, "command", name, args, args_shape) as noted:
-            return self._listing.run_command(
-                caller, name, args, app, via_web=via_web, typed_text=typed_text, noted=noted
+        name = command.found.agent_name if isinstance(command, Resolved) else command
+        with self.audit_log.call(caller, "command", name, args, args_shape) as noted:
+            resolved = (
+                command
+                if isinstance(command, Resolved)
+                else self.listing.resolve(caller, command, app, via_web=via_web, noted=noted)
             )
+            return self._running.run(caller, resolved, args, typed_text=typed_text, noted=noted)
 
     def call_handler(
         self, caller: Caller, app: str, name: str, args: Any, *, via_web: bool = False
@@ -529,74 +441,28 @@ class Service:
         """Run one of an app's handlers (`worker.py`'s `@query`, `@mutation`, `@action`) as its
         pages call them, as the caller: its input is the handler's to check, not its tool's
         args. Data: `{result}` (or what the handler answered as `{text, data}`)."""
-        with self._audit.call(caller, "handler", name, args, args_shape) as noted:
-            return self._listing.call_handler(caller, app, name, args, via_web=via_web, noted=noted)
-
-    def status(self, caller: Caller) -> Result:
-        """Every reachable app's state, one line each."""
-        return self._listing.status(caller)
+        with self.audit_log.call(caller, "handler", name, args, args_shape) as noted:
+            return self._running.call_handler(caller, app, name, args, via_web=via_web, noted=noted)
 
     # -- the graph ----------------------------------------------------------
     # `via_web=True`: `app` is `space/slug` from a page's address, and a public or
     # open app of a space the caller is not in is reachable (as on the web).
     def apply(self, caller: Caller, app: str, bundles: Any, *, via_web: bool = False) -> Result:
         """Write bundles under the app's access; data `{entities, aliases}`."""
-        with self._audit.call(caller, "apply", None, bundles, bundles_shape) as noted:
-            return self._graph.apply(caller, app, bundles, via_web=via_web, noted=noted)
+        with self.audit_log.call(caller, "apply", None, bundles, bundles_shape) as noted:
+            return self.graph.apply(caller, app, bundles, via_web=via_web, noted=noted)
 
-    def query(self, caller: Caller, app: str, filter: str, *, via_web: bool = False) -> Result:
-        """Read under the app's access; data `{rows}`."""
-        return self._graph.query(caller, app, filter, via_web=via_web)
-
-    def schema(self, caller: Caller, app: str, *, via_web: bool = False) -> Result:
-        """Every component of the app with its columns and types."""
-        return self._graph.schema(caller, app, via_web=via_web)
-
-    # -- the web ------------------------------------------------------------
-    def web_app(self, caller: Caller, space: str, slug: str) -> AppInfo:
-        """An app as the web reaches it: by its space, also public/open apps of other spaces.
-
-        NotFound for a private app the caller is not a member of (hidden, not forbidden).
-        """
-        return self._gate.web_app(caller, space, slug)
-
-    def page(
-        self,
-        caller: Caller,
-        space: str,
-        slug: str,
-        path: str,
-        *,
-        module: str | None = None,
-        base: str | None = None,
-    ) -> Page:
-        """A file of the app for the web; source files (tools.json, vocab.json, …) are NotFound.
-
-        An HTML page comes with a `<base href>` at the app's address, unless it has its own,
-        and with `module` (a path under the app's address) a `<script type="module">`
-        loading it, unless the page opts out (`pasture.platform.apps.rewrite`). `base` is the
-        address its `<base href>` names instead of the app's (a sandboxed page's pass).
-        """
-        return self._pages.page(caller, space, slug, path, module=module, base=base)
-
-    def view(self, caller: Caller, uri: str) -> Page:
-        """A page a command names, by `ui://space/app/file`, for the MCP connector."""
-        return self._pages.view(caller, uri)
-
-    def views(self, caller: Caller) -> list[tuple[str, AppInfo]]:
-        """Every `ui://…` view the caller can read, with its app."""
-        return self._pages.views(caller)
-
+    # -- views ------------------------------------------------------------
     def view_uris(self, space: str, slug: str) -> list[str]:
         """The `ui://` addresses of an app's views, to say they changed: names only, and
         none for an app that is gone (reading a view asks who reads)."""
         try:
-            views = self._catalog.info(space, slug).views
+            views = self.catalog.info(space, slug).views
         except Refused:
             return []
         return [f"ui://{space}/{slug}/{view}" for view in views]
 
-    # -- the audit (pasture.platform.access.audit) ------------------------------------
+    # -- the audit (access.audit) ------------------------------------------------------
     def audit(
         self,
         caller: Caller,
@@ -609,11 +475,11 @@ class Service:
         """The newest `limit` calls recorded of an app, for the owners of its space; or, with
         `mine` or no app, the caller's own, through every door, token and client. `since`
         is `2026-12-01`, `2026-12-01T09:30` or a while ago (`1h`, `2d`). Data `{records}`."""
-        self._people.require_signed_in(caller)
+        self.people.require_signed_in(caller)
         after = None if since is None else since_of(since)
         at = None
         if app is not None:
-            reached = self._gate.reach(caller, app)
+            reached = self.gate.reach(caller, app)
             at = reached.at
             if reached.role != "owner" and not mine:
                 raise Forbidden(
@@ -622,7 +488,7 @@ class Service:
                 )
         user = caller.eid if mine or at is None else None
         # a grant for some spaces reads of those alone
-        records = self._audit.read(
+        records = self.audit_log.read(
             app=at, user=user, since=after, spaces=caller.spaces, limit=limit
         )
         whose = f"{caller.name}'s calls" if user is not None else "calls"
@@ -634,14 +500,10 @@ class Service:
         text = "\n".join([head, *lines(records, apps=at is None)])
         return Result(text, {"records": records})
 
-    def flush_audit(self) -> None:
-        """Write every audit record queued so far (a server does, as it stops)."""
-        self._audit.flush()
-
     def close(self) -> None:
         self.bus.close()
-        self._audit.close()  # what is still queued is written first
-        self._catalog.close()
+        self.audit_log.close()  # what is still queued is written first
+        self.catalog.close()
         self.db.close()
 
 
@@ -649,17 +511,4 @@ def _version(version: Any, known: Any = None) -> str:
     return f"v{version}"
 
 
-__all__ = [
-    "ACCESSES",
-    "ROLES",
-    "SIGN_IN",
-    "VIEWER_WRITES",
-    "Access",
-    "AppInfo",
-    "Command",
-    "Limits",
-    "Page",
-    "Role",
-    "Service",
-    "with_base",
-]
+__all__ = ["Service"]

@@ -13,8 +13,8 @@ from pasture._lazy import lazy_names
 if TYPE_CHECKING:
     from pasture.store.base import Applied, Bundle, Row, Store, new_eid
     from pasture.store.bundles import fingerprint
-    from pasture.store.sqlite import SqliteStore, open_store
     from pasture.store.sql import check_filter
+    from pasture.store.sqlite import SqliteStore, open_store
     from pasture.store.vocab import Column, Component, Vocabulary
 
 _WHERE = {

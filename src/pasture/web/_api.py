@@ -16,8 +16,7 @@ from starlette.responses import JSONResponse, Response
 from pasture import jsontext
 from pasture.caller import Caller
 from pasture.errors import NotFound, Refused, TooLarge, Unauthorized
-from pasture.platform.nouns import SIGN_IN
-from pasture.platform.service import Service
+from pasture.platform import SIGN_IN, Service
 from pasture.result import Result
 from pasture.schema import args_object
 from pasture.web import webmcp
@@ -41,12 +40,12 @@ class Api(Endpoints):
         """An address under ./api/ that is not one of its calls, or not with this method."""
         method = {"api/apply": "POST", "api/command": "POST", "api/call": "POST"}.get(path)
         caller = await self.who.of_api(request)
-        await self.call(self.service.web_app, caller, space, slug)
+        await self.call(self.service.gate.web_app, caller, space, slug)
         if method is not None:
             sentence = f"{request.method} is not how {request.url.path} is used — {method} it"
             return JSONResponse({"error": sentence}, status_code=405, headers={"Allow": method})
         # Whatever else is asked for, answer as for a missing file.
-        await self.call(self.service.page, caller, space, slug, path)
+        await self.call(self.service.pages.page, caller, space, slug, path)
         raise NotFound(f"no page {path} in {space}/{slug}")
 
     async def apply(self, request: Request) -> Response:
@@ -59,7 +58,7 @@ class Api(Endpoints):
         at = _at(request)
         text = filter_of(request.scope.get("query_string", b""))
         caller = await self.who.of_api(request)
-        return _result(await self.call(self.service.query, caller, at, text, via_web=True))
+        return _result(await self.call(self.service.graph.query, caller, at, text, via_web=True))
 
     async def subscribe(self, request: Request) -> Response:
         """`query`'s answer as an event stream, sent again whenever it changes."""
@@ -94,7 +93,7 @@ class Api(Endpoints):
     async def me(self, request: Request) -> Response:
         space, slug = request.path_params["space"], request.path_params["app"]
         caller = await self.who.of_api(request)
-        await self.call(self.service.web_app, caller, space, slug)
+        await self.call(self.service.gate.web_app, caller, space, slug)
         if not caller.signed_in:
             return JSONResponse({"eid": None})
         return JSONResponse({"eid": caller.eid, "name": caller.name})
@@ -109,7 +108,7 @@ class Api(Endpoints):
         """One of pasture's own modules, served under an app the caller reaches."""
         space, slug = request.path_params["space"], request.path_params["app"]
         caller = await self.who.of_api(request)
-        await self.call(self.service.web_app, caller, space, slug)
+        await self.call(self.service.gate.web_app, caller, space, slug)
         return Response(
             text,
             media_type="text/javascript; charset=utf-8",
@@ -123,13 +122,15 @@ class Api(Endpoints):
         caller = await self.who.of_api(request)
         if not caller.signed_in and app is None:
             raise Unauthorized(f"no apps to list — {SIGN_IN}")
-        listing = await self.call(self.service.list_commands, caller, app)
+        listing = await self.call(self.service.listing.list_commands, caller, app)
         return _commands(listing)
 
     async def tools(self, request: Request) -> Response:
         at = _at(request)
         caller = await self.who.of_api(request)
-        return _commands(await self.call(self.service.list_commands, caller, at, via_web=True))
+        return _commands(
+            await self.call(self.service.listing.list_commands, caller, at, via_web=True)
+        )
 
 
 def _result(result: Result) -> Response:

@@ -24,8 +24,7 @@ from starlette.responses import RedirectResponse, Response
 from pasture.caller import Caller
 from pasture.errors import PastureError
 from pasture.names import SLUG
-from pasture.platform.apps.origins import PASS_MARK
-from pasture.platform.service import Service
+from pasture.platform import PASS_MARK, Service
 from pasture.web import apps_origins, own_pages, webmcp
 from pasture.web._api import Api
 from pasture.web._failures import own_page, refused_page
@@ -53,12 +52,12 @@ class PageEndpoints(Endpoints):
         caller = await self.who.of_page(request)
         if not caller.signed_in:
             return own_page(own_pages.signed_out_dashboard())
-        apps = await self.call(self.service.list_apps, caller)
+        apps = await self.call(self.service.gate.list_apps, caller)
         commands: dict[str, list[dict[str, Any]]] = {}
         problems: dict[str, str] = {}
         for app in apps:
             try:
-                listing = await self.call(self.service.list_commands, caller, app=app.at)
+                listing = await self.call(self.service.listing.list_commands, caller, app=app.at)
             except PastureError as e:  # one app that cannot list its commands hides no other
                 problems[app.at] = e.sentence
                 continue
@@ -71,7 +70,7 @@ class PageEndpoints(Endpoints):
             opens = {
                 a.at: apps_origins.sign_in_hop(self.service, a.space, a.slug, "/") for a in apps
             }
-        roles = await self.call(self.service.spaces, caller)
+        roles = await self.call(self.service.spaces.of, caller)
         owned = {space for space, role in roles if role == "owner"}
         page = own_pages.dashboard(caller, apps, commands, nonce, problems, opens, owned)
         return own_page(page, nonce)
@@ -82,7 +81,7 @@ class PageEndpoints(Endpoints):
         caller = await self.who.of_page(request)
         if not caller.signed_in:
             return RedirectResponse("/signin", status_code=303)
-        listing = await self.call(self.service.list_commands, caller, app)
+        listing = await self.call(self.service.listing.list_commands, caller, app)
         entries = listing.data.get("commands", [])
         return own_page(own_pages.tools_page(caller, app, entries, listing.text))
 
@@ -93,7 +92,7 @@ class PageEndpoints(Endpoints):
         if not caller.signed_in:
             return RedirectResponse("/signin", status_code=303)
         listed = await self.call(self.service.tokens, caller)
-        spaces = [s for s, _ in await self.call(self.service.spaces, caller)]
+        spaces = [s for s, _ in await self.call(self.service.spaces.of, caller)]
         page = own_pages.tokens_page(caller, listed.data["tokens"], spaces, made, problem)
         return own_page(page, status=400 if problem else 200)
 
@@ -199,7 +198,7 @@ class PageEndpoints(Endpoints):
             return RedirectResponse(hop, status_code=303)
         if not caller.signed_in:
             return own_page(own_pages.signin_page(app=app, next_path=onward))
-        await self.call(self.service.web_app, caller, space, slug)
+        await self.call(self.service.gate.web_app, caller, space, slug)
         session = request.cookies.get(self.session_cookie)
         code = await self.call(
             functools.partial(
@@ -281,7 +280,7 @@ class PageEndpoints(Endpoints):
             )
             base = f"{self.base}/{space}/{slug}/{PASS_MARK}{page_pass}/"
         page = await self.call(
-            self.service.page, caller, space, slug, path, module=webmcp.MODULE, base=base
+            self.service.pages.page, caller, space, slug, path, module=webmcp.MODULE, base=base
         )
         return Response(
             page.body,

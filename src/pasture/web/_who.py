@@ -23,7 +23,7 @@ from starlette.types import Scope
 
 from pasture.caller import NOBODY, Caller, bearer
 from pasture.errors import BadToken, Forbidden, NotJson, Refused
-from pasture.platform.service import Service
+from pasture.platform import Service
 from pasture.threads import in_thread
 from pasture.web import apps_origins
 
@@ -83,7 +83,7 @@ class Who:
             if not space or not slug:
                 return NOBODY
             return await in_thread(
-                functools.partial(self.service.caller_for_pass, page_pass, space, slug)
+                functools.partial(self.service.passes.who, page_pass, space, slug)
             )
         if on_app_origin:
             return NOBODY  # the main origin's cookie never reaches an app's own origin
@@ -96,7 +96,9 @@ class Who:
                 return NOBODY  # a page elsewhere fetching with the visitor's cookie
             if request.method == "POST":
                 self.check_cookie_post(request)
-            return await in_thread(functools.partial(self.service.caller_for_session, session))
+            return await in_thread(
+                functools.partial(self.service.people.caller_for_session, session)
+            )
         return NOBODY
 
     def check_cookie_post(self, request: Request) -> None:

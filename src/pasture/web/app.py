@@ -89,8 +89,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pasture.errors import PastureError, TooMany
-from pasture.platform.apps.rewrite import with_base
-from pasture.platform.service import Service
+from pasture.platform import Service, with_base
 from pasture.threads import in_thread
 from pasture.web import apps_origins, own_pages
 from pasture.web._api import MAX_BODY, Api
@@ -147,7 +146,7 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
         api.live.stop()
         # Stopping (uvicorn ends the process with the signal it was sent, past `atexit`):
         # the audit's last records are written now.
-        await in_thread(service.flush_audit)
+        await in_thread(service.audit_log.flush)
 
     app = _Door(
         routes=routes,

@@ -32,8 +32,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import Scope
 
 from pasture.errors import PastureError
-from pasture.platform.apps.origins import PASS_MARK, SANDBOX
-from pasture.platform.service import Service
+from pasture.platform import PASS_MARK, SANDBOX, Service
 from pasture.threads import in_thread
 from pasture.web import own_pages
 
@@ -66,7 +65,7 @@ async def place(service: Service, scope: Scope) -> Response | None:
     if service.origins.apps_domain:
         host = Headers(scope=scope).get("host")
         if service.origins.label_of(host) is not None:
-            found = await in_thread(lambda: service.app_at(host))
+            found = await in_thread(lambda: service.catalog.app_at(host))
             if found is None:
                 sentence = f"no app is at {host} — the dashboard lists your apps"
                 return HTMLResponse(own_pages.message_page("Not here", sentence), status_code=404)
@@ -155,7 +154,7 @@ def _platform_page(service: Service, scope: Scope, app: tuple[str, str], what: s
         return response
     if what == "session":
         try:
-            secret = service.pass_for_code(
+            secret = service.passes.exchange(
                 query.get("code") or "", space, slug, _cookie(scope, cookie(STATE_COOKIE, secure))
             )
         except PastureError as e:

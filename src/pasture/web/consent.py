@@ -32,8 +32,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pasture.errors import DocumentRefused
-from pasture.platform.auth.client_documents import is_document_id
-from pasture.platform.service import Service
+from pasture.platform import Service, is_document_id
 from pasture.threads import in_thread
 from pasture.web import own_pages
 from pasture.web._failures import own_page
@@ -95,7 +94,7 @@ def _documents_too(route: BaseRoute, service: Service, base: str) -> BaseRoute:
     if not isinstance(route, Route):
         return route
     if route.path == "/.well-known/oauth-authorization-server":
-        metadata = service.oauth_metadata(base)
+        metadata = service.oauth.metadata(base)
         handler = cors_middleware(MetadataHandler(metadata).handle, ["GET", "OPTIONS"])
         return Route(route.path, endpoint=handler, methods=["GET", "OPTIONS"])
     if route.path == "/authorize":
@@ -134,11 +133,11 @@ class Consent:
     async def show(self, request: Request) -> Response:
         asked = request.query_params.get("request", "")
         caller = await self.web.who.of_page(request)
-        asking = await self.web.call(self.service.oauth_asking, asked)
+        asking = await self.web.call(self.service.oauth.asking, asked)
         if not caller.signed_in:
             here = "/oauth/consent?" + urlencode({"request": asked})
             return own_page(own_pages.signin_page(next_path=here))
-        spaces = [s for s, _ in await self.web.call(self.service.spaces, caller)]
+        spaces = [s for s, _ in await self.web.call(self.service.spaces.of, caller)]
         target = urlsplit(asking.redirect_uri)
         page = own_pages.consent_page(
             asking.client_name,

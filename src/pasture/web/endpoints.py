@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
-from pasture.platform.service import Service
+from pasture.platform import Service
 from pasture.threads import in_command_thread, in_thread
 from pasture.web._who import Who
 

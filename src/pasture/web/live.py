@@ -48,8 +48,7 @@ from starlette.types import Receive, Scope, Send
 
 from pasture.caller import Caller
 from pasture.errors import Refused, Unauthorized
-from pasture.platform.db.bus import Change
-from pasture.platform.service import Service
+from pasture.platform import Change, Service
 from pasture.result import Result
 from pasture.threads import in_thread
 
@@ -397,7 +396,7 @@ class Live:
         ticket = watched.asked
 
         def read() -> Answer:
-            result = self.service.query(caller, watched.at, watched.filter, via_web=True)
+            result = self.service.graph.query(caller, watched.at, watched.filter, via_web=True)
             return Answer(result, ticket, self.service.reach_version() if reach else None)
 
         return await in_thread(read)

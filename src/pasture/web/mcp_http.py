@@ -40,10 +40,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pasture.caller import NOBODY, Caller, bearer
 from pasture.errors import BadToken, PastureError, Refused, TooMany
-from pasture.mcp._replies import Replies, may_ask
-from pasture.mcp._server import build_server
-from pasture.mcp._tools import RELEASE
-from pasture.platform.service import Service
+from pasture.mcp import RELEASE, Replies, build_server, may_ask
+from pasture.platform import Service
 from pasture.threads import in_thread
 from pasture.web.consent import resource_metadata_url
 from pasture.web.hosts import Hosts

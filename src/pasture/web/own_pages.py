@@ -12,8 +12,7 @@ from html import escape
 from typing import Any
 
 from pasture.caller import Caller
-from pasture.platform.listing import arguments_of, kind_of
-from pasture.platform.service import AppInfo
+from pasture.platform import AppInfo, arguments_of, kind_of
 from pasture.values import TIME_FORMAT, type_of_property
 
 _STYLE = """

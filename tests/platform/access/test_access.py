@@ -34,12 +34,12 @@ def club(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, di
         ada = service.local_owner()
         people = {
             "owner": ada,
-            "editor": service.new_user(ada, "bo"),
-            "viewer": service.new_user(ada, "cy"),
-            "stranger": service.new_user(ada, "di"),
+            "editor": service.people.new_user(ada, "bo"),
+            "viewer": service.people.new_user(ada, "cy"),
+            "stranger": service.people.new_user(ada, "di"),
             "nobody": NOBODY,
         }
-        service.new_space(ada, "club")
+        service.spaces.new_space(ada, "club")
         service.add_member(ada, "club", "bo", "editor")
         service.add_member(ada, "club", "cy", "viewer")
         for access in ACCESSES:
@@ -53,8 +53,8 @@ BUNDLE = {"entity": {"eid": "$r"}, "jog": {"who": "Bo", "miles": 3}}
 
 Door = Callable[[Service, Caller, str], Any]
 DOORS: dict[str, Door] = {
-    "page": lambda s, c, a: s.page(c, "club", a, ""),
-    "read": lambda s, c, a: s.query(c, f"club/{a}", ".jog!", via_web=True),
+    "page": lambda s, c, a: s.pages.page(c, "club", a, ""),
+    "read": lambda s, c, a: s.graph.query(c, f"club/{a}", ".jog!", via_web=True),
     "write": lambda s, c, a: s.apply(c, f"club/{a}", BUNDLE, via_web=True),
     "read command": lambda s, c, a: s.run_command(c, "leaderboard", {}, f"club/{a}", via_web=True),
     "write command": lambda s, c, a: s.run_command(c, "log_run", RUN, f"club/{a}", via_web=True),
@@ -109,9 +109,9 @@ def test_by_command_only_members_reach_an_app(
     service, people = club
     caller = people[who]
     member = who in ("owner", "editor", "viewer")
-    got, sentence = outcome(lambda: service.query(caller, f"club/{access}", ".jog!"))
+    got, sentence = outcome(lambda: service.graph.query(caller, f"club/{access}", ".jog!"))
     assert got == ("ok" if member else "hidden" if who == "stranger" else "refused"), sentence
-    listed = {e["at"] for e in service.list_commands(caller).data["commands"]}
+    listed = {e["at"] for e in service.listing.list_commands(caller).data["commands"]}
     assert (f"club/{access}" in listed) == member
     if who == "stranger":
         assert sentence.startswith(f"no app club/{access} — ")
@@ -145,16 +145,16 @@ def test_a_server_running_sees_members_changed_by_another_process(
     service = Service(tmp_path / "home")
     try:
         ada = service.local_owner()
-        bo = service.new_user(ada, "bo")
+        bo = service.people.new_user(ada, "bo")
         service.deploy(ada, RUNS)
         with pytest.raises(NotFound) as missing:
             service.run_command(bo, "leaderboard", {})
         assert "you have no apps yet" in missing.value.sentence
-        assert service.list_apps(bo) == []
+        assert service.gate.list_apps(bo) == []
 
         _in_another_process(service.home, 'svc.add_member(ada, "ada", "bo", "viewer")')
-        assert [app.at for app in service.list_apps(bo)] == ["ada/runs"]
-        assert service.role(bo, "ada") == "viewer"
+        assert [app.at for app in service.gate.list_apps(bo)] == ["ada/runs"]
+        assert service.spaces.role(bo, "ada") == "viewer"
         assert service.run_command(bo, "leaderboard", {}).data["rows"] == []
         with pytest.raises(Forbidden) as refused:
             service.run_command(bo, "log_run", RUN)

@@ -29,9 +29,9 @@ SECRET = "sk-live-4f3c2a1b0c9d8e7f6a5b"
 @pytest.fixture
 def club(service: Service, ada: Caller) -> Service:
     service.deploy(ada, RUNS, app="runs")
-    service.new_user(ada, "bo")
+    service.people.new_user(ada, "bo")
     service.add_member(ada, "ada", "bo", "viewer")
-    service.new_user(ada, "cy")
+    service.people.new_user(ada, "cy")
     return service
 
 
@@ -176,9 +176,9 @@ def test_since_reads_from_a_moment(club: Service, ada: Caller) -> None:
 
 def test_records_older_than_the_audit_keeps_are_swept(club: Service, ada: Caller) -> None:
     club.run_command(ada, "leaderboard", {}, "runs")
-    assert club._audit.sweep(datetime.now(UTC) + timedelta(days=89)) == 0
+    assert club.audit_log.sweep(datetime.now(UTC) + timedelta(days=89)) == 0
     assert len(records(club, ada)) == 2
-    assert club._audit.sweep(datetime.now(UTC) + timedelta(days=91)) == 2
+    assert club.audit_log.sweep(datetime.now(UTC) + timedelta(days=91)) == 2
     assert records(club, ada) == []
     assert kept(club, "SELECT COUNT(*) FROM audit") == [(0,)]
 
@@ -191,8 +191,8 @@ def test_a_shorter_keep_and_the_audit_off(
     try:
         owner = short.local_owner()
         short.deploy(owner, RUNS)
-        assert short._audit.sweep(datetime.now(UTC) + timedelta(hours=23)) == 0
-        assert short._audit.sweep(datetime.now(UTC) + timedelta(hours=25)) == 1
+        assert short.audit_log.sweep(datetime.now(UTC) + timedelta(hours=23)) == 0
+        assert short.audit_log.sweep(datetime.now(UTC) + timedelta(hours=25)) == 1
     finally:
         short.close()
     monkeypatch.setenv("PASTURE_AUDIT", "off")
@@ -209,14 +209,14 @@ def test_a_shorter_keep_and_the_audit_off(
 def test_an_audit_that_cannot_write_fails_no_call(
     club: Service, ada: Caller, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    club._audit.flush()
+    club.audit_log.flush()
 
     def full(sql: str, rows: Any) -> int:
         raise Unavailable("the data directory's disk is full — nothing was written")
 
     monkeypatch.setattr(club.db, "write_aside", full)
     assert club.run_command(ada, "log_run", RUN, "runs").text.startswith("log_run: wrote 1 entity")
-    club._audit.flush()
+    club.audit_log.flush()
     assert "audit records could not be written and are lost" in caplog.text
     monkeypatch.undo()
     assert [r["action"] for r in records(club, ada)] == ["deploy"]
@@ -254,7 +254,7 @@ def test_a_call_refused_before_it_reaches_an_app_is_only_its_callers_record(
 def test_a_grant_for_some_spaces_reads_its_persons_audit_there_alone(
     club: Service, ada: Caller
 ) -> None:
-    club.new_space(ada, "club")
+    club.spaces.new_space(ada, "club")
     club.deploy(ada, RUNS, space="club", app="runs")
     club.run_command(ada, "leaderboard", {}, "ada/runs")
     club.run_command(ada, "leaderboard", {}, "club/runs")

@@ -68,7 +68,7 @@ def service(
     svc = Service(tmp_path / "home", rates=rates)
     svc.limiter.clock = clock
     svc.limiter.sign_in.sleep = slept.append
-    svc.set_password(svc.local_owner(), PASSWORD)
+    svc.people.set_password(svc.local_owner(), PASSWORD)
     yield svc
     svc.close()
 
@@ -240,12 +240,12 @@ def test_anonymous_writes_to_an_open_app_have_their_own_lower_limit(service: Ser
     )
     # reading is not writing; another address, and the app's own people, are not counted here
     service.run_command(visitor, "leaderboard", {}, "ada/runs", via_web=True)
-    service.query(visitor, "ada/runs", ".jog!", via_web=True)
+    service.graph.query(visitor, "ada/runs", ".jog!", via_web=True)
     other = replace(NOBODY, address="198.51.100.8")
     service.apply(other, "ada/runs", [{"jog": {"who": "Di", "miles": 3}}], via_web=True)
     for _ in range(5):
         service.apply(ada, "ada/runs", [{"jog": {"who": "Ada", "miles": 4}}])
-    rows = service.query(ada, "ada/runs", ".jog!").data["rows"]
+    rows = service.graph.query(ada, "ada/runs", ".jog!").data["rows"]
     assert len(rows) == 4 + 5
 
 
@@ -254,7 +254,7 @@ def test_a_missing_name_and_a_wrong_password_are_refused_alike_after_the_same_ch
     service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ada = service.local_owner()
-    service.new_user(ada, "nopass")  # a person with no password yet
+    service.people.new_user(ada, "nopass")  # a person with no password yet
     checked: list[str] = []
     check = identity.check_password
 
@@ -293,7 +293,7 @@ def test_failures_for_a_name_are_slowed_then_refused_and_a_success_starts_again(
     with pytest.raises(TooMany):
         service.sign_in("ADA", PASSWORD, "198.51.100.99")  # a name in any case is the same name
     clock.wait(61)
-    assert service.caller_for_session(service.sign_in("ada", PASSWORD, "198.51.100.99")).name
+    assert service.people.caller_for_session(service.sign_in("ada", PASSWORD, "198.51.100.99")).name
     slept.clear()
     for n in range(3):  # the count started again: refused as a mismatch, and not slowed
         with pytest.raises(Unauthorized):

@@ -33,7 +33,7 @@ def test_each_way_reach_is_taken_away_moves_it(
     service: Service, other: Service, ada: Caller
 ) -> None:
     service.deploy(ada, RUNS, space="ada", app="runs", access="private")
-    cy = service.new_user(ada, "cy")
+    cy = service.people.new_user(ada, "cy")
     service.add_member(ada, "ada", "cy", "editor")
     service.new_token(ada, user="cy")
     [made] = service.tokens(ada, user="cy").data["tokens"]
@@ -57,8 +57,8 @@ def test_what_takes_nothing_away_leaves_it(service: Service, other: Service, ada
     service.deploy(ada, RUNS, space="ada", app="runs")
     gives: dict[str, Callable[[], object]] = {
         "a write": lambda: service.run_command(ada, "log_run", RUN),
-        "a read": lambda: service.query(ada, "ada/runs", ".jog!"),
-        "a new person": lambda: service.new_user(ada, "bo"),
+        "a read": lambda: service.graph.query(ada, "ada/runs", ".jog!"),
+        "a new person": lambda: service.people.new_user(ada, "bo"),
         "a member added": lambda: service.add_member(ada, "ada", "bo", "viewer"),
         "a token made": lambda: service.new_token(ada),
         "a session begun": lambda: service.new_session(ada),

@@ -26,7 +26,7 @@ def setup(app):
 
 @pytest.fixture
 def bob(service: Service, ada: Caller) -> Caller:
-    return service.new_user(ada, "bob")
+    return service.people.new_user(ada, "bob")
 
 
 def test_a_secret_reaches_its_app_s_code_and_nothing_else(
@@ -35,29 +35,29 @@ def test_a_secret_reaches_its_app_s_code_and_nothing_else(
     deploy(service, ada, code_app(tmp_path, "box", SECRETS))
     other = code_app(tmp_path, "other", SECRETS.replace("box secrets", "other secrets"))
     deploy(service, ada, other)
-    assert service.set_secret(ada, "box", "API_KEY", "s3cret-value").text == (
+    assert service.secrets.set(ada, "box", "API_KEY", "s3cret-value").text == (
         "API_KEY is set for ada/box: its code reads it as ctx.secrets['API_KEY']"
     )
     assert service.run_command(ada, "box_secrets", {}).data == {"API_KEY": "s3cret-value"}
     assert service.run_command(ada, "other_secrets", {}).data == {}
     # Changed, the next call sees the new value: the app's processes start afresh.
-    service.set_secret(ada, "box", "API_KEY", "rotated")
+    service.secrets.set(ada, "box", "API_KEY", "rotated")
     assert service.run_command(ada, "box_secrets", {}).data == {"API_KEY": "rotated"}
     # Listed by name, never by value; nowhere among the app's files or listings.
-    listed = service.secrets(ada, "box")
+    listed = service.secrets.list(ada, "box")
     assert listed.text.splitlines()[0] == "ada/box: 1 secret"
     assert listed.text.splitlines()[1].startswith("API_KEY  set ")
     assert [s["name"] for s in listed.data["secrets"]] == ["API_KEY"]
     for shown in (
         listed,
-        service.files(ada, "box"),
-        service.list_commands(ada),
-        service.status(ada),
+        service.apps.files(ada, "box"),
+        service.listing.list_commands(ada),
+        service.listing.status(ada),
     ):
         assert "rotated" not in shown.text and "rotated" not in repr(shown.data)
-    assert service.remove_secret(ada, "box", "API_KEY").text == "API_KEY is gone from ada/box"
+    assert service.secrets.remove(ada, "box", "API_KEY").text == "API_KEY is gone from ada/box"
     assert service.run_command(ada, "box_secrets", {}).data == {}
-    assert service.secrets(ada, "box").text == (
+    assert service.secrets.list(ada, "box").text == (
         "ada/box has no secrets — pasture secret set box NAME sets one"
     )
 
@@ -68,9 +68,9 @@ def test_secrets_are_for_those_who_deploy_the_app(
     deploy(service, ada, code_app(tmp_path, "box", SECRETS))
     service.add_member(ada, "ada", "bob", "viewer")
     for attempt in (
-        lambda: service.set_secret(bob, "ada/box", "API_KEY", "x"),
-        lambda: service.secrets(bob, "ada/box"),
-        lambda: service.remove_secret(bob, "ada/box", "API_KEY"),
+        lambda: service.secrets.set(bob, "ada/box", "API_KEY", "x"),
+        lambda: service.secrets.list(bob, "ada/box"),
+        lambda: service.secrets.remove(bob, "ada/box", "API_KEY"),
     ):
         with pytest.raises(Forbidden) as refused:
             attempt()
@@ -79,11 +79,11 @@ def test_secrets_are_for_those_who_deploy_the_app(
             "you an editor"
         )
     with pytest.raises(UsageError, match="a secret's name is letters, digits and _"):
-        service.set_secret(ada, "box", "api key", "x")
+        service.secrets.set(ada, "box", "api key", "x")
     with pytest.raises(UsageError, match="give API_KEY a value on standard input"):
-        service.set_secret(ada, "box", "API_KEY", "")
+        service.secrets.set(ada, "box", "API_KEY", "")
     with pytest.raises(NotFound, match="ada/box has no secret NOPE"):
-        service.remove_secret(ada, "box", "NOPE")
+        service.secrets.remove(ada, "box", "NOPE")
 
 
 def test_the_command_line_reads_a_secret_from_standard_input_only(tmp_path: Path) -> None:

@@ -41,7 +41,7 @@ def add_longest(folder: Path) -> None:
 def test_deploy_reports_the_version_address_and_commands(service: Service, ada: Caller) -> None:
     assert service.deploy(ada, RUNS).text == REPORT.format(n=1)
     assert service.deploy(ada, RUNS).text == REPORT.format(n=2)
-    [app] = service.list_apps(ada)
+    [app] = service.gate.list_apps(ada)
     assert (app.at, app.version, app.title, app.access) == ("ada/runs", 2, "Run club", "public")
     assert app.views == ["leaderboard.html"]
 
@@ -49,7 +49,7 @@ def test_deploy_reports_the_version_address_and_commands(service: Service, ada: 
 def test_title_and_name_can_be_given(service: Service, ada: Caller) -> None:
     result = service.deploy(ada, RUNS, app="club-runs", title="Tuesday runs", access="open")
     assert result.text.startswith("deployed ada/club-runs v1: http://127.0.0.1:8000/ada/club-runs/")
-    info = service.app_info(ada, "club-runs")
+    info = service.gate.app_info(ada, "club-runs")
     assert (info.title, info.access) == ("Tuesday runs", "open")
 
 
@@ -71,11 +71,11 @@ def test_a_refused_deploy_names_every_problem_and_the_old_version_keeps_serving(
     assert "tools.json: " in message and "screen" in message
     assert "worker.py: line 2: " in message
 
-    assert service.app_info(ada, "runs").version == 1
+    assert service.gate.app_info(ada, "runs").version == 1
     assert not (service.home / "apps" / "ada" / "runs" / "v2").exists()
     board = service.run_command(ada, "leaderboard", {})
     assert [r["jog"]["who"] for r in board.data["rows"]] == ["Ada"]
-    assert "bad" not in service.app_info(ada, "runs").commands
+    assert "bad" not in service.gate.app_info(ada, "runs").commands
 
 
 def test_a_worker_that_does_not_import_is_refused(
@@ -89,7 +89,7 @@ def test_a_worker_that_does_not_import_is_refused(
         refused.value
     )
     with pytest.raises(NotFound):
-        service.app_info(ada, "runs")
+        service.gate.app_info(ada, "runs")
 
 
 def test_a_deploy_killed_before_the_switch_leaves_the_last_good_version(
@@ -121,16 +121,16 @@ def test_a_deploy_killed_before_the_switch_leaves_the_last_good_version(
     assert (service.home / "apps" / "ada" / "runs" / "v2" / "tools.json").exists()
 
     for svc in (service, Service(service.home)):
-        info = svc.app_info(ada, "runs")
+        info = svc.gate.app_info(ada, "runs")
         assert info.version == 1
         assert info.commands == ["log_run", "leaderboard", "since"]
         rows = svc.run_command(ada, "leaderboard", {}).data["rows"]
         assert [r["jog"]["miles"] for r in rows] == [5]
-        assert b"longest" not in svc.files(ada, "runs", "tools.json").text.encode()
+        assert b"longest" not in svc.apps.files(ada, "runs", "tools.json").text.encode()
 
     # The next deploy sweeps what the killed one left and takes its number.
     assert service.deploy(ada, folder).text.startswith("deployed ada/runs v2:")
-    assert "longest" in service.app_info(ada, "runs").commands
+    assert "longest" in service.gate.app_info(ada, "runs").commands
 
 
 def test_rollback_makes_an_earlier_version_serve(
@@ -140,10 +140,10 @@ def test_rollback_makes_an_earlier_version_serve(
     service.deploy(ada, folder)
     add_longest(folder)
     service.deploy(ada, folder)
-    assert "longest" in service.app_info(ada, "runs").commands
+    assert "longest" in service.gate.app_info(ada, "runs").commands
     result = service.rollback(ada, "ada/runs", 1)
     assert result.text.startswith("ada/runs is back at v1: http://127.0.0.1:8000/ada/runs/")
-    assert service.app_info(ada, "runs").commands == ["log_run", "leaderboard", "since"]
+    assert service.gate.app_info(ada, "runs").commands == ["log_run", "leaderboard", "since"]
     with pytest.raises(NotFound) as missing:
         service.rollback(ada, "ada/runs", 7)
     assert str(missing.value) == "ada/runs has no v7 — it has v1, v2"
@@ -151,40 +151,40 @@ def test_rollback_makes_an_earlier_version_serve(
 
 def test_files_read_the_source_back(service: Service, ada: Caller) -> None:
     service.deploy(ada, RUNS)
-    listing = service.files(ada, "ada/runs")
+    listing = service.apps.files(ada, "ada/runs")
     assert listing.data["files"] == sorted(p.name for p in RUNS.iterdir())
-    assert service.files(ada, "runs", "tools.json").text == (RUNS / "tools.json").read_text()
+    assert service.apps.files(ada, "runs", "tools.json").text == (RUNS / "tools.json").read_text()
     with pytest.raises(UsageError) as refused:
-        service.files(ada, "runs", "../../platform.db")
+        service.apps.files(ada, "runs", "../../platform.db")
     assert refused.value.sentence == (
         "../../platform.db is not a file of the app — a path never names . or .. — a path is "
         "relative to the app's folder, like style.css or img/logo.png"
     )
     with pytest.raises(UsageError, match="//etc/passwd is not a file of the app — it is absolute"):
-        service.files(ada, "runs", "//etc/passwd")
+        service.apps.files(ada, "runs", "//etc/passwd")
     with pytest.raises(NotFound):
-        service.files(ada, "runs", "nothing.json")
+        service.apps.files(ada, "runs", "nothing.json")
 
 
 def test_pages_hide_the_source_and_carry_a_base(service: Service, ada: Caller) -> None:
     service.deploy(ada, RUNS)
-    index = service.page(ada, "ada", "runs", "")
+    index = service.pages.page(ada, "ada", "runs", "")
     assert index.media_type == "text/html; charset=utf-8"
     assert b'<base href="http://127.0.0.1:8000/ada/runs/">' in index.body
-    assert service.page(ada, "ada", "runs", "style.css").media_type.startswith("text/css")
+    assert service.pages.page(ada, "ada", "runs", "style.css").media_type.startswith("text/css")
     for source in ("tools.json", "vocab.json", "worker.py", "nothing.html"):
         with pytest.raises(NotFound):
-            service.page(ada, "ada", "runs", source)
+            service.pages.page(ada, "ada", "runs", source)
 
 
 def test_a_view_is_readable_by_its_uri(service: Service, ada: Caller) -> None:
     service.deploy(ada, RUNS)
-    [(uri, info)] = service.views(ada)
+    [(uri, info)] = service.pages.views(ada)
     assert uri == "ui://ada/runs/leaderboard.html" and info.at == "ada/runs"
-    page = service.view(ada, uri)
+    page = service.pages.view(ada, uri)
     assert page.media_type == "text/html;profile=mcp-app"
     with pytest.raises(NotFound) as missing:
-        service.view(ada, "ui://ada/runs/index.html")
+        service.pages.view(ada, "ui://ada/runs/index.html")
     assert str(missing.value) == "no resource ui://ada/runs/index.html"
 
 
@@ -209,9 +209,9 @@ def test_a_server_running_sees_a_deploy_made_by_another_process(
     assert other.deploy(ada, folder).text.startswith("deployed ada/runs v2:")
     other.close()
 
-    assert "add_shoe" in service.app_info(ada, "runs").commands
+    assert "add_shoe" in service.gate.app_info(ada, "runs").commands
     service.run_command(ada, "add_shoe", {"brand": "Hoka"})
-    [row] = service.query(ada, "runs", ".shoe!").data["rows"]
+    [row] = service.graph.query(ada, "runs", ".shoe!").data["rows"]
     assert row["shoe"]["brand"] == "Hoka"
 
 
@@ -242,7 +242,7 @@ def test_an_app_is_at_most_a_thousand_files_and_64_mb(service: Service, ada: Cal
         "an app is at most 64 MB, and this one is 67,108,881 bytes — keep large media "
         "elsewhere and link to it"
     )
-    assert [a.at for a in service.list_apps(ada)] == []
+    assert [a.at for a in service.gate.list_apps(ada)] == []
     assert not (service.home / "apps" / "ada" / "many").exists()
     fits = {f"f{n}.txt": "" for n in range(999)}
     service.deploy(ada, {"index.html": "<title>x</title>", **fits}, app="fits")

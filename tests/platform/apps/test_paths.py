@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from helpers.club import RUNS
 from pasture.caller import Caller
 from pasture.errors import DeployRefused, NotFound, UsageError
-from pasture.platform.apps.paths import BadPath, app_path, inside
+from pasture.platform.apps.paths import BadPath, app_path, inside, shown
 from pasture.platform.service import Service
 
 # The pieces hostile paths are made of, in every spelling that has bitten someone.
@@ -95,12 +95,13 @@ def test_a_deploy_with_bad_paths_writes_nothing_anywhere(
     with pytest.raises(DeployRefused) as refused:
         service.deploy(ada, files, app="fine")
     sentence = refused.value.sentence
-    assert f"{planted} is not a file of the app — it is absolute" in sentence
+    # a long path is shortened where it is quoted, as every caller's text is
+    assert f"{shown(str(planted))} is not a file of the app — it is absolute" in sentence
     assert "../../../planted.html is not a file of the app" in sentence
     assert "a\\x00.html is not a file of the app — a path has no control characters" in sentence
     assert not planted.exists()
     with pytest.raises(NotFound):
-        service.app_info(ada, "fine")
+        service.gate.app_info(ada, "fine")
 
 
 def test_app_files_and_pages_read_nothing_outside_the_version(
@@ -109,9 +110,9 @@ def test_app_files_and_pages_read_nothing_outside_the_version(
     service.deploy(ada, RUNS)
     for path in ("//etc/passwd", "/etc/passwd", "../../platform.db", "..\\..\\platform.db"):
         with pytest.raises(UsageError, match="is not a file of the app"):
-            service.files(ada, "runs", path)
+            service.apps.files(ada, "runs", path)
         with pytest.raises(UsageError, match="is not a file of the app"):
-            service.page(ada, "ada", "runs", path)
+            service.pages.page(ada, "ada", "runs", path)
 
 
 def test_deploying_a_folder_refuses_links_that_lead_out_or_nowhere(
@@ -132,11 +133,12 @@ def test_deploying_a_folder_refuses_links_that_lead_out_or_nowhere(
     assert refused.value.problems == [
         "everything is a link to a folder — deploy copies files, not links; copy the folder "
         "in instead",
-        f"dangling.txt is a link to nothing ({tmp_path / 'nothing-here'}) — remove it",
-        f"stolen.txt is a link to {outside}, outside the folder — copy the file in instead",
+        f"dangling.txt is a link to nothing ({shown(str(tmp_path / 'nothing-here'))}) — remove it",
+        f"stolen.txt is a link to {shown(str(outside))}, outside the folder — copy the file in "
+        "instead",
     ]
     for link in ("stolen.txt", "dangling.txt", "everything"):
         os.unlink(folder / link)
     service.deploy(ada, folder)
-    assert service.files(ada, "linked", "alias.css").text == "p { color: red }"
-    assert "the server's own secret" not in repr(service.files(ada, "linked").data)
+    assert service.apps.files(ada, "linked", "alias.css").text == "p { color: red }"
+    assert "the server's own secret" not in repr(service.apps.files(ada, "linked").data)

@@ -24,7 +24,7 @@ def test_a_value_is_kept_until_the_database_changes(service: Service, ada: Calle
     values = remembered.current()
     remembered.keep(values, "k", "read once")
     assert remembered.current() == {"k": "read once"}
-    service.new_user(ada, "bo")  # any write to the platform database
+    service.people.new_user(ada, "bo")  # any write to the platform database
     assert remembered.current() == {}
 
 
@@ -45,7 +45,7 @@ def test_a_change_by_another_server_is_seen(
         other = Service(tmp_path / "other", database_url=service.database_url)
     remembered: Remembered[str] = Remembered(service.db)
     remembered.keep(remembered.current(), "k", "v")
-    other.new_user(other.local_owner(), "cy")
+    other.people.new_user(other.local_owner(), "cy")
     other.close()
     assert remembered.current() == {}
 

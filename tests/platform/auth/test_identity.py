@@ -13,7 +13,7 @@ from pasture.platform.service import Service
 def test_the_first_use_makes_the_owner_and_their_space(service: Service, ada: Caller) -> None:
     assert ada.name == "ada" and ada.signed_in
     assert service.local_owner() == ada
-    assert service.spaces(ada) == [("ada", "owner")]
+    assert service.spaces.of(ada) == [("ada", "owner")]
     assert Service(service.home).local_owner() == ada
 
 
@@ -25,18 +25,18 @@ def test_tokens_sign_their_person_in_and_are_kept_hashed(service: Service, ada: 
         service.caller_for_token("pst_nothing")
     assert "pasture token new" in bad.value.sentence
     session = service.session_for_link(service.sign_in_link(ada))
-    assert service.caller_for_session(session) == ada
-    assert service.caller_for_session("nope") == NOBODY
+    assert service.people.caller_for_session(session) == ada
+    assert service.people.caller_for_session("nope") == NOBODY
     service.sign_out(session)
-    assert service.caller_for_session(session) == NOBODY
+    assert service.people.caller_for_session(session) == NOBODY
     raw = everything_kept(service)
     assert token.encode() not in raw and session.encode() not in raw
 
 
 def test_passwords_sign_in_on_the_web(service: Service, ada: Caller) -> None:
-    service.set_password(ada, "correct horse")
+    service.people.set_password(ada, "correct horse")
     session = service.sign_in("ada", "correct horse")
-    assert service.caller_for_session(session) == ada
+    assert service.people.caller_for_session(session) == ada
     with pytest.raises(Refused):
         service.sign_in("ada", "wrong horse")
     [(stored,)] = kept(service, "SELECT password FROM users WHERE name = 'ada'")
@@ -44,10 +44,10 @@ def test_passwords_sign_in_on_the_web(service: Service, ada: Caller) -> None:
 
 
 def test_only_the_owner_adds_people(service: Service, ada: Caller) -> None:
-    bo = service.new_user(ada, "bo", "bo's password")
-    assert service.spaces(bo) == [("bo", "owner")]
+    bo = service.people.new_user(ada, "bo", "bo's password")
+    assert service.spaces.of(bo) == [("bo", "owner")]
     with pytest.raises(Forbidden):
-        service.new_user(bo, "cy")
+        service.people.new_user(bo, "cy")
     with pytest.raises(Refused):
         service.add_member(bo, "ada", "bo", "owner")
     assert service.add_member(ada, "ada", "bo", "editor").text == "bo is now an editor of ada"

@@ -44,7 +44,7 @@ def _credentials(service: Service, ada: Caller) -> dict[str, Caller]:
         ),
         "an agent's grant to write": _grant_caller(service, ada, writes=True),
         "an agent's grant to read": _grant_caller(service, ada, writes=False),
-        "a page's pass": service.caller_for_pass(page_pass, "ada", "runs"),
+        "a page's pass": service.passes.who(page_pass, "ada", "runs"),
     }
 
 
@@ -76,12 +76,12 @@ def test_nothing_the_person_made_makes_or_ends_a_sign_in(service: Service, ada: 
     assert service.tokens(ada).data["tokens"] == before
     for how, caller in credentials.items():
         if how != "a page's pass":
-            assert service.query(caller, "ada/runs", ".jog!").text == "0 rows in ada/runs"
+            assert service.graph.query(caller, "ada/runs", ".jog!").text == "0 rows in ada/runs"
 
 
 def test_the_person_themselves_may(service: Service, ada: Caller) -> None:
     service.deploy(ada, RUNS, app="runs")
-    signed_in = service.caller_for_session(service.new_session(ada))
+    signed_in = service.people.caller_for_session(service.new_session(ada))
     for person in (ada, signed_in):  # at the command line, and in a browser
         assert person.themselves
         made = service.new_token(person, "laptop")

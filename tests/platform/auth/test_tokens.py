@@ -24,7 +24,7 @@ RUN = {"who": "Ada", "miles": "5", "at": "2026-09-01"}
 def club(service: Service, ada: Caller) -> Service:
     service.deploy(ada, RUNS)
     service.deploy(ada, CART)
-    service.new_space(ada, "club")
+    service.spaces.new_space(ada, "club")
     service.deploy(ada, RUNS, space="club")
     return service
 
@@ -34,7 +34,7 @@ def test_a_read_only_token_reads_and_writes_nothing_anywhere(
 ) -> None:
     reader = club.caller_for_token(club.new_token(ada, "reader", writes=False))
     assert (reader.eid, reader.writes) == (ada.eid, False)
-    assert club.query(reader, "ada/runs", ".jog!").text == "0 rows in ada/runs"
+    assert club.graph.query(reader, "ada/runs", ".jog!").text == "0 rows in ada/runs"
     assert club.run_command(reader, "leaderboard", {}, "ada/runs").text.startswith("leaderboard:")
     assert club.run_command(reader, "cart_status", {}).text == "the cart is empty"
     writes = {
@@ -42,17 +42,17 @@ def test_a_read_only_token_reads_and_writes_nothing_anywhere(
         "cart_add (code)": lambda: club.run_command(reader, "cart_add", {"sku": "A-1"}),
         "apply": lambda: club.apply(reader, "ada/runs", {"entity": {"eid": "$j"}, "jog": {}}),
         "deploy": lambda: club.deploy(reader, RUNS, app="another"),
-        "space": lambda: club.new_space(reader, "more"),
+        "space": lambda: club.spaces.new_space(reader, "more"),
         "member": lambda: club.add_member(reader, "club", ada.name or "", "viewer"),
-        "secret": lambda: club.set_secret(reader, "cart", "KEY", "value"),
+        "secret": lambda: club.secrets.set(reader, "cart", "KEY", "value"),
         "rollback": lambda: club.rollback(reader, "ada/runs", 1),
     }
     for what, attempt in writes.items():
         with pytest.raises(Forbidden) as refused:
             attempt()
         assert refused.value.sentence == READ_ONLY_GRANT, what
-    assert club.query(ada, "ada/runs", ".jog!").data["rows"] == []
-    assert club.query(ada, "ada/cart", ".line!").data["rows"] == []
+    assert club.graph.query(ada, "ada/runs", ".jog!").data["rows"] == []
+    assert club.graph.query(ada, "ada/cart", ".line!").data["rows"] == []
     # Nor does it make a token of its own (tests/platform/auth/test_themselves.py).
     with pytest.raises(Forbidden, match=r"^only you, signed in yourself"):
         club.new_token(reader, "child")
@@ -62,12 +62,12 @@ def test_a_token_for_some_spaces_reaches_only_them(club: Service, ada: Caller) -
     token = club.new_token(ada, "club only", spaces=["club"])
     caller = club.caller_for_token(token)
     assert caller.spaces == frozenset({"club"})
-    assert [a.at for a in club.list_apps(caller)] == ["club/runs"]
+    assert [a.at for a in club.gate.list_apps(caller)] == ["club/runs"]
     assert club.run_command(caller, "log_run", RUN).text.startswith(
         "log_run: wrote 1 entity in club"
     )
     with pytest.raises(NotFound):
-        club.query(caller, "ada/runs", ".jog!")
+        club.graph.query(caller, "ada/runs", ".jog!")
     with pytest.raises(NotFound):
         club.run_command(caller, "cart_status", {})
     with pytest.raises(UsageError, match="nowhere is not a space of ada's"):
@@ -94,7 +94,7 @@ def test_tokens_are_listed_without_their_secret_and_revoked_at_once(
 
 
 def test_the_owner_acts_for_anyone_and_nobody_else_does(club: Service, ada: Caller) -> None:
-    bo = club.new_user(ada, "bo")
+    bo = club.people.new_user(ada, "bo")
     for_bo = club.new_token(ada, "for bo", user="bo")
     assert club.caller_for_token(for_bo).eid == bo.eid
     assert [t["label"] for t in club.tokens(ada, "bo").data["tokens"]] == ["for bo"]

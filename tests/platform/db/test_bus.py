@@ -62,7 +62,7 @@ def test_a_write_deploy_and_access_change_in_one_service_reach_another(
         assert here.next("write") == Change("write", "ada", "runs")  # at once, and once
         service.deploy(ada, RUNS, space="ada", app="runs")
         assert heard.next("deploy") == Change("deploy", "ada", "runs")
-        service.new_user(ada, "bo")
+        service.people.new_user(ada, "bo")
         service.add_member(ada, "ada", "bo", "viewer")
         assert heard.next("access") == Change("access", "ada")
         service.remove_member(ada, "ada", "bo")

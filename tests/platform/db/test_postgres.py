@@ -37,18 +37,18 @@ def test_a_deploy_by_one_server_is_served_by_another(two: tuple[Service, Service
     assert other.local_owner() == ada
     one.deploy(ada, RUNS)
     # the other server has never seen this version's files: it fetches them
-    assert other.app_info(ada, "runs").version == 1
-    assert b"<title>" in other.page(ada, "ada", "runs", "").body
+    assert other.gate.app_info(ada, "runs").version == 1
+    assert b"<title>" in other.pages.page(ada, "ada", "runs", "").body
     other.run_command(ada, "log_run", {"who": "Ada", "miles": 5, "at": "2026-09-01"})
     rows = one.run_command(ada, "leaderboard", {}).data["rows"]
     assert [r["jog"]["miles"] for r in rows] == [5]
     # a new version deployed by the other is what the first serves next
     one.run_command(ada, "leaderboard", {})
     other.deploy(ada, RUNS, title="Run club two")
-    assert one.app_info(ada, "runs").version == 2
-    assert one.app_info(ada, "runs").title == "Run club two"
+    assert one.gate.app_info(ada, "runs").version == 2
+    assert one.gate.app_info(ada, "runs").title == "Run club two"
     assert one.rollback(ada, "runs", 1).data["version"] == 1
-    assert other.app_info(ada, "runs").version == 1
+    assert other.gate.app_info(ada, "runs").version == 1
 
 
 def test_a_server_that_lost_its_data_directory_serves_every_version(
@@ -62,8 +62,8 @@ def test_a_server_that_lost_its_data_directory_serves_every_version(
     shutil.rmtree(one.home)
     again = Service(one.home, database_url=one.database_url)
     try:
-        assert again.app_info(ada, "runs").version == 2
-        assert "log_run" in again.files(ada, "runs", "tools.json").text
+        assert again.gate.app_info(ada, "runs").version == 2
+        assert "log_run" in again.apps.files(ada, "runs", "tools.json").text
         assert again.rollback(ada, "runs", 1).data["version"] == 1
     finally:
         again.close()
@@ -72,13 +72,13 @@ def test_a_server_that_lost_its_data_directory_serves_every_version(
 def test_a_token_made_by_one_server_works_on_another(two: tuple[Service, Service]) -> None:
     one, other = two
     ada = one.local_owner()
-    bo = one.new_user(ada, "bo")
+    bo = one.people.new_user(ada, "bo")
     token = one.new_token(bo)
     assert other.caller_for_token(token) == bo
     session = other.session_for_link(one.sign_in_link(bo))
-    assert one.caller_for_session(session) == bo
+    assert one.people.caller_for_session(session) == bo
     one.sign_out(session)
-    assert other.caller_for_session(session).signed_in is False
+    assert other.people.caller_for_session(session).signed_in is False
 
 
 def test_members_and_spaces_made_by_one_server_are_seen_by_another(
@@ -86,19 +86,19 @@ def test_members_and_spaces_made_by_one_server_are_seen_by_another(
 ) -> None:
     one, other = two
     ada = one.local_owner()
-    bo = one.new_user(ada, "bo")
-    assert other.spaces(bo) == [("bo", "owner")]
-    one.new_space(ada, "club")
+    bo = one.people.new_user(ada, "bo")
+    assert other.spaces.of(bo) == [("bo", "owner")]
+    one.spaces.new_space(ada, "club")
     one.add_member(ada, "club", "bo", "viewer")
-    assert other.role(bo, "club") == "viewer"
+    assert other.spaces.role(bo, "club") == "viewer"
     other.add_member(ada, "club", "BO", "editor")  # user names ignore case, as on SQLite
-    assert one.role(bo, "club") == "editor"
+    assert one.spaces.role(bo, "club") == "editor"
 
 
 def test_each_app_has_a_schema_of_its_own(two: tuple[Service, Service]) -> None:
     one, _ = two
     ada = one.local_owner()
-    one.new_space(ada, "run-club")
+    one.spaces.new_space(ada, "run-club")
     one.deploy(ada, RUNS)
     one.deploy(ada, RUNS, space="run-club")
     assert one.database_url
@@ -138,7 +138,7 @@ def test_a_schema_named_as_before_takes_its_name_of_now_with_its_data(
     kept.apply({"entity": {"eid": "$j"}, "jog": {"who": "Before", "miles": 1}}, ada)
     kept.close()
     one.deploy(ada, RUNS, app="club-runs")
-    assert [r["jog"]["who"] for r in other.query(ada, "club-runs", ".jog!").data["rows"]] == [
+    assert [r["jog"]["who"] for r in other.graph.query(ada, "club-runs", ".jog!").data["rows"]] == [
         "Before"
     ]
     with psycopg.connect(url) as db:

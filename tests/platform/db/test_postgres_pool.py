@@ -52,7 +52,7 @@ def test_many_threads_share_one_bounded_pool_and_every_write_lands(busy: Service
     assert url
     ada = service.local_owner()
     for space in ("club", "other"):
-        service.new_space(ada, space)
+        service.spaces.new_space(ada, space)
     for app in APPS:
         space, slug = app.split("/")
         service.deploy(ada, RUNS, space=space, app=slug)
@@ -69,8 +69,8 @@ def test_many_threads_share_one_bounded_pool_and_every_write_lands(busy: Service
             for i in range(EACH):
                 app = APPS[(n + i) % len(APPS)]
                 service.apply(ada, app, [{"jog": {"who": f"t{n}", "miles": i}}])
-                service.query(ada, app, f".jog.who=t{n}")
-                service.app_info(ada, app)  # the platform's tables, through the same pool
+                service.graph.query(ada, app, f".jog.who=t{n}")
+                service.gate.app_info(ada, app)  # the platform's tables, through the same pool
         except BaseException as e:
             failures.append(e)
 
@@ -93,10 +93,10 @@ def test_many_threads_share_one_bounded_pool_and_every_write_lands(busy: Service
 
     assert failures == []
     # every write landed, in the app it was sent to
-    total = sum(len(service.query(ada, app, ".jog!").data["rows"]) for app in APPS)
+    total = sum(len(service.graph.query(ada, app, ".jog!").data["rows"]) for app in APPS)
     assert total == THREADS * EACH
     for n in range(THREADS):
-        mine = [len(service.query(ada, app, f".jog.who=t{n}").data["rows"]) for app in APPS]
+        mine = [len(service.graph.query(ada, app, f".jog.who=t{n}").data["rows"]) for app in APPS]
         assert sum(mine) == EACH
     # three apps and the platform, sixteen threads: never more connections than the pool's
     # bound, and more than one (the pool grows only when a call finds every one busy)

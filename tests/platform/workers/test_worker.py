@@ -47,7 +47,7 @@ def test_a_worker_s_commands_are_deployed_and_listed_beside_the_declared_ones(
         "deployed ada/cart v1: http://127.0.0.1:8000/ada/cart/\n"
         "commands: cart_add, cart_remove, cart_clear, cart_status"
     )
-    listing = service.list_commands(ada, "cart")
+    listing = service.listing.list_commands(ada, "cart")
     assert listing.text.splitlines()[1] == (
         "cart_add(sku, qty?) — Add to the cart: Add a product to the cart, or more of one "
         "already in it — Cart, an app at 127.0.0.1:8000/ada/cart/"
@@ -69,7 +69,7 @@ def test_running_through_the_service_checks_the_schema_and_uses_the_app_s_store(
         "sku": "V60-02",
         "qty": 3,
     }
-    rows = service.query(ada, "cart", ".line!").data["rows"]
+    rows = service.graph.query(ada, "cart", ".line!").data["rows"]
     assert [(r["line"]["sku"], r["line"]["qty"]) for r in rows] == [("V60-02", 3)]
     assert service.run_command(ada, "cart_remove", {"sku": "V60-02"}).text == (
         "Removed V60-02 from the cart."
@@ -103,7 +103,7 @@ def test_status_shows_each_provider_s_line_under_its_app(service: Service, ada: 
     service.deploy(ada, CART)
     service.deploy(ada, RUNS)
     service.run_command(ada, "cart_add", {"sku": "V60-02", "qty": 2})
-    status = service.status(ada)
+    status = service.listing.status(ada)
     assert status.text.splitlines() == [
         "ada/cart v1 — Cart — 1 entity, 4 commands, public, runs code",
         "  cart: 2 items of 1 product",
@@ -156,7 +156,7 @@ def test_every_registration_problem_comes_back_in_one_message(
         'nothing, {"consequential": True} if it is hard to undo, {} for an ordinary change'
     )
     with pytest.raises(NotFound):
-        service.app_info(ada, "cart")
+        service.gate.app_info(ada, "cart")
 
 
 def test_a_setup_that_raises_names_its_line(service: Service, ada: Caller, tmp_path: Path) -> None:
@@ -203,7 +203,7 @@ def test_a_broken_worker_leaves_the_serving_version_as_it_was(
     )
     folder = app_with_worker(tmp_path, "import sys\nsys.modules.clear()\nraise SystemExit(3)\n")
     assert "worker.py: " in refusal(service, ada, folder)
-    assert service.app_info(ada, "cart").version == 1
+    assert service.gate.app_info(ada, "cart").version == 1
     assert service.run_command(ada, "cart_status", {}).text == "1 item of 1 product"
 
 
@@ -256,9 +256,9 @@ def test_a_command_a_worker_registers_later_joins_the_app(
     service: Service, ada: Caller, tmp_path: Path
 ) -> None:
     service.deploy(ada, app_with_worker(tmp_path, SHOP))
-    assert service.app_info(ada, "cart").commands == ["shop_open", "shop_slow"]
+    assert service.gate.app_info(ada, "cart").commands == ["shop_open", "shop_slow"]
     service.run_command(ada, "shop_open", {})
-    assert service.app_info(ada, "cart").commands == ["shop_open", "shop_slow", "shop_close"]
+    assert service.gate.app_info(ada, "cart").commands == ["shop_open", "shop_slow", "shop_close"]
     assert service.run_command(ada, "shop close", {}).text == "closed"
 
 
@@ -276,7 +276,7 @@ def test_a_command_registered_later_stays_while_calls_come_at_once(
         thread.start()
     for thread in at_once:
         thread.join()
-    assert service.app_info(ada, "cart").commands == ["shop_open", "shop_slow", "shop_close"]
+    assert service.gate.app_info(ada, "cart").commands == ["shop_open", "shop_slow", "shop_close"]
     for _ in range(3):
         assert service.run_command(ada, "shop close", {}).text == "closed"
 
@@ -284,7 +284,7 @@ def test_a_command_registered_later_stays_while_calls_come_at_once(
 def test_worker_py_is_never_served(service: Service, ada: Caller) -> None:
     service.deploy(ada, CART)
     with pytest.raises(NotFound):
-        service.page(ada, "ada", "cart", "worker.py")
+        service.pages.page(ada, "ada", "cart", "worker.py")
 
 
 # -- MCP -------------------------------------------------------------------------------------

@@ -197,13 +197,13 @@ def limited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database: str) -> I
 
 
 def notes(service: Service, who: Caller) -> list[str]:
-    rows = service.query(who, "box", ".note!").data["rows"]
+    rows = service.graph.query(who, "box", ".note!").data["rows"]
     return [r["note"]["text"] for r in rows]
 
 
 def still_answering(service: Service, who: Caller) -> None:
     """The run club answers, and the box's own ordinary command works on a fresh process."""
-    assert service.query(who, "runs", ".jog!").text == "0 rows in ada/runs"
+    assert service.graph.query(who, "runs", ".jog!").text == "0 rows in ada/runs"
     assert service.run_command(who, "note_count", {}).text == "counted"
 
 

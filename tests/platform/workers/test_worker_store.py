@@ -120,7 +120,7 @@ def box(service: Service, ada: Caller, tmp_path: Path) -> str:
 
 
 def notes(service: Service, who: Caller) -> list[str]:
-    return [r["note"]["text"] for r in service.query(who, "ada/box", ".note!").data["rows"]]
+    return [r["note"]["text"] for r in service.graph.query(who, "ada/box", ".note!").data["rows"]]
 
 
 def test_a_read_only_command_cannot_write(service: Service, ada: Caller, box: str) -> None:
@@ -133,7 +133,7 @@ def test_a_read_only_command_cannot_write(service: Service, ada: Caller, box: st
 def test_a_viewer_and_nobody_write_only_where_the_page_lets_them(
     service: Service, ada: Caller, box: str
 ) -> None:
-    cy = service.new_user(ada, "cy")
+    cy = service.people.new_user(ada, "cy")
     service.add_member(ada, "ada", "cy", "viewer")
     with pytest.raises(Forbidden) as refused:
         service.run_command(cy, "note_add", {"text": "by a viewer"})
@@ -160,7 +160,7 @@ def test_a_viewer_and_nobody_write_only_where_the_page_lets_them(
 def test_a_worker_writes_as_its_caller_whoever_it_names(
     service: Service, ada: Caller, box: str
 ) -> None:
-    bo = service.new_user(ada, "bo")
+    bo = service.people.new_user(ada, "bo")
     service.add_member(ada, "ada", "bo", "editor")
     forged = service.run_command(bo, "box_forge", {"as_eid": ada.eid})
     assert forged.data["entities"] and forged.data["aliases"]
@@ -168,7 +168,7 @@ def test_a_worker_writes_as_its_caller_whoever_it_names(
     by = service.run_command(ada, "box_who", {}).data["by"]
     assert [b["name"] for b in by] == ["bo", "ada"]
     # It went to the app the call was for, not the one it named.
-    assert service.query(ada, "other", ".note!").text == "0 rows in ada/other"
+    assert service.graph.query(ada, "other", ".note!").text == "0 rows in ada/other"
 
 
 def test_a_store_kept_past_its_call_is_refused(service: Service, ada: Caller, box: str) -> None:

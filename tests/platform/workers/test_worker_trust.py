@@ -21,7 +21,7 @@ UNTRUSTED_BOB = (
 
 @pytest.fixture
 def bob(service: Service, ada: Caller) -> Caller:
-    return service.new_user(ada, "bob")
+    return service.people.new_user(ada, "bob")
 
 
 def test_the_owner_s_own_space_runs_code_from_the_start(service: Service, ada: Caller) -> None:
@@ -38,14 +38,14 @@ def test_a_deploy_with_code_into_an_untrusted_space_is_refused_and_installs_noth
         service.deploy(bob, CART)
     assert refused.value.sentence == UNTRUSTED_BOB
     with pytest.raises(NotFound):
-        service.app_info(bob, "cart")
+        service.gate.app_info(bob, "cart")
     # The same app without worker.py: pages, vocab and declared commands need no trust.
     plain = tmp_path / "plain"
     plain.mkdir()
     for name in ("index.html", "vocab.json"):
         (plain / name).write_bytes((CART / name).read_bytes())
     assert service.deploy(bob, plain).text.startswith("deployed bob/plain v1")
-    assert service.app_info(bob, "plain").code is False
+    assert service.gate.app_info(bob, "plain").code is False
 
 
 def test_only_the_server_s_owner_trusts_a_space(service: Service, ada: Caller, bob: Caller) -> None:
@@ -76,7 +76,7 @@ def test_trusting_lets_code_run_and_untrusting_stops_it(
         "trust a space, with pasture space trust bob"
     )
     # What is not code goes on: its data, its declared commands, the other apps.
-    assert service.query(bob, "cart", ".line!").text == "1 row in bob/cart"
+    assert service.graph.query(bob, "cart", ".line!").text == "1 row in bob/cart"
     assert service.run_command(bob, "leaderboard", {}).text == "leaderboard: 0 rows in bob/runs"
     with pytest.raises(DeployRefused, match="bob is not trusted to run code"):
         service.deploy(bob, CART)
@@ -87,9 +87,9 @@ def test_trusting_lets_code_run_and_untrusting_stops_it(
 def test_listings_say_which_apps_run_code(service: Service, ada: Caller) -> None:
     deploy(service, ada, CART)
     deploy(service, ada, RUNS)
-    apps = {a.at: a for a in service.list_apps(ada)}
+    apps = {a.at: a for a in service.gate.list_apps(ada)}
     assert apps["ada/cart"].code and apps["ada/cart"].as_data()["code"] is True
     assert not apps["ada/runs"].code and apps["ada/runs"].as_data()["code"] is False
-    lines = service.status(ada).text.splitlines()
+    lines = service.listing.status(ada).text.splitlines()
     assert lines[0] == "ada/cart v1 — Cart — 0 entities, 4 commands, public, runs code"
     assert "ada/runs v1 — Run club — 0 entities, 3 commands, public" in lines

@@ -144,7 +144,7 @@ class Spaces:
             {"space": space, "trusted": False, "confinement": confinement().name},
         )
 
-    def spaces(self, caller: Caller) -> list[tuple[str, Role]]:
+    def of(self, caller: Caller) -> list[tuple[str, Role]]:
         """The spaces the caller belongs to, with their role in each."""
         if not caller.signed_in:
             return []

@@ -1,0 +1,121 @@
+"""What every verb of the command line shares: the data directory, the Service its options
+open, the server's log, serving, and running a verb with its refusal printed.
+
+`pasture.cli` (the verbs), `pasture.cli._demo` and each process of `pasture serve
+--workers` (`pasture.cli._serve_processes`) use these; none of them imports another.
+Every module but argparse, os and sys is imported inside the function that needs it,
+so `pasture --help` starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+TYPE_CHECKING = False  # not typing's: importing typing costs `pasture --help` a millisecond
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from pasture.platform import Rates, Service
+
+DEFAULT_HOME = "~/.local/share/pasture"
+
+
+def home_of(args: argparse.Namespace) -> Path:
+    """The data directory: --home, else $PASTURE_HOME, else ~/.local/share/pasture."""
+    from pathlib import Path
+
+    home = args.home or os.environ.get("PASTURE_HOME") or DEFAULT_HOME
+    return Path(home).expanduser()
+
+
+def open_service(args: argparse.Namespace, base_url: str | None = None) -> Service:
+    from dataclasses import replace
+
+    from pasture.platform import Limits, Service
+
+    url = base_url or os.environ.get("PASTURE_PUBLIC_URL") or "http://127.0.0.1:8000"
+    limits = Limits.from_env()
+    given = {
+        field: getattr(args, f"worker_{field}", None)
+        for field in ("time", "cpu", "memory", "processes")
+    }
+    limits = replace(limits, **{k: v for k, v in given.items() if v is not None})
+    if getattr(args, "worker_network", False):
+        limits = replace(limits, network=True)
+    apps_domain = getattr(args, "apps_domain", None) or os.environ.get("PASTURE_APPS_DOMAIN")
+    audit_days = getattr(args, "audit_days", None)  # else $PASTURE_AUDIT_DAYS, else 90
+    # no --database: the Service reads $PASTURE_DATABASE_URL itself
+    return Service(
+        home_of(args),
+        database_url=args.database or None,
+        base_url=url,
+        limits=limits,
+        apps_domain=apps_domain or None,
+        audit_days=audit_days,
+        rates=rates_of(args),
+    )
+
+
+_RATE_OPTIONS = {"caller": "rate", "address": "rate_address", "open_writes": "rate_open"}
+
+
+def rates_of(args: argparse.Namespace) -> Rates | None:
+    """The limits `--rate`, `--rate-address`, `--rate-open` and `--streams` set, over
+    `$PASTURE_RATE…`; None when none is given (the Service reads the environment itself)."""
+    given = {k: getattr(args, option, None) for k, option in _RATE_OPTIONS.items()}
+    streams = getattr(args, "streams", None)
+    if streams is None and all(v is None for v in given.values()):
+        return None
+    from dataclasses import replace
+
+    from pasture.platform import Rate, Rates, most
+
+    changed: dict[str, Any] = {
+        k: Rate.parse(v, "--" + _RATE_OPTIONS[k].replace("_", "-"))
+        for k, v in given.items()
+        if v is not None
+    }
+    if streams is not None:
+        changed["streams"] = most(streams, "--streams")
+    return replace(Rates.from_env(), **changed)
+
+
+def server_log() -> None:
+    """A server's log on stderr: what pasture says, and what its apps' code prints."""
+    import logging
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    log = logging.getLogger("pasture")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+
+def serve(service: Service, host: str, port: int) -> None:
+    from pasture.web import create_app
+    from pasture.web.serving import Server
+
+    Server(create_app(service, bind_host=host), host=host, port=port).run()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the verb `args` names; its exit code, a refusal's sentence or one line on stderr."""
+    from pasture.errors import PastureError
+
+    try:
+        code: int = args.run(args)
+        return code
+    except PastureError as e:
+        print(e.sentence, file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # a bug: one line, never a traceback
+        print(f"pasture: something went wrong ({type(e).__name__}: {e})", file=sys.stderr)
+        return 1
