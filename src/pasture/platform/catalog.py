@@ -23,7 +23,7 @@ from pasture.platform.apps import versions as _deploy
 from pasture.platform.apps.origins import Origins
 from pasture.platform.db.platform_db import PlatformDB
 from pasture.platform.nouns import Access, AppInfo, Loaded, Role
-from pasture.platform.workers.pool import WORKER, CodeSettings, Version, Workers, commands_of
+from pasture.platform.workers.dispatch import WORKER, CodeSettings, Version, Workers, commands_of
 from pasture.platform.workers.sandbox import Limits
 
 if TYPE_CHECKING:

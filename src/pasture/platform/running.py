@@ -26,7 +26,7 @@ from pasture.platform.access.gate import Gate
 from pasture.platform.catalog import Catalog
 from pasture.platform.graph import CheckedStore, Graph
 from pasture.platform.nouns import Reached, Resolved
-from pasture.platform.workers.pool import handlers_of
+from pasture.platform.workers.dispatch import handlers_of
 from pasture.result import Result
 from pasture.schema import args_object
 

@@ -22,7 +22,7 @@ from pasture.caller import NOBODY, Caller
 from pasture.errors import Fault, Forbidden, PastureError, Refused, Unauthorized
 from pasture.platform.nouns import VIEWER_WRITES
 from pasture.platform.service import Service
-from pasture.platform.workers.pool import Version, _answer, commands_of
+from pasture.platform.workers.dispatch import Version, _answer, commands_of
 from pasture.platform.workers.process import Stopped
 from pasture.platform.workers.sandbox import Limits
 from pasture.result import Result

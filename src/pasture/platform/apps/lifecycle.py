@@ -28,7 +28,7 @@ from pasture.platform.catalog import Catalog
 from pasture.platform.db.platform_db import PlatformDB
 from pasture.platform.db.platform_tables import REACH_MOVED
 from pasture.platform.nouns import ACCESSES, Access, Loaded, plural
-from pasture.platform.workers.pool import WORKER, Version, clashes, commands_of, untrusted
+from pasture.platform.workers.dispatch import WORKER, Version, clashes, commands_of, untrusted
 from pasture.result import Result
 from pasture.values import now
 

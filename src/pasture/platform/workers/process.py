@@ -7,7 +7,7 @@ answers the store requests the call makes through that call's own `ctx.store`
 (and nothing else: a request naming an ended call is refused), and returns the
 reply — or raises `Stopped` with the caller's sentence when the call runs past
 its wall time or CPU time, the process dies, or what it sends is not the
-protocol. Which process serves which call is `pasture.platform.workers.pool`'.
+protocol. Which process serves which call is `pasture.platform.workers.dispatch`'.
 """
 
 from __future__ import annotations
