@@ -133,8 +133,8 @@ def do_command(args: argparse.Namespace) -> int:
     if rest and not rest[0].startswith("-"):
         # `cart add V60-02 2`, unquoted, is cart_add as the console reads it.
         app = split_words(rest).app or args.app
-        listed = service.listing.list_commands(owner, app).data.get("commands", [])
-        name, rest = command_name([name, *rest], {e["name"] for e in listed})
+        names = {o.command.agent_name for o in service.listing.offered(owner, app)}
+        name, rest = command_name([name, *rest], names)
     words = split_words(rest)
     args.json = args.json or words.json
     words.app = words.app or args.app

@@ -31,7 +31,13 @@ def home_of(args: argparse.Namespace) -> Path:
     return Path(home).expanduser()
 
 
+# The Services a verb opened, closed by `run` when the verb is done: whatever it started
+# (worker processes, the bus's listener, what the audit still has to write) ends with it.
+_opened: list[Service] = []
+
+
 def open_service(args: argparse.Namespace, base_url: str | None = None) -> Service:
+    """The Service the options name, closed when the verb that opened it ends."""
     from dataclasses import replace
 
     from pasture.platform import Limits, Service
@@ -48,7 +54,7 @@ def open_service(args: argparse.Namespace, base_url: str | None = None) -> Servi
     apps_domain = getattr(args, "apps_domain", None) or os.environ.get("PASTURE_APPS_DOMAIN")
     audit_days = getattr(args, "audit_days", None)  # else $PASTURE_AUDIT_DAYS, else 90
     # no --database: the Service reads $PASTURE_DATABASE_URL itself
-    return Service(
+    service = Service(
         home_of(args),
         database_url=args.database or None,
         base_url=url,
@@ -57,6 +63,8 @@ def open_service(args: argparse.Namespace, base_url: str | None = None) -> Servi
         audit_days=audit_days,
         rates=rates_of(args),
     )
+    _opened.append(service)
+    return service
 
 
 _RATE_OPTIONS = {"caller": "rate", "address": "rate_address", "open_writes": "rate_open"}
@@ -106,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the verb `args` names; its exit code, a refusal's sentence or one line on stderr."""
     from pasture.errors import PastureError
 
+    opened = len(_opened)
     try:
         code: int = args.run(args)
         return code
@@ -119,3 +128,6 @@ def run(args: argparse.Namespace) -> int:
     except Exception as e:  # a bug: one line, never a traceback
         print(f"pasture: something went wrong ({type(e).__name__}: {e})", file=sys.stderr)
         return 1
+    finally:
+        while len(_opened) > opened:
+            _opened.pop().close()

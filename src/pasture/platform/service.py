@@ -135,6 +135,7 @@ class Service:
         self.audit_log = Audit(self.db, days=audit_days, on=audit)
         # Which release of the MCP connector's tools each client listed (`pasture.mcp`).
         self.tool_lists = ToolLists(self.db)
+        self._closed = False
 
     def reach_version(self) -> int:
         """How many times who may reach what has been taken away, on any server (a member
@@ -501,10 +502,21 @@ class Service:
         return Result(text, {"records": records})
 
     def close(self) -> None:
+        """End what this Service started (worker processes, the bus's listener), writing
+        what the audit still holds first; a second close does nothing."""
+        if self._closed:
+            return
+        self._closed = True
         self.bus.close()
         self.audit_log.close()  # what is still queued is written first
         self.catalog.close()
         self.db.close()
+
+    def __enter__(self) -> Service:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _version(version: Any, known: Any = None) -> str:

@@ -46,7 +46,7 @@ The modules of the door, one concept each:
     _who               who is asking: a bearer token, a page's pass, the session cookie
     _api               the JSON API's endpoints (an app's ./api/, the platform's /api/)
     _page_endpoints    the pages' endpoints (the platform's own, an app's files)
-    _answers           a refusal or a bug turned into an answer, once, for every route
+    _failures          a refusal or a bug turned into an answer, once, for every route
     endpoints          what every endpoint is made of (the Service, who, calls off the loop)
 
 Answers of `apply`, `query` and `command` are the Service's `Result` as it is:

@@ -1,8 +1,8 @@
 """An app's `worker.py`, run apart from the platform: worker processes, their calls, their limits.
 
 A worker is another person's code, so the server never imports it. Each app
-version that has one gets worker processes of its own (`pasture.platform.
-sandbox` confines them; `pasture.platform.workers.worker_main` is what they run):
+version that has one gets worker processes of its own (`sandbox` confines them,
+`process` starts and speaks to each, `worker_main` is what they run):
 
 - started on first use, one call at a time each, up to `Limits.processes` of
   them for calls that come at once (more wait their turn), kept warm, and
