@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 # `make run` keeps its data here unless PASTURE_HOME says otherwise.
 RUN_HOME ?= $(if $(PASTURE_HOME),$(PASTURE_HOME),$(CURDIR)/.pasture)
 
-.PHONY: run test lint typecheck pytest bench system-deps clean
+.PHONY: run test test-quick lint typecheck pytest bench system-deps clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,8 +31,17 @@ lint: $(VENV)/.installed
 typecheck: $(VENV)/.installed
 	$(VENV)/bin/mypy
 
+# The tests run side by side in this many processes (pytest-xdist). Most of a test's time is
+# spent waiting on another process (a server, a worker, a browser), so more than the cores help.
+TEST_WORKERS ?= 3
+
 pytest: $(VENV)/.installed
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -n $(TEST_WORKERS)
+
+# The edit-test loop: every test that runs in the test's own processes — no Chromium, no
+# PostgreSQL, no process of pasture's own (tests/README.md). Three workers suit it best here.
+test-quick: $(VENV)/.installed
+	$(VENV)/bin/pytest -n 3 -m "not postgres and not browser and not processes"
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/store.py

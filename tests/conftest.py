@@ -2,6 +2,12 @@
 database, never the machine's (`$PASTURE_DATABASE_URL` is only what a test sets); a test
 marked `helpers.browser.in_chromium` needs Chromium and Playwright (see helpers.needs).
 
+Each test carries a marker for each part of the machine it needs beyond Python (`MARKS`),
+so that `-m "not postgres and not browser"` (`make test-quick`) leaves those out: `postgres`
+and `browser` are put on by what the test asks for (a PostgreSQL parameter or server, the
+Chromium fixture); `processes`, `terminal` and `npm` are said by the test itself, and a test
+that starts a process of pasture's own without saying `processes` fails, naming it.
+
 The platform's databases (see helpers.databases): `database` runs a test on SQLite and on
 a fresh PostgreSQL database, `module_database` a module's shared setup on each; the
 PostgreSQL server (`pg_url`) is started once for the session, when a test first needs it.
@@ -9,11 +15,14 @@ PostgreSQL server (`pg_url`) is started once for the session, when a test first 
 tests/ is on sys.path so that every folder's tests import the shared `helpers` package."""
 
 import os
+import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import settings
 
 TESTS = Path(__file__).resolve().parent
 if str(TESTS) not in sys.path:
@@ -24,20 +33,99 @@ from helpers.databases import DATABASES, fresh_database  # noqa: E402
 
 os.environ.pop("PASTURE_DATABASE_URL", None)
 
+# No example is held to a time of its own: a loaded machine makes a fast one slow, and a
+# property is about what comes out, not how soon (what is slow is benchmarks/' to say).
+# On top of what the machine calls for (Hypothesis's own `ci` profile, under CI).
+settings.register_profile("pasture", settings.default, deadline=None)
+settings.load_profile("pasture")
+
+
+MARKS = {
+    "postgres": "runs on a PostgreSQL server the tests start (put on by its parameter)",
+    "browser": "drives Debian's Chromium with Playwright (put on by the needs_chromium fixture)",
+    "processes": "starts a process of its own: pasture (a server, a command line, an MCP "
+    "client's child) or another Python",
+    "terminal": "types into a real terminal (tmux)",
+    "npm": "runs a client from the npm registry (the MCP Inspector), installed in a cache",
+}
+
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "sqlite_only(reason): about SQLite alone; skipped under PostgreSQL, saying why"
     )
+    for name, what in MARKS.items():
+        config.addinivalue_line("markers", f"{name}: {what}")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        marker = item.get_closest_marker("sqlite_only")
         params = getattr(getattr(item, "callspec", None), "params", {})
-        on = {params.get("database"), params.get("module_database")}
-        if marker is not None and "postgres" in on:
+        on_postgres = "postgres" in params.values() or "pg_url" in item.fixturenames
+        if on_postgres:
+            item.add_marker(pytest.mark.postgres)
+        if "needs_chromium" in item.fixturenames:
+            item.add_marker(pytest.mark.browser)
+        marker = item.get_closest_marker("sqlite_only")
+        if marker is not None and on_postgres:
             item.add_marker(pytest.mark.skip(reason=str(marker.args[0])))
+
+
+# A process started while a test runs says what the test needs: pasture or another Python
+# (`processes`; the platform's own worker processes are not the test's to say), a
+# PostgreSQL server (`postgres`) or Playwright's driver of Chromium (`browser`). A test that
+# starts one without its marker fails, naming it.
+_running: list[pytest.Item] = []
+_unsaid: dict[str, tuple[str, str]] = {}
+
+
+def _needs(args: str | Sequence[Any]) -> str | None:
+    """The marker a process with these arguments calls for, or None."""
+    words = [args] if isinstance(args, str) else [os.fsdecode(a) for a in args]
+    line = " ".join(words)
+    if "/postgresql/" in line:
+        return "postgres"
+    if "playwright/driver" in line:
+        return "browser"
+    if "pasture.platform.workers.worker_main" in line:
+        return None
+    if (words and words[0] == sys.executable) or "-m pasture" in line:
+        return "processes"
+    return None
+
+
+_popen = subprocess.Popen.__init__
+
+
+def _watched_popen(self: subprocess.Popen[Any], args: Any, *more: Any, **named: Any) -> None:
+    needed = _needs(args)
+    if needed and _running and _running[-1].get_closest_marker(needed) is None:
+        shown = args if isinstance(args, str) else " ".join(os.fsdecode(a) for a in args)
+        _unsaid.setdefault(_running[-1].nodeid, (needed, shown[:120]))
+    _popen(self, args, *more, **named)
+
+
+subprocess.Popen.__init__ = _watched_popen  # type: ignore[assignment,method-assign]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    # From before the first fixture is set up: a module's server started for this test is its.
+    _running.append(item)
+    yield
+    _running.pop()
+
+
+@pytest.fixture(autouse=True)
+def _processes_said(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    unsaid = _unsaid.pop(request.node.nodeid, None)
+    if unsaid is not None:
+        needed, started = unsaid
+        pytest.fail(
+            f"this test starts a process of its own ({started}) — mark it "
+            f"@pytest.mark.{needed} (or its module: pytestmark = pytest.mark.{needed})"
+        )
 
 
 @pytest.fixture(autouse=True)

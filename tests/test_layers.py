@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "layers.py"
 
 
@@ -20,6 +22,7 @@ def layers() -> ModuleType:
     return module
 
 
+@pytest.mark.processes
 def test_src_keeps_the_layer_rule() -> None:
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "--check"], capture_output=True, text=True, check=False

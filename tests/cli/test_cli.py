@@ -1,4 +1,6 @@
-"""The `pasture` command line end to end, as a person runs it: real processes, a fresh home."""
+"""The `pasture` command line end to end, as a person runs it, on a fresh home: once as a
+process of its own, as a shell starts it, and the rest through `pasture.cli.main` in this
+process (`helpers.command_line`), which prints and exits the same."""
 
 from __future__ import annotations
 
@@ -9,15 +11,18 @@ from pathlib import Path
 import pytest
 
 from helpers.club import RUNS
+from helpers.command_line import PastureMain
 from helpers.processes import Pasture
 
 
 @pytest.fixture
-def pasture(tmp_path: Path) -> Pasture:
-    return Pasture(tmp_path / "home")
+def pasture(tmp_path: Path) -> PastureMain:
+    return PastureMain(tmp_path / "home")
 
 
-def test_deploy_list_and_run_a_command(pasture: Pasture) -> None:
+@pytest.mark.processes
+def test_deploy_list_and_run_a_command(tmp_path: Path) -> None:
+    pasture = Pasture(tmp_path / "home")  # each call a process of its own
     deployed = pasture("deploy", str(RUNS))
     assert deployed.returncode == 0, deployed.stderr
     assert deployed.stdout == (
@@ -54,7 +59,9 @@ def test_deploy_list_and_run_a_command(pasture: Pasture) -> None:
     assert [c["name"] for c in inspected["commands"]] == ["log_run", "leaderboard", "since"]
 
 
-def test_a_command_answering_an_aggregate_prints_its_line(pasture: Pasture, tmp_path: Path) -> None:
+def test_a_command_answering_an_aggregate_prints_its_line(
+    pasture: PastureMain, tmp_path: Path
+) -> None:
     app = tmp_path / "runs"
     shutil.copytree(RUNS, app)
     tools = json.loads((app / "tools.json").read_text())
@@ -91,7 +98,7 @@ def test_a_command_answering_an_aggregate_prints_its_line(pasture: Pasture, tmp_
     ],
 )
 def test_refusals_print_their_sentence_and_exit_non_zero(
-    pasture: Pasture, args: tuple[str, ...], code: int, sentence: str
+    pasture: PastureMain, args: tuple[str, ...], code: int, sentence: str
 ) -> None:
     assert pasture("deploy", str(RUNS)).returncode == 0
     done = pasture(*args)
@@ -100,7 +107,7 @@ def test_refusals_print_their_sentence_and_exit_non_zero(
     assert "Traceback" not in done.stderr + done.stdout
 
 
-def test_a_refused_deploy_says_every_problem(pasture: Pasture, tmp_path: Path) -> None:
+def test_a_refused_deploy_says_every_problem(pasture: PastureMain, tmp_path: Path) -> None:
     app = tmp_path / "broken"
     app.mkdir()
     (app / "index.html").write_text("<title>Broken</title>")
@@ -113,7 +120,7 @@ def test_a_refused_deploy_says_every_problem(pasture: Pasture, tmp_path: Path) -
     assert pasture("app", "list").stdout.startswith("you have no apps yet")
 
 
-def test_spaces_members_users_and_tokens(pasture: Pasture) -> None:
+def test_spaces_members_users_and_tokens(pasture: PastureMain) -> None:
     assert pasture("user", "new", "bo").returncode == 0
     made = pasture("space", "new", "club")
     assert made.stdout.startswith("space club made")
@@ -125,6 +132,6 @@ def test_spaces_members_users_and_tokens(pasture: Pasture) -> None:
     assert "club/runs" in pasture("app", "list").stdout
 
 
-def test_help_is_there_without_a_home(pasture: Pasture) -> None:
+def test_help_is_there_without_a_home(pasture: PastureMain) -> None:
     done = pasture("--help")
     assert done.returncode == 0 and "deploy" in done.stdout

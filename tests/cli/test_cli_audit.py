@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 
 from helpers.club import RUNS
-from helpers.processes import Pasture
+from helpers.command_line import PastureMain
 
 
 @pytest.fixture
-def pasture(tmp_path: Path) -> Pasture:
-    return Pasture(tmp_path / "home")
+def pasture(tmp_path: Path) -> PastureMain:
+    return PastureMain(tmp_path / "home")
 
 
-def test_audit_shows_an_apps_calls_and_your_own(pasture: Pasture) -> None:
+def test_audit_shows_an_apps_calls_and_your_own(pasture: PastureMain) -> None:
     assert pasture("deploy", str(RUNS)).returncode == 0
     assert pasture("command", "log_run", "Ada", "5", "2026-09-01").returncode == 0
     refused = pasture("command", "log_run", "Ada", "five", "2026-09-01")

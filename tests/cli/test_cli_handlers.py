@@ -9,17 +9,17 @@ from pathlib import Path
 import pytest
 
 from helpers.club import CART, TODOS
-from helpers.processes import Pasture
+from helpers.command_line import PastureMain
 from pasture.platform.service import Service
 
 
 @pytest.fixture
-def pasture(tmp_path: Path) -> Pasture:
-    return Pasture(tmp_path / "home")
+def pasture(tmp_path: Path) -> PastureMain:
+    return PastureMain(tmp_path / "home")
 
 
 def test_a_person_lists_and_marks_their_todos(
-    pasture: Pasture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    pasture: PastureMain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     deployed = pasture("deploy", str(TODOS))
     assert deployed.returncode == 0, deployed.stderr
@@ -39,7 +39,7 @@ def test_a_person_lists_and_marks_their_todos(
     assert "Traceback" not in hidden.stderr
 
 
-def test_a_command_of_several_words_runs_unquoted(pasture: Pasture) -> None:
+def test_a_command_of_several_words_runs_unquoted(pasture: PastureMain) -> None:
     deployed = pasture("deploy", str(CART))
     assert deployed.returncode == 0, deployed.stderr
     added = pasture("command", "cart", "add", "V60-02", "2")

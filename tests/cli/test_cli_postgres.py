@@ -1,5 +1,6 @@
-"""The command line on PostgreSQL, end to end: real processes, each with a data directory
-of its own (as on other machines), all keeping their data in one throwaway database."""
+"""The command line on PostgreSQL, end to end: each command line with a data directory of its
+own (as on other machines), and a real `pasture serve` process, all keeping their data in one
+throwaway database."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import httpx
 import pytest
 
 from helpers.club import RUNS
+from helpers.command_line import pasture_main as pasture
 from helpers.databases import fresh_database
-from helpers.processes import free_port, pasture, pasture_env
+from helpers.processes import free_port, pasture_env
 
 
 @pytest.fixture(scope="module")
@@ -23,6 +25,7 @@ def database(pg_url: str) -> str:
     return fresh_database(pg_url)
 
 
+@pytest.mark.processes
 def test_deploy_on_one_machine_command_and_serve_on_others(database: str, tmp_path: Path) -> None:
     deployed = pasture(tmp_path / "a", "deploy", str(RUNS), "--database", database)
     assert deployed.returncode == 0, deployed.stderr
@@ -52,7 +55,7 @@ def test_deploy_on_one_machine_command_and_serve_on_others(database: str, tmp_pa
         base = f"http://127.0.0.1:{port}"
         for _ in range(300):
             try:
-                page = httpx.get(f"{base}/ada/runs/")
+                page = httpx.get(f"{base}/ada/runs/", timeout=60)
                 break
             except httpx.ConnectError:
                 time.sleep(0.1)
@@ -60,12 +63,15 @@ def test_deploy_on_one_machine_command_and_serve_on_others(database: str, tmp_pa
             pytest.fail("pasture serve did not start")
         assert page.status_code == 200 and "<title>Run club</title>" in page.text
         # the token made by the first machine's command line signs in on this server
-        me = httpx.get(f"{base}/ada/runs/api/me", headers={"Authorization": f"Bearer {token}"})
+        me = httpx.get(
+            f"{base}/ada/runs/api/me", headers={"Authorization": f"Bearer {token}"}, timeout=60
+        )
         assert me.json()["name"] == "ada"
         rows = httpx.get(
             f"{base}/ada/runs/api/query",
             params={"filter": ".jog!"},
             headers={"Authorization": f"Bearer {token}"},
+            timeout=60,
         ).json()
         assert [r["jog"]["miles"] for r in rows["data"]["rows"]] == [5]
     finally:

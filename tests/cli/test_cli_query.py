@@ -16,7 +16,7 @@ from rich.cells import cell_len
 from starlette.testclient import TestClient
 
 from helpers.club import RUNS
-from helpers.processes import Pasture
+from helpers.command_line import PastureMain
 from mcp import Client
 from pasture.cli import show_query
 from pasture.errors import Refused
@@ -51,9 +51,9 @@ REFUSED = [
 
 
 @pytest.fixture(scope="module")
-def pasture(tmp_path_factory: pytest.TempPathFactory) -> Pasture:
+def pasture(tmp_path_factory: pytest.TempPathFactory) -> PastureMain:
     """A home with the run club deployed by the command line and three runs logged."""
-    run = Pasture(
+    run = PastureMain(
         tmp_path_factory.mktemp("cli") / "home", COLUMNS="200"
     )  # wide, unless a test says otherwise
     assert run("deploy", str(RUNS)).returncode == 0
@@ -64,7 +64,7 @@ def pasture(tmp_path_factory: pytest.TempPathFactory) -> Pasture:
 
 
 @pytest.fixture(scope="module")
-def service(pasture: Pasture) -> Iterator[Service]:
+def service(pasture: PastureMain) -> Iterator[Service]:
     """The same home opened in this process, as `pasture serve` would open it."""
     opened = Service(pasture.home, base_url=BASE)
     yield opened
@@ -78,7 +78,7 @@ def _json_lines(out: str) -> list[Any]:
 # -- what it prints ----------------------------------------------------------------------------
 
 
-def test_rows_print_as_a_table_with_whole_eids(pasture: Pasture, service: Service) -> None:
+def test_rows_print_as_a_table_with_whole_eids(pasture: PastureMain, service: Service) -> None:
     done = pasture("query", "runs", ".jog!&.created!")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -97,7 +97,7 @@ def test_rows_print_as_a_table_with_whole_eids(pasture: Pasture, service: Servic
         assert row["jog"]["who"] in line and row["created"]["at"] in line
 
 
-def test_json_is_one_row_a_line(pasture: Pasture, service: Service) -> None:
+def test_json_is_one_row_a_line(pasture: PastureMain, service: Service) -> None:
     done = pasture("query", "runs", ".jog.miles>=5&.doc?", "--json")
     assert done.returncode == 0, done.stderr
     expected = service.graph.query(service.local_owner(), "runs", ".jog.miles>=5&.doc?").data
@@ -107,7 +107,9 @@ def test_json_is_one_row_a_line(pasture: Pasture, service: Service) -> None:
     assert (none.returncode, none.stdout) == (0, "")
 
 
-def test_a_refusal_is_its_sentence_and_a_non_zero_exit(pasture: Pasture, service: Service) -> None:
+def test_a_refusal_is_its_sentence_and_a_non_zero_exit(
+    pasture: PastureMain, service: Service
+) -> None:
     for written in REFUSED:
         done = pasture("query", "runs", written)
         with pytest.raises(Refused) as said:
@@ -124,13 +126,13 @@ def test_a_refusal_is_its_sentence_and_a_non_zero_exit(pasture: Pasture, service
     assert elsewhere.stderr == "no app nope — your apps are ada/runs\n"
 
 
-def test_a_forgotten_filter_is_a_usage_line(pasture: Pasture) -> None:
+def test_a_forgotten_filter_is_a_usage_line(pasture: PastureMain) -> None:
     done = pasture("query", "runs")
     assert done.returncode == 2
     assert "pasture query APP FILTER" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_a_narrow_terminal_gets_each_row_as_a_block(pasture: Pasture, service: Service) -> None:
+def test_a_narrow_terminal_gets_each_row_as_a_block(pasture: PastureMain, service: Service) -> None:
     done = pasture("query", "runs", ".jog!&.doc?&.created!", COLUMNS="40")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -151,7 +153,7 @@ def test_a_narrow_terminal_gets_each_row_as_a_block(pasture: Pasture, service: S
         assert row["created"]["at"] in tiny.stdout
 
 
-def test_a_token_acts_as_its_person(pasture: Pasture) -> None:
+def test_a_token_acts_as_its_person(pasture: PastureMain) -> None:
     made = pasture("token", "new", "--read", "--json")
     token = json.loads(made.stdout)["token"]
     mine = pasture("query", "runs", ".jog!", "--json")
@@ -187,7 +189,7 @@ def test_data_that_is_not_rows_prints_as_key_value_lines(
 
 @pytest.mark.parametrize("written", FILTERS + REFUSED)
 def test_the_same_answer_as_mcp_and_the_web(
-    pasture: Pasture, service: Service, written: str
+    pasture: PastureMain, service: Service, written: str
 ) -> None:
     owner = service.local_owner()
     try:

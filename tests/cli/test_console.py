@@ -15,7 +15,7 @@ import pytest
 
 from helpers import needs
 from helpers.club import CART, RUNS, TODOS
-from helpers.processes import pasture
+from helpers.command_line import pasture_main as pasture
 from pasture.platform.service import Service
 
 
@@ -250,6 +250,8 @@ def pane(home: Path, tmp_path: Path) -> Iterator[Pane]:
         pane.close()
 
 
+@pytest.mark.processes
+@pytest.mark.terminal
 def test_a_person_at_a_terminal(pane: Pane, home: Path) -> None:
     pane.wait_for("ada>")  # a screen's lines end without their spaces
     pane.send("lo", "Tab")
@@ -395,6 +397,8 @@ def test_pasture_command_refuses_a_consequential_command_without_yes(home: Path)
     assert pasture(home, "command", "cart_status").stdout.strip() == "the cart is empty"
 
 
+@pytest.mark.processes
+@pytest.mark.terminal
 def test_a_person_is_asked_before_a_consequential_command(pane: Pane, home: Path) -> None:
     assert pasture(home, "deploy", str(CART)).returncode == 0
     pane.wait_for("ada>")
@@ -414,6 +418,8 @@ def test_a_person_is_asked_before_a_consequential_command(pane: Pane, home: Path
     pane.wait_for("Emptied the cart: 1 product taken out.")
 
 
+@pytest.mark.processes
+@pytest.mark.terminal
 def test_a_person_keeps_their_todos_at_a_terminal(
     pane: Pane, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

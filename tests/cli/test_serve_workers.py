@@ -126,6 +126,7 @@ def listening(port: int) -> bool:
     return any(int(r[1].split(":")[1], 16) == port and r[3] == "0A" for r in _tcp())
 
 
+@pytest.mark.processes
 def test_two_workers_answer_on_one_port_and_see_each_others_writes(served: Served) -> None:
     workers = children_of(served.process.pid)
     assert len(workers) == 2, served.log.read_text()
@@ -171,6 +172,7 @@ def test_two_workers_answer_on_one_port_and_see_each_others_writes(served: Serve
     assert "in 2 processes" in said and "Traceback" not in said, said
 
 
+@pytest.mark.processes
 def test_fewer_than_one_worker_is_refused(tmp_path: Path) -> None:
     done = pasture(tmp_path / "home", "serve", "--workers", "0")
     assert done.returncode == 2

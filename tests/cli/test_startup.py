@@ -11,6 +11,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 HEAVY = (
     "anyio",
     "httpx",
@@ -60,6 +62,7 @@ def _heavy(modules: set[str]) -> list[str]:
     return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
 
 
+@pytest.mark.processes
 def test_help_imports_nothing_heavy() -> None:
     printed, modules = _imported("--help")
     assert printed.startswith("usage: pasture")
@@ -69,6 +72,7 @@ def test_help_imports_nothing_heavy() -> None:
     assert _heavy(modules) == []
 
 
+@pytest.mark.processes
 def test_a_verbs_help_makes_its_parser_and_still_imports_nothing_heavy() -> None:
     printed, modules = _imported("token", "new", "--help")
     assert printed.startswith("usage: pasture token new")

@@ -1,14 +1,16 @@
-"""The command line under generated hostile arguments, in processes of its own.
+"""The command line under generated hostile arguments, through `pasture.cli.main`.
 
 `pasture command NAME args…`, `pasture query APP FILTER` and `pasture deploy DIR`
 either do their work or
 exit non-zero with the sentence on stderr: never a traceback, never the line a
 bug gets (`pasture: something went wrong`), and a refused command writes nothing.
-Each case starts Python afresh, so there are only a few of them.
+An argument is bytes, as a shell hands a program them, and reaches `main` as Python
+makes `sys.argv` of them (`os.fsdecode`: a byte that is not UTF-8 is a lone surrogate).
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -19,7 +21,7 @@ from fuzz_site import Site
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers.processes import PASTURE, pasture_env
+from helpers.command_line import pasture_main
 
 
 def _argument(text: str) -> bytes:
@@ -29,20 +31,14 @@ def _argument(text: str) -> bytes:
 
 def pasture(
     site: Site, *args: bytes | str, columns: int | None = None
-) -> subprocess.CompletedProcess[bytes]:
+) -> subprocess.CompletedProcess[str]:
     env = {"COLUMNS": str(columns)} if columns is not None else None
-    return subprocess.run(
-        [*PASTURE, *args],
-        env=pasture_env(site.home, env),
-        capture_output=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    argv = [os.fsdecode(a) if isinstance(a, bytes) else a for a in args]
+    return pasture_main(site.home, *argv, env=env)
 
 
-def _exited_well(done: subprocess.CompletedProcess[bytes]) -> str:
-    err = done.stderr.decode("utf-8", "replace")
-    out = done.stdout.decode("utf-8", "replace")
+def _exited_well(done: subprocess.CompletedProcess[str]) -> str:
+    err, out = done.stderr, done.stdout
     assert "Traceback" not in err + out, err
     assert "something went wrong" not in err, err
     assert done.returncode in (0, 1, 2), (done.returncode, err)
@@ -51,7 +47,7 @@ def _exited_well(done: subprocess.CompletedProcess[bytes]) -> str:
     return err
 
 
-@settings(FUZZ, max_examples=20)
+@settings(FUZZ, max_examples=100)
 @given(
     name=command_names,
     words=st.lists(hostile_text | filters, max_size=3),
@@ -75,7 +71,7 @@ def test_a_command_line_of_any_words_runs_or_says_why_not(
         assert site.counts() == before
 
 
-@settings(FUZZ, max_examples=15)
+@settings(FUZZ, max_examples=60)
 @given(
     app=st.sampled_from(["runs", "ada/runs", "cart", "nope", "ada/"]) | hostile_text,
     text=filters | hostile_text,
@@ -105,7 +101,7 @@ def _inside(folder: Path, target: Path) -> bool:
         return False
 
 
-@settings(FUZZ, max_examples=8)
+@settings(FUZZ, max_examples=25)
 @given(files=WEB.app_files | WEB.tools_files)
 def test_deploying_a_folder_of_any_files_installs_or_says_why_not(
     site: Site, tmp_path_factory: pytest.TempPathFactory, files: dict[str, str]

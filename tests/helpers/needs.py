@@ -39,13 +39,16 @@ def chromium() -> Path:
 
 
 def playwright() -> Any:
-    """Playwright's synchronous API, driving Chromium (which it needs, too)."""
+    """Playwright's synchronous API, driving Chromium (which it needs, too). Its `expect`
+    waits up to a minute, not Playwright's five seconds: a busy machine draws a page
+    slowly, and a page that never shows what it should still fails."""
     chromium()
     try:
         import playwright.sync_api as sync_api
     except ImportError:
         missing("the browser tests need Playwright", "pip install -e '.[dev]'")
     os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+    sync_api.expect.set_options(timeout=60_000)
     return sync_api
 
 

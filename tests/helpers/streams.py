@@ -80,8 +80,9 @@ class Stream:
                 elif name == "data":
                     data.append(value)
 
-    def next(self, timeout: float = 10) -> Event | None:
-        """The next event; None when the stream ended. Fails after `timeout` seconds."""
+    def next(self, timeout: float = 60) -> Event | None:
+        """The next event; None when the stream ended. Fails after `timeout` seconds (a
+        deadline only, so that a stream that never says it fails)."""
         try:
             return self.events.get(timeout=timeout)
         except queue.Empty:

@@ -228,6 +228,7 @@ def test_a_registry_served_on_its_own_asks_too(mode: str, action: str) -> None:
 # -- real processes --------------------------------------------------------------------
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("action", ["accept", "decline"])
 def test_over_stdio_the_person_is_asked(todos: Todos, mode: str, action: str) -> None:
@@ -247,6 +248,7 @@ def test_over_stdio_the_person_is_asked(todos: Todos, mode: str, action: str) ->
     _cleared_or_cancelled(todos, result, action)
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize(("mode", "asks"), [("auto", True), ("legacy", False)])
 def test_over_stateless_http_the_newest_protocol_asks(todos: Todos, mode: str, asks: bool) -> None:
     """The newest protocol asks by answering `input_required`, which needs nothing kept on

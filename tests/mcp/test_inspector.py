@@ -22,6 +22,9 @@ from helpers import needs
 from helpers.club import ROOT
 from pasture.platform.service import Service
 
+# The Inspector comes from npm, and runs `pasture mcp` as its child.
+pytestmark = [pytest.mark.npm, pytest.mark.processes]
+
 VERSION = "2.12"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "pasture-tests"
 

@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import httpx2
+import pytest
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.auth.provider import AuthorizationParams
 from mcp.shared.auth import OAuthClientInformationFull
@@ -119,6 +120,7 @@ async def oauth_access_token(service: Service, caller: Caller, name: str) -> tup
     return tokens.access_token, grant
 
 
+@pytest.mark.processes
 def test_an_oauth_clients_calls_over_http_name_the_client(tmp_path: Path, club: Club) -> None:
     service = club.service
     token, grant = anyio.run(oauth_access_token, service, club.ada, "Test agent")

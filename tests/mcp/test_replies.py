@@ -152,6 +152,7 @@ def test_a_refusal_is_not_given_again(club: Club, door: Door) -> None:
     assert door.made == ["ada", "ada"]
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("mode", MODES)
 def test_over_a_real_server_every_call_sees_the_apps_as_they_are(
     tmp_path: Path, mode: str, database: str

@@ -50,7 +50,7 @@ def as_if_listed_earlier(home: Path, client: str) -> None:
 
 async def first_event(subscription: AsyncIterable[object]) -> object:
     """The first notice a listen stream carries (a deadline only so a silent one fails)."""
-    with anyio.fail_after(10):
+    with anyio.fail_after(60):
         async for event in subscription:
             return event
     raise AssertionError("the listen stream ended with no notice")
@@ -163,6 +163,7 @@ def _http(url: str, token: str, mode: str, heard: list[IncomingMessage]) -> Clie
     return Client(transport, mode=mode, message_handler=handler)
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_over_http_a_restart_with_a_new_release_tells_the_client(home: Path, mode: str) -> None:
     service = Service(home)
@@ -210,6 +211,7 @@ def test_over_http_a_restart_with_a_new_release_tells_the_client(home: Path, mod
     assert first[-1] == CHANGED and CHANGED not in second
 
 
+@pytest.mark.processes
 def test_over_http_a_listen_stream_hears_a_deploy(home: Path) -> None:
     service = Service(home)
     token = service.new_token(service.local_owner(), "ada's", user="ada")

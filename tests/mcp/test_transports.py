@@ -55,6 +55,7 @@ def _stdio(home: Home, *args: str) -> StdioServerParameters:
     )
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("mode", MODES)
 def test_pasture_mcp_over_stdio_acts_as_the_owner_or_a_tokens_person(home: Home, mode: str) -> None:
     async def main() -> dict[str, Any]:
@@ -95,6 +96,7 @@ def test_pasture_mcp_over_stdio_acts_as_the_owner_or_a_tokens_person(home: Home,
     )
 
 
+@pytest.mark.processes
 def test_pasture_mcp_with_a_bad_token_says_why_and_exits(home: Home) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pasture", "mcp", "--token", "not-a-token"],
@@ -130,6 +132,7 @@ def _http(served: Served, token: str | None, mode: str) -> Client:
     return Client(transport, mode=mode)
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("mode", MODES)
 def test_mcp_over_http_names_the_caller_by_bearer_token(served: Served, mode: str) -> None:
     tokens = served.home.tokens
@@ -182,6 +185,7 @@ def test_mcp_over_http_names_the_caller_by_bearer_token(served: Served, mode: st
     assert seen["no resource"].startswith("no resource")
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("mode", MODES)
 def test_a_bad_token_is_refused_with_the_services_sentence(served: Served, mode: str) -> None:
     with pytest.raises(Exception) as refusal:
@@ -205,6 +209,7 @@ def test_a_bad_token_is_refused_with_the_services_sentence(served: Served, mode:
             "Accept": "application/json, text/event-stream",
         },
         json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        timeout=60,
     )
     assert answer.status_code == 401
     assert answer.json()["error"]["message"] == sentence
@@ -215,10 +220,13 @@ def test_a_bad_token_is_refused_with_the_services_sentence(served: Served, mode:
         f"{served.url}/mcp",
         headers={"Accept": "application/json, text/event-stream"},
         json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        timeout=60,
     )
     assert signed_out.status_code == 401
     assert signed_out.headers["www-authenticate"] == f"Bearer {metadata}"
-    described = httpx.get(f"{served.url}/.well-known/oauth-protected-resource/mcp").json()
+    described = httpx.get(
+        f"{served.url}/.well-known/oauth-protected-resource/mcp", timeout=60
+    ).json()
     assert described["resource"] == f"{served.url}/mcp"
     assert described["authorization_servers"] == [f"{served.url}/"] or described[
         "authorization_servers"
@@ -252,9 +260,11 @@ def _post(served: Served, **headers: str) -> httpx.Response:
             **headers,
         },
         json=body,
+        timeout=60,
     )
 
 
+@pytest.mark.processes
 def test_host_and_origin_are_checked_and_loopback_is_allowed(served: Served) -> None:
     assert _post(served).status_code == 200
     assert _post(served, Origin=served.url).status_code == 200
@@ -264,6 +274,7 @@ def test_host_and_origin_are_checked_and_loopback_is_allowed(served: Served) -> 
     assert _post(served, Origin="https://evil.example").status_code == 403
 
 
+@pytest.mark.processes
 def test_stateless_any_request_is_answered_without_a_session(served: Served) -> None:
     # Straight to tools/call, no initialize first: what a second process behind a balancer sees.
     answer = httpx.post(
@@ -279,6 +290,7 @@ def test_stateless_any_request_is_answered_without_a_session(served: Served) -> 
             "method": "tools/call",
             "params": {"name": "commands", "arguments": {"app": "ada/runs"}},
         },
+        timeout=60,
     )
     assert answer.status_code == 200
     assert answer.headers["content-type"].startswith("application/json")

@@ -18,7 +18,7 @@ from starlette.testclient import TestClient
 
 from helpers import pg_server
 from helpers.club import RECIPES, RUNS
-from helpers.processes import pasture
+from helpers.command_line import pasture_main as pasture
 from pasture.caller import Caller
 from pasture.errors import Unavailable
 from pasture.platform.service import Service
@@ -162,6 +162,7 @@ def test_a_store_held_by_another_process_is_said(
         service.close()
 
 
+@pytest.mark.postgres  # a server of its own, stopped under it
 def test_a_postgresql_server_that_went_away_is_said(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -138,6 +138,7 @@ def test_a_server_that_is_not_there_is_a_sentence() -> None:
     assert "secret" not in text
 
 
+@pytest.mark.processes
 def test_without_psycopg_the_sentence_names_the_install_command() -> None:
     code = (
         "import sys; sys.modules['psycopg'] = None\n"

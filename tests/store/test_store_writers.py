@@ -117,6 +117,7 @@ store.close()
 """
 
 
+@pytest.mark.processes
 def test_processes_writing_one_file_at_once_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "app.db"
     store = open_store(path)

@@ -200,11 +200,11 @@ def test_a_client_signs_in_runs_commands_refreshes_and_is_revoked(served: Served
         "client_id": client.client_id,
         **({"client_secret": client.client_secret} if client.client_secret else {}),
     }
-    fresh = httpx.post(f"{served.url}/token", data=form)
+    fresh = httpx.post(f"{served.url}/token", data=form, timeout=60)
     assert fresh.status_code == 200, fresh.text
     renewed = fresh.json()
     assert renewed["access_token"] != token.access_token
-    again = httpx.post(f"{served.url}/token", data=form)
+    again = httpx.post(f"{served.url}/token", data=form, timeout=60)
     assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
     assert mcp_status(served, renewed["access_token"]) == 200
 
@@ -235,6 +235,7 @@ def mcp_status(served: Served, token: str) -> int:
             "MCP-Protocol-Version": "2025-11-25",
         },
         json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        timeout=60,
     )
     return answer.status_code
 
@@ -248,7 +249,7 @@ def test_a_client_named_by_its_metadata_document_signs_in(served: Served, docs: 
         response_types=["code"],
         token_endpoint_auth_method="none",
     )
-    metadata = httpx.get(f"{served.url}/.well-known/oauth-authorization-server").json()
+    metadata = httpx.get(f"{served.url}/.well-known/oauth-authorization-server", timeout=60).json()
     assert metadata["client_id_metadata_document_supported"] is True
     storage, seen = asyncio.run(connect(served, "write", ["ada"], document))
     assert storage.client is not None and storage.client.client_id == document
@@ -283,6 +284,7 @@ def test_a_document_that_cannot_be_used_is_a_page_saying_why(
                 "code_challenge_method": "S256",
                 "state": "s",
             },
+            timeout=60,
         )
         assert answer.status_code == 400 and says in answer.text
     owner = served.service.local_owner()

@@ -58,6 +58,7 @@ def tab(served: Served, token: str, app: str | None = None) -> list[tuple[str, s
         f"{served.url}/tools",
         params={"app": app} if app else {},
         headers={"Authorization": f"Bearer {token}"},
+        timeout=60,
     )
     assert page.status_code == 200, page.text
     rows = ToolRows()
@@ -87,15 +88,18 @@ def token(served: Served) -> str:
     return service.new_token(ada)
 
 
+@pytest.mark.processes
 def test_every_door_shows_the_same_tools(served: Served, token: str) -> None:
     bearer = {"Authorization": f"Bearer {token}"}
-    app_tools = httpx.get(f"{served.url}/ada/todos/api/tools", headers=bearer).json()
+    app_tools = httpx.get(f"{served.url}/ada/todos/api/tools", headers=bearer, timeout=60).json()
     names = [c["name"] for c in app_tools["commands"]]
     assert names == ["todos", "set_todo_done", "clear_done"]
 
-    everything = httpx.get(f"{served.url}/api/tools", headers=bearer).json()
+    everything = httpx.get(f"{served.url}/api/tools", headers=bearer, timeout=60).json()
     assert {c["at"] for c in everything["commands"]} == {"ada/runs", "ada/todos", "ada/cart"}
-    narrowed = httpx.get(f"{served.url}/api/tools", params={"app": "todos"}, headers=bearer)
+    narrowed = httpx.get(
+        f"{served.url}/api/tools", params={"app": "todos"}, headers=bearer, timeout=60
+    )
     assert narrowed.json() == app_tools
 
     for args, given in [
@@ -112,7 +116,7 @@ def test_every_door_shows_the_same_tools(served: Served, token: str) -> None:
     # The dashboard's Tools tab: the same tools, in the same order, saying the same.
     assert tab(served, token, "ada/todos") == as_tab(app_tools["commands"])
     assert tab(served, token) == as_tab(everything["commands"])
-    dashboard = httpx.get(f"{served.url}/", headers=bearer).text
+    dashboard = httpx.get(f"{served.url}/", headers=bearer, timeout=60).text
     assert '<a href="/tools">Tools</a>' in dashboard
     assert '<a href="/tools?app=ada/todos">its tools</a>' in dashboard
     # The dashboard's forms name each command by its own title, and flag the one that is
@@ -128,8 +132,9 @@ def test_every_door_shows_the_same_tools(served: Served, token: str) -> None:
         assert name in shown, shown
 
 
+@pytest.mark.processes
 def test_who_may_not_see_is_told_how_to_sign_in(served: Served, token: str) -> None:
-    anonymous = httpx.get(f"{served.url}/api/tools")
+    anonymous = httpx.get(f"{served.url}/api/tools", timeout=60)
     assert anonymous.status_code == 401
     assert anonymous.json()["error"].startswith("no apps to list — ")
     refused = pasture(served, "inspect", "--url", served.url)
@@ -146,7 +151,7 @@ def test_who_may_not_see_is_told_how_to_sign_in(served: Served, token: str) -> N
     service.people.new_user(service.local_owner(), "bo")
     bo_token = service.new_token(service.local_owner(), "bo's", user="bo")
     theirs = httpx.get(
-        f"{served.url}/api/tools", headers={"Authorization": f"Bearer {bo_token}"}
+        f"{served.url}/api/tools", headers={"Authorization": f"Bearer {bo_token}"}, timeout=60
     ).json()
     assert theirs == {"commands": []}
     assert tab(served, bo_token) == []

@@ -21,9 +21,9 @@ from web_site import BASE, Site
 from helpers import needs
 from helpers.browser import board_drawn, chromium, in_chromium
 from helpers.club import CART, EXAMPLES
+from helpers.command_line import pasture_main as pasture
 from helpers.databases import IN_A_BROWSER, sqlite_only
 from helpers.pages import SCRIPT, Tags, modules
-from helpers.processes import pasture
 from pasture.platform.nouns import VIEWER_WRITES
 
 __all__ = ["served", "served_apart"]  # test_web_browser's real servers, as fixtures here
@@ -220,8 +220,9 @@ def _console(message: Any, problems: list[str], kinds: tuple[str, ...] = ("error
 
 
 def _offered(page: Any) -> list[dict[str, Any]]:
-    """The page's tools once it has offered them all (it fetches ./api/tools first)."""
-    for _ in range(100):
+    """The page's tools once it has offered them all (it fetches ./api/tools first), waited
+    for a minute at most."""
+    for _ in range(600):
         tools: list[dict[str, Any]] = page.webmcp.tools()
         if len(tools) >= len(TOOL_NAMES):
             return sorted(tools, key=lambda t: t["name"])
@@ -371,7 +372,7 @@ def test_a_tool_that_is_hard_to_undo_runs_only_once_the_person_says_yes(
     ada = service.local_owner()
     with chromium(webmcp=True) as browser:
         page = _cart_tab(browser, served_apart, problems)
-        for _ in range(100):
+        for _ in range(600):  # a minute at most
             if len(page.webmcp.tools()) >= len(CART_TOOLS):
                 break
             page.wait_for_timeout(100)

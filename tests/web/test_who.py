@@ -18,6 +18,9 @@ from helpers.processes import running_server
 from pasture.caller import BEARER_SHAPE
 from pasture.platform.service import Service
 
+# The server these tests share runs in a process of its own.
+pytestmark = pytest.mark.processes
+
 BAD_TOKEN = "that token is not one this server gave out — make one with pasture token new"
 # Headers an HTTP client can send: printable ASCII, with spaces and tabs inside (HTTP
 # trims them at either end before any server sees the value).

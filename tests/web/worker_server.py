@@ -101,7 +101,7 @@ WORKER = textwrap.dedent(
 
 
     def crash_sleep(args, ctx):
-        time.sleep(40)
+        time.sleep(3600)  # longer than any test waits: it is stopped, or its server is
         return {"text": "woke up", "data": {}}
 
 
@@ -148,6 +148,9 @@ class Served:
     log: Path
     process: subprocess.Popen[bytes]
     tokens: dict[str, str] = field(default_factory=dict)
+    # One client for the server's life, as a program keeps one: making one costs more than
+    # most requests do (its TLS context), and a test makes hundreds.
+    http: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=120))
 
     def headers(self, who: str | None) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.tokens[who]}"} if who else {}
@@ -156,18 +159,15 @@ class Served:
         self, at: str, name: str, args: dict[str, Any], who: str | None = "ada"
     ) -> httpx.Response:
         """POST ./api/command of an app, as a person (a token) or nobody (None)."""
-        return httpx.post(
+        return self.http.post(
             f"{self.url}/{at}/api/command",
             json={"name": name, "args": args},
             headers=self.headers(who),
-            timeout=120,
         )
 
     def query(self, at: str, filter: str, who: str | None = "ada") -> httpx.Response:
         """GET ./api/query?<filter> of an app."""
-        return httpx.get(
-            f"{self.url}/{at}/api/query?{filter}", headers=self.headers(who), timeout=60
-        )
+        return self.http.get(f"{self.url}/{at}/api/query?{filter}", headers=self.headers(who))
 
     def notes(self, at: str) -> list[str]:
         """The text of every note in an app, as its owner reads them."""
@@ -228,6 +228,7 @@ def serve(home: Path, *limits: str) -> Iterator[Served]:
         wait_until_up(url, process, served.log_text)
         yield served
     finally:
+        served.http.close()
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
             try:

@@ -138,6 +138,7 @@ def _in_another_process(home: Path, code: str) -> None:
     assert done.returncode == 0, done.stderr.decode()
 
 
+@pytest.mark.processes
 def test_a_server_running_sees_members_changed_by_another_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from helpers.code_apps import code_app, deploy
-from helpers.processes import pasture
+from helpers.command_line import pasture_main as pasture
 from pasture.caller import Caller
 from pasture.errors import Forbidden, NotFound, UsageError
 from pasture.platform.service import Service

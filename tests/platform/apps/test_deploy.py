@@ -92,6 +92,7 @@ def test_a_worker_that_does_not_import_is_refused(
         service.gate.app_info(ada, "runs")
 
 
+@pytest.mark.processes
 def test_a_deploy_killed_before_the_switch_leaves_the_last_good_version(
     service: Service, ada: Caller, tmp_path: Path
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from pathlib import Path
 
 import psycopg
@@ -29,8 +30,9 @@ class Heard:
         self.changes: queue.Queue[Change] = queue.Queue()
         self.stop = service.bus.listen(self.changes.put)
 
-    def next(self, kind: str, timeout: float = 10) -> Change:
-        """The next change of `kind` (others before it are passed over)."""
+    def next(self, kind: str, timeout: float = 60) -> Change:
+        """The next change of `kind` (others before it are passed over); `timeout` is a
+        deadline only, so that a listener that never hears it fails."""
         while True:
             change = self.changes.get(timeout=timeout)
             if change.kind == kind:
@@ -80,6 +82,7 @@ def test_a_refused_write_announces_nothing(service: Service, ada: Caller) -> Non
     assert [c for c in heard.none() if c.kind == "write"] == []
 
 
+@pytest.mark.processes
 def test_a_command_line_write_reaches_a_serving_process(
     service: Service, ada: Caller, database: str
 ) -> None:
@@ -117,7 +120,8 @@ def test_postgres_a_listener_that_lost_its_connection_hears_again_and_says_so(
     bus = service.bus
     assert isinstance(bus, PostgresBus)
     with psycopg.connect(database, autocommit=True) as admin:
-        for _ in range(100):  # the listener's connection, once it listens
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # the listener's connection, once it listens
             pids = [
                 r[0]
                 for r in admin.execute(

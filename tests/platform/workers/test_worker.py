@@ -17,7 +17,7 @@ import mcp_types as types
 import pytest
 
 from helpers.club import CART, RUNS
-from helpers.processes import pasture
+from helpers.command_line import pasture_main as pasture
 from mcp import Client
 from pasture.caller import Caller
 from pasture.errors import DeployRefused, NotFound, Refused, UsageError

@@ -1,15 +1,17 @@
 """Whatever an app's code does, the caller gets one sentence and every other app keeps answering.
 
-Each case runs for real: a deployed worker.py in its own worker process,
-with small limits so the test is quick. After each, the run club (another
-app) still answers, and the same app's ordinary command works again on a
-worker process started afresh.
+Each case runs for real: a deployed worker.py in its own worker process, with
+small limits where the case is about that limit, so the test is quick, and every
+other limit far above what a call that is to finish needs. After each, the run
+club (another app) still answers, and the same app's ordinary command works again
+on a worker process started afresh.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,11 +22,21 @@ from pasture.caller import Caller
 from pasture.errors import DeployRefused, Fault
 from pasture.platform.service import Limits, Service
 
-# Wall time well past CPU time: a busy loop meets its CPU limit first even on a busy machine.
-LIMITS = Limits(time=6, cpu=1, memory=300, processes=2, setup=4)
+# Minutes for whatever is to finish, however busy the machine; memory and processes are
+# small, as what is stopped by them is stopped whatever the clock says.
+LIMITS = Limits(time=120, cpu=60, memory=300, processes=2, setup=120)
+# A stop the clock makes is tried where that one limit is small: CPU time far below wall
+# time, so a busy loop meets its CPU limit first however busy the machine; a wall time a
+# call asleep for ever meets, yet far above what the calls after it take; a setup a
+# worker.py that never ends its import meets.
+CPU_LIMITED = replace(LIMITS, cpu=2)
+TIME_LIMITED = replace(LIMITS, time=10)
+SETUP_LIMITED = replace(LIMITS, setup=4)
 
 MISBEHAVING = """
 import os, sys, time
+
+FOR_EVER = 3600  # longer than any limit here: a call asleep is stopped, it never answers
 
 
 def loops(args, ctx):
@@ -33,7 +45,7 @@ def loops(args, ctx):
 
 
 def sleeps(args, ctx):
-    time.sleep(30)
+    time.sleep(FOR_EVER)
 
 
 def exits(args, ctx):
@@ -85,7 +97,7 @@ def half_batch(args, ctx):
 
 def committed_then_sleeps(args, ctx):
     ctx.store.apply({"entity": {"eid": "$n"}, "note": {"text": "committed"}})
-    time.sleep(30)
+    time.sleep(FOR_EVER)
 
 
 def bloats(args, ctx):
@@ -96,7 +108,7 @@ def bloats(args, ctx):
 def floods(args, ctx):
     # Past the worker host, straight onto its socket: a message that says it is 100 MB.
     os.write(int(sys.argv[1]), (100 * 1024 * 1024).to_bytes(4, "big") + b"{")
-    time.sleep(30)
+    time.sleep(FOR_EVER)
 
 
 def _child(code, marker):
@@ -115,13 +127,13 @@ def leaves(args, ctx):
 
 def spawns_many(args, ctx):
     children = [_child("import time; time.sleep(120)", "many") for _ in range(40)]
-    time.sleep(30)
+    time.sleep(FOR_EVER)
     return {"text": f"{len(children)}", "data": {}}
 
 
 def spins_below(args, ctx):
     _child("while True: pass", "spin")
-    time.sleep(30)
+    time.sleep(FOR_EVER)
 
 
 def setup(app):
@@ -149,8 +161,8 @@ FAILED = (
 )
 
 CASES = {
-    "box_loops": "box loops used more than 1 s of CPU time and was stopped",
-    "box_sleeps": "box sleeps took longer than 6 s and was stopped",
+    "box_loops": "box loops used more than 2 s of CPU time and was stopped",
+    "box_sleeps": "box sleeps took longer than 10 s and was stopped",
     "box_exits": f"box exits failed in its own code (SystemExit) — {FAILED}",
     "box_interrupts": f"box interrupts failed in its own code (KeyboardInterrupt) — {FAILED}",
     "box_raises_base": f"box raises base failed in its own code (BaseException) — {FAILED}",
@@ -177,18 +189,32 @@ CASES = {
         "— answer with less (a page of rows at a time); it is started again for the next call"
     ),
     "box_spawns_many": "box spawns many started more than 16 processes at once and was stopped",
-    "box_spins_below": "box spins below used more than 1 s of CPU time and was stopped",
+    "box_spins_below": "box spins below used more than 2 s of CPU time and was stopped",
     "box_nan": (
         "box nan answered with something that is not JSON (value) — its data is made of text, "
         "numbers, true/false, null, lists and objects"
     ),
 }
+# The cases a clock stops, on a Service whose limit for that clock is small.
+CLOCKED = {
+    "box_loops": CPU_LIMITED,
+    "box_spins_below": CPU_LIMITED,
+    "box_sleeps": TIME_LIMITED,
+}
 
 
 @pytest.fixture
-def limited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database: str) -> Iterator[Service]:
+def limits() -> Limits:
+    """The limits of the test's Service (a test about a stop the clock makes says its own)."""
+    return LIMITS
+
+
+@pytest.fixture
+def limited(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database: str, limits: Limits
+) -> Iterator[Service]:
     monkeypatch.setenv("PASTURE_USER", "ada")
-    service = Service(tmp_path / "home", limits=LIMITS)
+    service = Service(tmp_path / "home", limits=limits)
     owner = service.local_owner()
     deploy(service, owner, RUNS)
     deploy(service, owner, code_app(tmp_path, "box", MISBEHAVING))
@@ -207,7 +233,9 @@ def still_answering(service: Service, who: Caller) -> None:
     assert service.run_command(who, "note_count", {}).text == "counted"
 
 
-@pytest.mark.parametrize("command", list(CASES))
+@pytest.mark.parametrize(
+    ("command", "limits"), [(c, CLOCKED.get(c, LIMITS)) for c in CASES], ids=list(CASES)
+)
 def test_each_misbehaviour_is_one_sentence_and_the_rest_keeps_answering(
     limited: Service, command: str
 ) -> None:
@@ -227,26 +255,38 @@ def test_printing_goes_to_the_log_and_the_answer_is_whole(
     with caplog.at_level("INFO", logger="pasture.platform"):
         said = limited.run_command(owner, "box_prints", {})
         assert (said.text, said.data) == ("said plenty", {"lines": 2000})
-        # The log is read as the process writes it; wait for its last lines to arrive.
-        for _ in range(100):
+        # The log is read as the process writes it; wait for its last lines to arrive (a
+        # deadline only so a log that never has them fails).
+        deadline = time.monotonic() + 60
+        while True:
             logged = [r.getMessage() for r in caplog.records if r.name == "pasture.platform"]
-            if "ada/box: no newline at the end" in logged:
+            if "ada/box: no newline at the end" in logged or time.monotonic() > deadline:
                 break
             time.sleep(0.1)
     assert "ada/box: chatter 1999" in logged
     assert "ada/box: no newline at the end" in logged
 
 
+@pytest.mark.parametrize(
+    ("command", "limits", "stopped", "kept"),
+    [
+        ("box_half_batch", CPU_LIMITED, "box half batch used more than 2 s of CPU time", []),
+        (
+            "box_committed_then_sleeps",
+            TIME_LIMITED,
+            "box committed then sleeps took longer than 10 s",
+            ["committed"],
+        ),
+    ],
+    ids=["cpu", "time"],
+)
 def test_a_call_stopped_at_its_limit_leaves_nothing_it_had_not_committed(
-    limited: Service,
+    limited: Service, command: str, stopped: str, kept: list[str]
 ) -> None:
     owner = limited.local_owner()
-    with pytest.raises(Fault, match="box half batch used more than 1 s of CPU time"):
-        limited.run_command(owner, "box_half_batch", {})
-    assert notes(limited, owner) == []
-    with pytest.raises(Fault, match="box committed then sleeps took longer than 6 s"):
-        limited.run_command(owner, "box_committed_then_sleeps", {})
-    assert notes(limited, owner) == ["committed"]
+    with pytest.raises(Fault, match=stopped):
+        limited.run_command(owner, command, {})
+    assert notes(limited, owner) == kept
 
 
 def test_a_worker_that_will_not_set_up_in_time_is_refused_at_deploy(
@@ -254,8 +294,14 @@ def test_a_worker_that_will_not_set_up_in_time_is_refused_at_deploy(
 ) -> None:
     owner = limited.local_owner()
     slow = code_app(tmp_path, "slow", "while True:\n    pass\n", notes=False)
-    with pytest.raises(DeployRefused) as refused:
-        limited.deploy(owner, slow)
+    # Deployed through a Service of its own on the same data, whose setup limit is small:
+    # every worker.py that is to set up here (the box, greedy) has minutes to.
+    hasty = Service(limited.home, limits=SETUP_LIMITED)
+    try:
+        with pytest.raises(DeployRefused) as refused:
+            hasty.deploy(owner, slow)
+    finally:
+        hasty.close()
     assert refused.value.sentence == (
         "worker.py: importing and setting it up took longer than 4 s — do slow work inside commands"
     )
@@ -289,9 +335,8 @@ def test_nothing_a_call_starts_outlives_it(limited: Service) -> None:
     marker = f"left-behind-{time.time_ns()}"
     said = limited.run_command(owner, "box_leaves", {"marker": marker})
     assert said.text == "left three"
-    for _ in range(50):
-        if not _running(marker):
-            break
+    deadline = time.monotonic() + 60  # only so that children left for good fail the test
+    while _running(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _running(marker) == []
     still_answering(limited, owner)
