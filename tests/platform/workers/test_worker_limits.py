@@ -136,6 +136,24 @@ def spins_below(args, ctx):
     time.sleep(FOR_EVER)
 
 
+def spins_asking(args, ctx):
+    # Never quiet: a busy loop that asks its store something every 50 ms.
+    asked = time.monotonic()
+    while True:
+        if time.monotonic() - asked > 0.05:
+            ctx.store.query(".note!")
+            asked = time.monotonic()
+
+
+def asks_then_rests(args, ctx):
+    # Four seconds, nearly all of it asleep: twenty questions a fifth of a second apart.
+    for _ in range(20):
+        time.sleep(0.2)
+        ctx.store.query(".note!")
+    time.sleep(1)
+    return {"text": "rested", "data": {}}
+
+
 def setup(app):
     register_notes(app)
     app.register(
@@ -151,6 +169,7 @@ def setup(app):
         ("sets", sets), ("numbers", numbers), ("nan", nan), ("half batch", half_batch),
         ("committed then sleeps", committed_then_sleeps), ("bloats", bloats),
         ("floods", floods), ("spawns many", spawns_many), ("spins below", spins_below),
+        ("spins asking", spins_asking), ("asks then rests", asks_then_rests),
     ]:
         app.register("box " + name, description=name, annotations={}, run=run)
 """
@@ -190,6 +209,7 @@ CASES = {
     ),
     "box_spawns_many": "box spawns many started more than 16 processes at once and was stopped",
     "box_spins_below": "box spins below used more than 2 s of CPU time and was stopped",
+    "box_spins_asking": "box spins asking used more than 2 s of CPU time and was stopped",
     "box_nan": (
         "box nan answered with something that is not JSON (value) — its data is made of text, "
         "numbers, true/false, null, lists and objects"
@@ -199,6 +219,7 @@ CASES = {
 CLOCKED = {
     "box_loops": CPU_LIMITED,
     "box_spins_below": CPU_LIMITED,
+    "box_spins_asking": CPU_LIMITED,
     "box_sleeps": TIME_LIMITED,
 }
 
@@ -246,6 +267,14 @@ def test_each_misbehaviour_is_one_sentence_and_the_rest_keeps_answering(
     still_answering(limited, owner)
     limited.run_command(owner, "note_add", {"text": "after"})
     assert notes(limited, owner) == ["after"]
+
+
+@pytest.mark.parametrize("limits", [CPU_LIMITED])
+def test_time_asleep_or_waiting_on_the_store_is_not_cpu_time(limited: Service) -> None:
+    """A call that talks to its store for longer than its CPU limit, asleep in between,
+    uses next to no CPU: it answers."""
+    owner = limited.local_owner()
+    assert limited.run_command(owner, "box_asks_then_rests", {}).text == "rested"
 
 
 def test_printing_goes_to_the_log_and_the_answer_is_whole(

@@ -176,13 +176,27 @@ class WorkerProcess:
             raise Stopped(self._died(name)) from None
         began = time.monotonic()
         deadline = began + self.limits.time
-        cpu_at_start: float | None = None  # read at the first quiet tick: most calls end before
+        # What it had used when the call began is read at the first look, which comes within
+        # a tick, whether the call goes quiet or keeps asking its store: at that look the
+        # process may have run all the time since the call began except while the server
+        # answered its store (it waits then), and is charged no more than that.
+        cpu_at_start: float | None = None
+        looked = began  # when its CPU time and processes were last looked at
+        answering = 0.0  # seconds spent answering its store so far
         while True:
-            left = deadline - time.monotonic()
+            now = time.monotonic()
+            left = deadline - now
             if left <= 0:
                 raise Stopped(
                     f"{name} took longer than {seconds(self.limits.time)} and was stopped"
                 )
+            if now - looked >= _TICK:  # a call that talks to its store without end is looked at too
+                looked = now
+                if cpu_at_start is None:
+                    used = self.cpu()
+                    cpu_at_start = None if used is None else used - (now - began - answering)
+                self._check_cpu(name, cpu_at_start)
+                self._check_processes(name)
             try:
                 answer = self.channel.receive(min(_TICK, left))
             except Closed:
@@ -195,22 +209,18 @@ class WorkerProcess:
                 ) from None
             except WireError:
                 raise Stopped(self._garbled(name)) from None
-            if answer is None:  # a quiet tick: how much CPU has it used?
-                if cpu_at_start is None:
-                    # What it had used when the call began, at most the time since then less.
-                    used = self.cpu()
-                    cpu_at_start = None if used is None else used - (time.monotonic() - began)
-                self._check_cpu(name, cpu_at_start)
-                self._check_processes(name)
+            if answer is None:  # a quiet tick: looked at on the next turn
                 continue
             if "store" not in answer:
                 self.used = time.monotonic()
                 self.end_leftovers(name)
                 return answer
+            asked = time.monotonic()
             try:
                 self.channel.send(_store_answer(answer, call, ctx))
             except (OSError, ValueError):
                 raise Stopped(self._died(name)) from None
+            answering += time.monotonic() - asked
 
     def _check_cpu(self, name: str, at_start: float | None) -> None:
         used = self.cpu()
