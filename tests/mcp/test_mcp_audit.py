@@ -124,8 +124,9 @@ async def oauth_access_token(service: Service, caller: Caller, name: str) -> tup
 def test_an_oauth_clients_calls_over_http_name_the_client(tmp_path: Path, club: Club) -> None:
     service = club.service
     token, grant = anyio.run(oauth_access_token, service, club.ada, "Test agent")
-    # The server writes what it has not written yet as it stops, at the block's end.
-    with running_server(service.home) as url:
+    # The server writes what it has not written yet as it stops, at the block's end; it
+    # answers as the server the grant was made for (a token is bound to that one's /mcp).
+    with running_server(service.home, "--public-url", service.base_url) as url:
 
         async def call() -> Any:
             http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)

@@ -17,6 +17,15 @@ by the `https://` address of its document instead of registering
 first, and a document that cannot be used is a page saying why, not the SDK's
 bare "not found".
 
+Around the SDK's routes, what it leaves to the server:
+
+- `/register` is counted per address (`Limiter.registration`, 20 an hour):
+  past it, 429 with `Retry-After` and the sentence as `error_description`;
+- `/token` refuses a `resource` (RFC 8707) that is not this server's `/mcp`
+  with `invalid_target` — the SDK reads it there and passes it on to no one —
+  and so does `/authorize` when it names several (one alone, the provider
+  refuses, sending the client back with `invalid_target`).
+
 An issuer must be `https://`, or loopback for trying it out: a server whose
 public URL is neither serves no OAuth (and says so in its log).
 """
@@ -24,23 +33,27 @@ public URL is neither serves no OAuth (and says so in its log).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from pasture.errors import DocumentRefused
+from pasture.errors import DocumentRefused, TooMany
 from pasture.platform import Service, is_document_id
 from pasture.threads import in_thread
 from pasture.web import own_pages
 from pasture.web._failures import own_page
+from pasture.web._who import client_address
 from pasture.web.endpoints import Endpoints
 
 log = logging.getLogger("pasture.web")
 
 SCOPES = ["read", "write"]
+_MOST = 4 * 1024 * 1024  # the most of a body read here: the SDK's own limit, past which it 413s
 
 
 def resource_metadata_url(base_url: str) -> str:
@@ -87,7 +100,9 @@ def oauth_routes(service: Service, web: Endpoints) -> list[BaseRoute]:
 
 def _documents_too(route: BaseRoute, service: Service, base: str) -> BaseRoute:
     """The SDK's route, or its stand-in where pasture adds Client ID Metadata Documents: the
-    metadata says they are taken, and `/authorize` fetches one before the SDK looks."""
+    metadata says they are taken, and `/authorize` fetches one before the SDK looks; and
+    `/register` counted, `/token`'s resource checked (inside the SDK's CORS, so a browser's
+    client reads the refusal)."""
     from mcp.server.auth.handlers.metadata import MetadataHandler
     from mcp.server.auth.routes import cors_middleware
 
@@ -99,7 +114,124 @@ def _documents_too(route: BaseRoute, service: Service, base: str) -> BaseRoute:
         return Route(route.path, endpoint=handler, methods=["GET", "OPTIONS"])
     if route.path == "/authorize":
         return Route(route.path, endpoint=_Fetching(route.app, service), methods=["GET", "POST"])
+    if route.path == "/register":
+        return _inside_cors(route, lambda app: _Counted(app, service))
+    if route.path == "/token":
+        return _inside_cors(route, lambda app: _Targeted(app, service))
     return route
+
+
+def _inside_cors(route: Route, wrap: Callable[[ASGIApp], ASGIApp]) -> Route:
+    """The route with `wrap` around what the SDK's CORS layer serves."""
+    outer = route.app
+    if isinstance(outer, CORSMiddleware):
+        outer.app = wrap(outer.app)
+        return route
+    return Route(route.path, endpoint=wrap(outer), methods=sorted(route.methods or ()))
+
+
+async def _oauth_error(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    status: int,
+    error: str,
+    sentence: str,
+    **headers: str,
+) -> None:
+    """An OAuth error answer (RFC 6749 §5.2): its code, and the sentence as error_description."""
+    answer = JSONResponse(
+        {"error": error, "error_description": sentence},
+        status_code=status,
+        headers={"Cache-Control": "no-store", **headers},
+    )
+    await answer(scope, receive, send)
+
+
+class _Counted:
+    """The SDK's `/register`, after counting the registration against its address."""
+
+    def __init__(self, register: ASGIApp, service: Service) -> None:
+        self.register = register
+        self.service = service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("method") == "POST":
+            try:
+                address, limiter = client_address(scope), self.service.limiter
+                await in_thread(lambda: limiter.registration(address))  # may ask the counts
+            except TooMany as refused:
+                await _oauth_error(
+                    scope,
+                    receive,
+                    send,
+                    refused.status,
+                    "temporarily_unavailable",
+                    refused.sentence,
+                    **{"Retry-After": str(refused.retry_after)},
+                )
+                return
+        await self.register(scope, receive, send)
+
+
+class _Targeted:
+    """The SDK's `/token`, after refusing a resource (RFC 8707) this server gives no token for:
+    the SDK reads the parameter, and passes it on for no grant pasture takes."""
+
+    def __init__(self, token: ASGIApp, service: Service) -> None:
+        self.token = token
+        self.service = service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("method") != "POST":
+            await self.token(scope, receive, send)
+            return
+        resources, receive = await _resources(scope, receive)
+        refused = self.service.oauth.target_refusal(resources)
+        if refused is not None:
+            await _oauth_error(scope, receive, send, 400, "invalid_target", refused)
+            return
+        await self.token(scope, receive, send)
+
+
+async def _resources(scope: Scope, receive: Receive) -> tuple[list[str], Receive]:
+    """Every `resource` a request names where the SDK reads it (the query of a GET, else the
+    form), and `receive` giving the body again."""
+    if scope.get("method") == "GET":
+        return Request(scope).query_params.getlist("resource"), receive
+    body, whole = b"", False
+    while not whole and len(body) <= _MOST:
+        message = await receive()
+        if message["type"] != "http.request":
+            return [], _again(body, False, receive, message)
+        body += bytes(message.get("body", b""))
+        whole = not message.get("more_body", False)
+    if not whole:  # too long: the SDK says so
+        return [], _again(body, True, receive)
+    try:
+        form = await Request(scope, _again(body, False, receive)).form()
+    except Exception:  # a body the SDK cannot read either: it says so
+        return [], _again(body, False, receive)
+    found = [v for v in form.getlist("resource") if isinstance(v, str)]
+    await form.close()
+    return found, _again(body, False, receive)
+
+
+def _again(body: bytes, more: bool, receive: Receive, last: Message | None = None) -> Receive:
+    """`receive`, giving what was read of the body first (then `last`, if it ended so)."""
+    given = False
+
+    async def replay() -> Message:
+        nonlocal given, last
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": more or last is not None}
+        if last is not None:
+            message, last = last, None
+            return message
+        return await receive()
+
+    return replay
 
 
 class _Fetching:
@@ -111,6 +243,11 @@ class _Fetching:
         self.service = service
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        resources, receive = await _resources(scope, receive)
+        refused = self.service.oauth.target_refusal(resources)
+        if refused is not None and len(resources) > 1:  # one alone: the provider's redirect
+            await _oauth_error(scope, receive, send, 400, "invalid_target", refused)
+            return
         client_id = Request(scope).query_params.get("client_id", "")
         if is_document_id(client_id):
             oauth = self.service.oauth
@@ -173,5 +310,9 @@ class Consent:
 
 
 def _origin(url: str) -> str:
+    """Where the consent form may send the browser on (CSP form-action): the redirect's
+    origin, or a native app's private-use scheme (`com.example.agent:`)."""
     parts = urlsplit(url)
+    if parts.scheme and parts.scheme not in ("http", "https"):
+        return f"{parts.scheme}:"  # a scheme as urlsplit reads one: letters, digits, + . -
     return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else "'none'"

@@ -38,6 +38,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.inbound import MCP_METHOD_HEADER
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from pasture import request_ids
 from pasture.caller import NOBODY, Caller, bearer
 from pasture.errors import BadToken, PastureError, Refused, TooMany
 from pasture.mcp import RELEASE, Replies, build_server, may_ask
@@ -79,10 +80,9 @@ async def _unauthorized(sentence: str, send: Send, metadata: str, *, token: bool
     body = json.dumps(
         {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": sentence}}
     ).encode()
-    quoted = sentence.replace("\\", "\\\\").replace('"', '\\"')
     challenge = f'Bearer resource_metadata="{metadata}"'
     if token:
-        challenge += f', error="invalid_token", error_description="{quoted}"'
+        challenge += f', error="invalid_token", error_description="{_in_header(sentence)}"'
     await send(
         {
             "type": "http.response.start",
@@ -95,6 +95,15 @@ async def _unauthorized(sentence: str, send: Send, metadata: str, *, token: bool
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+def _in_header(sentence: str) -> str:
+    """A sentence as a challenge's error_description carries it: printable ASCII without
+    `"` or `\\` (RFC 6750 §3); the body has it whole."""
+    plain = sentence.replace("\u2014", "-").replace("\u2013", "-").replace("\u2019", "'")
+    return "".join(
+        c if " " <= c <= "~" and c not in '"\\' else "'" if c == '"' else "?" for c in plain
+    )
 
 
 def _error_body(sentence: str, request_id: Any = None) -> bytes:
@@ -226,7 +235,9 @@ def mcp_http(
             return
         client = scope.get("client")
         try:
-            service.limiter.address(str(client[0]) if client else None)
+            address = str(client[0]) if client else None
+            if not service.limiter.address_at_once(address):  # only the shared counts can tell
+                await in_thread(lambda: service.limiter.address(address))
         except TooMany as refused:
             await too_many(refused, scope, receive, send)
             return
@@ -247,7 +258,8 @@ def mcp_http(
                 return
         caller, due, version = admitted_now
         try:
-            service.limiter.caller(caller)
+            if not service.limiter.caller_at_once(caller):
+                await in_thread(lambda: service.limiter.caller(caller))
         except TooMany as refused:
             await too_many(refused, scope, receive, send)
             return
@@ -289,6 +301,7 @@ def mcp_http(
     ) -> None:
         # The SDK carries this context to the handler that serves the request.
         reset = _caller.set(caller)
+        request_ids.named(caller.name)  # for the request's line in the log
         try:
             await chosen.handle_request(scope, receive, send)
         finally:

@@ -19,14 +19,26 @@ behalf, so it is held to what a document needs and no more:
 - no redirect is followed, the answer must be 200 and at most 16 KiB of JSON,
   and the whole fetch takes at most 5 seconds;
 - the document names itself (`client_id` is exactly its address), lists its
-  `redirect_uris`, and carries no secret: such a client is public
-  (`token_endpoint_auth_method` `none`) and proves itself with PKCE.
+  `redirect_uris` — each one a registered client may have (`redirect_refusal`) —
+  and carries no secret: such a client is public (`token_endpoint_auth_method`
+  `none`) and proves itself with PKCE.
 
 A fetched document is kept in memory for as long as its `Cache-Control:
 max-age` says, between a minute and a day (ten minutes if it says nothing).
 The platform database keeps the last one seen beside registered clients, so
 the consent page and the grants find it, and so a refresh still works while
 the document's server is briefly away.
+
+Where a client may send a person's browser back with a code (OAuth 2.1, and
+RFC 8252 for native apps), whether it registered or named a document:
+
+- `https://` to any host, with no user or password;
+- plain `http://` only to this machine's loopback — `127.0.0.0/8`, `[::1]` or
+  `localhost` — where a native app listens on a port of its own;
+- a native app's private-use scheme, named after a domain it owns, reversed, so
+  it has a dot (`com.example.agent:/callback`, RFC 8252 §7.1);
+- never with a `#fragment`. Any other scheme — `javascript:`, `data:`, `file:`,
+  `blob:`, `vbscript:`, … — is refused, because it is no place to return to.
 """
 
 from __future__ import annotations
@@ -54,6 +66,48 @@ TIMEOUT = 5.0
 KEEP = 600.0  # seconds a document is kept when it says nothing
 KEEP_AT_LEAST, KEEP_AT_MOST = 60.0, 86400.0
 _MAX_AGE = re.compile(r"max-age\s*=\s*(\d+)", re.IGNORECASE)
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*$")
+
+
+def redirect_refusal(uri: str) -> str | None:
+    """Why a client may not be sent back to `uri` with a code, or None when it may."""
+    try:
+        parts = urlsplit(uri)
+        host = parts.hostname
+        parts.port  # noqa: B018 — a port that is not a number is not an address
+    except ValueError:
+        return "it is not an address"
+    scheme = parts.scheme.lower()
+    if "#" in uri:
+        return "a redirect URI has no #fragment"
+    if scheme in ("https", "http"):
+        if not host:
+            return "it names no host"
+        if parts.username is not None or parts.password is not None:
+            return "a redirect URI carries no user or password"
+        if scheme == "http" and not _loopback_host(host):
+            return (
+                "plain http:// is only for this machine's loopback (127.0.0.1, [::1] or "
+                "localhost, for a native app) — anywhere else a redirect URI is https://"
+            )
+        return None
+    if "." in scheme and _SCHEME.match(scheme):
+        return None  # a native app's private-use scheme (RFC 8252 §7.1)
+    return (
+        f"a redirect URI is https://, http:// to loopback, or a native app's private-use "
+        "scheme named after a domain it owns, reversed (com.example.agent:/callback, as "
+        f"RFC 8252 says) — not {echo(scheme, 40) + ':' if scheme else 'one without a scheme'}"
+    )
+
+
+def _loopback_host(host: str) -> bool:
+    """An IP address of loopback written out, or `localhost` itself (RFC 8252 §7.3, §8.3)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def is_document_id(client_id: str) -> bool:
@@ -252,13 +306,25 @@ def client_of(client_id: str, body: bytes) -> OAuthClientInformationFull:
         raise _refused(client_id, "its document lists its redirect_uris")
     try:
         # A document that names no scope may ask for any of pasture's (the person decides).
-        return OAuthClientInformationFull.model_validate(
+        client = OAuthClientInformationFull.model_validate(
             {"scope": "read write", **document, "token_endpoint_auth_method": "none"}
         )
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "the document"
         raise _refused(client_id, f"its {where} is not valid ({first.get('msg', '')})") from None
+    for uri in uris:
+        why = redirect_refusal(uri)
+        if why is not None:
+            raise _refused(client_id, f"its redirect URI {echo(uri, 200)} cannot be used: {why}")
+    return client
 
 
-__all__ = ["ClientDocuments", "DocumentRefused", "check_address", "client_of", "is_document_id"]
+__all__ = [
+    "ClientDocuments",
+    "DocumentRefused",
+    "check_address",
+    "client_of",
+    "is_document_id",
+    "redirect_refusal",
+]

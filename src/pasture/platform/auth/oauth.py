@@ -7,14 +7,25 @@ keeping everything in the platform database:
 
 - a client registers, and is kept (`oauth_clients`); or it names itself by
   the `https://` address of its metadata document, which is fetched, checked
-  and kept beside the registered ones (`pasture.platform.auth.client_documents`);
+  and kept beside the registered ones (`pasture.platform.auth.client_documents`).
+  Its redirect URIs are https://, http:// to loopback, or a native app's
+  private-use scheme, never with a fragment (`redirect_refusal`: a client kept
+  from before keeps only those). One address registers at most 20 clients an
+  hour (the web door asks `Limiter.registration`); a client never approved is
+  forgotten a week after it was registered or its document last fetched;
 - `/authorize` parks the request (`oauth_requests`, ten minutes) and sends the
   person to pasture's own consent page (`/oauth/consent`), where they sign in,
   see which client asks and for what, and choose: read only, or read and
   write, and which of their spaces. Approving makes a **grant** (`oauth_grants`)
   and a one-time code (a minute); denying sends the client `access_denied`;
-- the code becomes an access token (an hour) and a refresh token (30 days);
-  a refresh gives a new pair and the old refresh token ends (rotation);
+- the code becomes an access token (an hour) and a refresh token (30 days),
+  once: a code used again ends its grant, and with it every token first issued
+  from it (RFC 6749 §4.1.2). A refresh gives a new pair and the old refresh
+  token ends (rotation);
+- a grant's tokens are for one resource, this server's own `/mcp` (RFC 8707):
+  `/authorize` and `/token` refuse any other with `invalid_target`, and a token
+  recorded for another is refused here. A grant made before grants recorded
+  their resource is this server's own;
 - revoking either token, or the grant (`pasture token revoke`, the dashboard),
   ends the grant and every token of it at once.
 
@@ -28,6 +39,7 @@ import json
 import logging
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -40,16 +52,22 @@ from mcp.server.auth.provider import (
     AuthorizeError,
     IdentityAssertionParams,
     RefreshToken,
+    RegistrationError,
     TokenError,
     construct_redirect_uri,
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, OAuthToken
+from pydantic import AnyHttpUrl, ValidationError
 
 from pasture.caller import Caller
-from pasture.errors import DocumentRefused, NotFound, UsageError
+from pasture.errors import DocumentRefused, NotFound, Unauthorized, UsageError, echo
 from pasture.platform.auth import hashing as _id
 from pasture.platform.auth.caller_cache import Remembered
-from pasture.platform.auth.client_documents import ClientDocuments, is_document_id
+from pasture.platform.auth.client_documents import (
+    ClientDocuments,
+    is_document_id,
+    redirect_refusal,
+)
 from pasture.platform.auth.tokens import ID, scope_words, spaces_of
 from pasture.platform.db.platform_db import PlatformDB
 from pasture.platform.db.platform_tables import REACH_MOVED
@@ -64,6 +82,23 @@ REQUEST_LIFE = 600
 CODE_LIFE = 60
 ACCESS_LIFE = 3600
 REFRESH_LIFE = 30 * 24 * 3600
+# A client never approved is forgotten a week after it registered, or after its document
+# was last fetched: a document is kept in memory a day at most (`KEEP_AT_MOST`), so its
+# row outlives what memory keeps of it.
+UNUSED_CLIENT_LIFE = 7 * 24 * 3600
+CODE_USED_AGAIN = (
+    "that code was used already — a code is good once, so every token issued from it is "
+    "revoked now (RFC 6749 §4.1.2); sign the agent in again"
+)
+CODE_GONE = (
+    "that code is no longer good (it was used, or its grant ended) — sign the agent in again"
+)
+
+
+class _Code(AuthorizationCode):
+    """A code as `load_authorization_code` found it, for the exchange the SDK then asks for."""
+
+    used_again: bool = False
 
 
 @dataclass(frozen=True)
@@ -86,6 +121,26 @@ def _scopes(writes: bool) -> list[str]:
     return [READ, WRITE] if writes else [READ]
 
 
+def _canonical(resource: str) -> str | None:
+    """A resource indicator as it compares (RFC 8707 §2: an absolute URI, no fragment):
+    case and a default port aside, and a trailing slash; None when it is not one."""
+    try:
+        parsed = AnyHttpUrl(resource)
+    except ValidationError:
+        return None
+    if parsed.fragment is not None or "#" in resource:
+        return None
+    return str(parsed).removesuffix("/")
+
+
+def _allowed(client: OAuthClientInformationFull) -> OAuthClientInformationFull:
+    """A kept client with only the redirect URIs the rule allows (one registered before
+    the rule may have others): an /authorize naming another is refused, not followed."""
+    uris = client.redirect_uris or []
+    kept = [u for u in uris if redirect_refusal(str(u)) is None]
+    return client if len(kept) == len(uris) else client.model_copy(update={"redirect_uris": kept})
+
+
 class OAuth:
     """The provider the SDK's routes call (`OAuthAuthorizationServerProvider`), and the
     consent page's two questions. `base_url` is this server's main origin."""
@@ -93,9 +148,27 @@ class OAuth:
     def __init__(self, db: PlatformDB, base_url: str) -> None:
         self.db = db
         self.base_url = base_url
+        self.clock: Callable[[], float] = time.time  # what expiries are read by (tests set it)
         self._known: Remembered[tuple[Caller, int]] = Remembered(db)  # with when it expires
         host = urlsplit(base_url).hostname or ""
         self.documents = ClientDocuments(loopback=_is_loopback(host))
+        self.resource = f"{base_url.rstrip('/')}/mcp"  # what every token here is for
+        self._resource = _canonical(self.resource)
+
+    def serves(self, resource: str) -> bool:
+        """Whether a resource indicator (RFC 8707) names this server's `/mcp`."""
+        found = _canonical(resource)
+        return found is not None and found == self._resource
+
+    def target_refusal(self, resources: list[str]) -> str | None:
+        """Why a request naming these resources gets no token here, or None when it may."""
+        other = [r for r in resources if not self.serves(r)]
+        if not other:
+            return None
+        return (
+            f"pasture gives tokens for its own MCP server, {self.resource}, and not for "
+            f"{echo(other[0], 200)} (RFC 8707) — ask with resource={self.resource}, or none"
+        )
 
     async def _run(self, fn: Any, *args: Any) -> Any:
         return await anyio.to_thread.run_sync(fn, *args)
@@ -128,12 +201,18 @@ class OAuth:
                 self._document_client, client_id
             )
             return found
-        row = await self._run(
-            self.db.one, "SELECT info FROM oauth_clients WHERE client_id = ?", client_id
-        )
+        row = await self._run(self._kept_client, client_id)
         if row is None:
             return None
-        return OAuthClientInformationFull.model_validate_json(row["info"])
+        return _allowed(OAuthClientInformationFull.model_validate_json(row["info"]))
+
+    def _kept_client(self, client_id: str) -> Any:
+        return self.db.one(
+            "SELECT info FROM oauth_clients WHERE client_id = ? AND "
+            "(expires IS NULL OR expires >= ?)",
+            client_id,
+            int(self.clock()),
+        )
 
     def client_document(self, client_id: str) -> OAuthClientInformationFull:
         """The client a metadata document describes, fetched now unless kept lately, and
@@ -142,13 +221,18 @@ class OAuth:
         if fresh is not None:
             return fresh
         client = self.documents.fetch(client_id)
+        moment = int(self.clock())
         with self.db.transaction() as conn:
+            conn.execute("DELETE FROM oauth_clients WHERE expires < ?", (moment,))
+            # never approved: kept a week from this fetch; approved: kept
             conn.execute(
-                "INSERT INTO oauth_clients (client_id, info, created) VALUES (?, ?, ?) "
-                "ON CONFLICT (client_id) DO UPDATE SET info = excluded.info",
-                (client_id, client.model_dump_json(), now("seconds")),
+                "INSERT INTO oauth_clients (client_id, info, created, expires) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (client_id) DO UPDATE SET info = excluded.info, "
+                "expires = CASE WHEN oauth_clients.expires IS NULL THEN NULL "
+                "ELSE excluded.expires END",
+                (client_id, client.model_dump_json(), now("seconds"), moment + UNUSED_CLIENT_LIFE),
             )
-        return client
+        return _allowed(client)
 
     def _document_client(self, client_id: str) -> OAuthClientInformationFull | None:
         """A document's client for the SDK's routes: the last one kept when it cannot be
@@ -156,18 +240,37 @@ class OAuth:
         try:
             return self.client_document(client_id)
         except DocumentRefused as e:
-            row = self.db.one("SELECT info FROM oauth_clients WHERE client_id = ?", client_id)
+            row = self._kept_client(client_id)
             if row is None:
                 log.warning("%s", e.sentence)
                 return None
-            return OAuthClientInformationFull.model_validate_json(row["info"])
+            return _allowed(OAuthClientInformationFull.model_validate_json(row["info"]))
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        """Keep a client the SDK's `/register` checked; RegistrationError (the SDK's 400,
+        with the sentence) for a redirect URI that may not be one. Kept a week unless a
+        person approves it."""
+        for uri in client_info.redirect_uris or []:
+            why = redirect_refusal(str(uri))
+            if why is not None:
+                raise RegistrationError(
+                    "invalid_redirect_uri",
+                    f"the redirect URI {echo(str(uri), 200)} cannot be used: {why}",
+                )
+
         def save() -> None:
+            moment = int(self.clock())
             with self.db.transaction() as conn:
+                conn.execute("DELETE FROM oauth_clients WHERE expires < ?", (moment,))
                 conn.execute(
-                    "INSERT INTO oauth_clients (client_id, info, created) VALUES (?, ?, ?)",
-                    (client_info.client_id, client_info.model_dump_json(), now("seconds")),
+                    "INSERT INTO oauth_clients (client_id, info, created, expires) "
+                    "VALUES (?, ?, ?, ?)",
+                    (
+                        client_info.client_id,
+                        client_info.model_dump_json(),
+                        now("seconds"),
+                        moment + UNUSED_CLIENT_LIFE,
+                    ),
                 )
 
         await self._run(save)
@@ -182,12 +285,15 @@ class OAuth:
             raise AuthorizeError(
                 "invalid_scope", f"pasture's scopes are read and write, not {unknown}"
             )
+        refused = None if params.resource is None else self.target_refusal([params.resource])
+        if refused is not None:
+            raise AuthorizeError("invalid_target", refused)
         request = secrets.token_urlsafe(24)
         kept = params.model_dump(mode="json")
 
         def park() -> None:
             with self.db.transaction() as conn:
-                conn.execute("DELETE FROM oauth_requests WHERE expires < ?", (int(time.time()),))
+                conn.execute("DELETE FROM oauth_requests WHERE expires < ?", (int(self.clock()),))
                 conn.execute(
                     "INSERT INTO oauth_requests (id, client_id, params, expires) "
                     "VALUES (?, ?, ?, ?)",
@@ -195,7 +301,7 @@ class OAuth:
                         _id.secret_hash(request),
                         client.client_id,
                         json.dumps(kept),
-                        int(time.time()) + REQUEST_LIFE,
+                        int(self.clock()) + REQUEST_LIFE,
                     ),
                 )
 
@@ -209,7 +315,7 @@ class OAuth:
             "oauth_clients ON oauth_clients.client_id = oauth_requests.client_id "
             "WHERE oauth_requests.id = ? AND oauth_requests.expires >= ?",
             _id.secret_hash(request),
-            int(time.time()),
+            int(self.clock()),
         )
         if row is None:
             raise NotFound(
@@ -262,12 +368,25 @@ class OAuth:
         if not member_of or (spaces is not None and not chosen):
             raise UsageError("choose at least one of your spaces for the agent to reach")
         writes = writes and asking.writes and caller.writes
+        asked = params.get("resource")
+        # what its tokens are for: here, unless a request parked before /authorize checked
+        # asked for elsewhere (its tokens are then refused here)
+        resource = self.resource if asked is None or self.serves(str(asked)) else str(asked)
         grant = secrets.token_hex(8)
         code = _id.new_secret("pso")
         with self.db.transaction() as conn:
+            approved = conn.execute(  # approved once, a client is kept
+                "UPDATE oauth_clients SET expires = NULL WHERE client_id = ?",
+                (asking.client_id,),
+            ).rowcount
+            if approved != 1:
+                raise NotFound(
+                    "this client is no longer registered (one never approved is forgotten "
+                    "after a week) — start connecting the agent again"
+                )
             conn.execute(
-                'INSERT INTO oauth_grants (id, client_id, "user", writes, spaces, created) '
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                'INSERT INTO oauth_grants (id, client_id, "user", writes, spaces, created, '
+                "resource) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     grant,
                     asking.client_id,
@@ -275,11 +394,12 @@ class OAuth:
                     int(writes),
                     None if spaces is None else json.dumps(chosen),
                     now("seconds"),
+                    resource,
                 ),
             )
             conn.execute(
                 "INSERT INTO oauth_codes (hash, grant_id, params, expires) VALUES (?, ?, ?, ?)",
-                (_id.secret_hash(code), grant, json.dumps(params), int(time.time()) + CODE_LIFE),
+                (_id.secret_hash(code), grant, json.dumps(params), int(self.clock()) + CODE_LIFE),
             )
         return construct_redirect_uri(asking.redirect_uri, code=code, state=state)
 
@@ -296,15 +416,21 @@ class OAuth:
     ) -> AuthorizationCode | None:
         def load() -> AuthorizationCode | None:
             row = self.db.one(
-                "SELECT oauth_codes.params, oauth_codes.expires, oauth_grants.client_id, "
-                'oauth_grants.writes, oauth_grants."user" FROM oauth_codes JOIN oauth_grants '
+                "SELECT oauth_codes.params, oauth_codes.expires, oauth_codes.spent, "
+                "oauth_codes.grant_id, oauth_grants.client_id, oauth_grants.writes, "
+                'oauth_grants."user", oauth_grants.resource FROM oauth_codes JOIN oauth_grants '
                 "ON oauth_grants.id = oauth_codes.grant_id WHERE oauth_codes.hash = ?",
                 _id.secret_hash(authorization_code),
             )
             if row is None or row["client_id"] != client.client_id:
                 return None
+            used_again = row["spent"] is not None
+            if used_again:  # a second use: what the first gave ends now, however it goes on
+                log.warning("an OAuth code was used again: its grant ends")
+                self.end_grant(str(row["grant_id"]))
             params = json.loads(row["params"])
-            return AuthorizationCode(
+            return _Code(
+                used_again=used_again,
                 code=authorization_code,
                 scopes=_scopes(bool(row["writes"])),
                 expires_at=float(row["expires"]),
@@ -312,7 +438,7 @@ class OAuth:
                 code_challenge=params["code_challenge"],
                 redirect_uri=params["redirect_uri"],
                 redirect_uri_provided_explicitly=params["redirect_uri_provided_explicitly"],
-                resource=params.get("resource"),
+                resource=row["resource"] or self.resource,
                 subject=str(row["user"]),
             )
 
@@ -328,28 +454,38 @@ class OAuth:
                 row = conn.execute(
                     "SELECT grant_id FROM oauth_codes WHERE hash = ?", (digest,)
                 ).fetchone()
-                conn.execute("DELETE FROM oauth_codes WHERE hash = ?", (digest,))
-            if row is None:
-                raise TokenError("invalid_grant", "that code has been used")
-            return self._pair(str(row["grant_id"]), authorization_code.scopes)
+                if row is None:
+                    raise TokenError("invalid_grant", CODE_GONE)
+                # spent once, and kept so a second use is known (the grant's end removes it)
+                spent = conn.execute(
+                    "UPDATE oauth_codes SET spent = ? WHERE hash = ? AND spent IS NULL",
+                    (int(self.clock()), digest),
+                ).rowcount
+                if spent == 1:  # the tokens are made with the code spent: all or nothing
+                    return self._pair(conn, str(row["grant_id"]), authorization_code.scopes)
+            self.end_grant(str(row["grant_id"]))  # another exchange of it got there first
+            raise TokenError("invalid_grant", CODE_USED_AGAIN)
+
+        if isinstance(authorization_code, _Code) and authorization_code.used_again:
+            raise TokenError("invalid_grant", CODE_USED_AGAIN)  # its grant ended as it loaded
 
         token: OAuthToken = await self._run(exchange)
         return token
 
-    def _pair(self, grant: str, scopes: list[str]) -> OAuthToken:
+    def _pair(self, conn: Any, grant: str, scopes: list[str]) -> OAuthToken:
+        """A new access token and refresh token of a grant, written in `conn`'s transaction."""
         access = _id.new_secret(OAUTH_ACCESS_PREFIX.rstrip("_"))
         refresh = _id.new_secret("psr")
-        moment = int(time.time())
-        with self.db.transaction() as conn:
-            conn.execute("DELETE FROM oauth_tokens WHERE expires < ?", (moment,))
-            conn.execute(
-                "INSERT INTO oauth_tokens (hash, grant_id, kind, expires) VALUES (?, ?, ?, ?)",
-                (_id.secret_hash(access), grant, "access", moment + ACCESS_LIFE),
-            )
-            conn.execute(
-                "INSERT INTO oauth_tokens (hash, grant_id, kind, expires) VALUES (?, ?, ?, ?)",
-                (_id.secret_hash(refresh), grant, "refresh", moment + REFRESH_LIFE),
-            )
+        moment = int(self.clock())
+        conn.execute("DELETE FROM oauth_tokens WHERE expires < ?", (moment,))
+        conn.execute(
+            "INSERT INTO oauth_tokens (hash, grant_id, kind, expires) VALUES (?, ?, ?, ?)",
+            (_id.secret_hash(access), grant, "access", moment + ACCESS_LIFE),
+        )
+        conn.execute(
+            "INSERT INTO oauth_tokens (hash, grant_id, kind, expires) VALUES (?, ?, ?, ?)",
+            (_id.secret_hash(refresh), grant, "refresh", moment + REFRESH_LIFE),
+        )
         return OAuthToken(
             access_token=access,
             token_type="Bearer",
@@ -361,13 +497,14 @@ class OAuth:
     def _token(self, token: str, kind: str) -> Any:
         return self.db.one(
             "SELECT oauth_tokens.grant_id, oauth_tokens.expires, oauth_grants.client_id, "
-            'oauth_grants.writes, oauth_grants.spaces, oauth_grants."user", users.name '
+            'oauth_grants.writes, oauth_grants.spaces, oauth_grants."user", '
+            "oauth_grants.resource, users.name "
             "FROM oauth_tokens JOIN oauth_grants ON oauth_grants.id = oauth_tokens.grant_id "
             'JOIN users ON users.eid = oauth_grants."user" '
             "WHERE oauth_tokens.hash = ? AND oauth_tokens.kind = ? AND oauth_tokens.expires >= ?",
             _id.secret_hash(token),
             kind,
-            int(time.time()),
+            int(self.clock()),
         )
 
     async def load_refresh_token(
@@ -381,6 +518,7 @@ class OAuth:
             client_id=str(row["client_id"]),
             scopes=_scopes(bool(row["writes"])),
             expires_at=int(row["expires"]),
+            resource=row["resource"] or self.resource,
             subject=str(row["user"]),
         )
 
@@ -391,6 +529,9 @@ class OAuth:
             row = self._token(refresh_token.token, "refresh")
             if row is None:
                 raise TokenError("invalid_grant", "that refresh token has ended")
+            refused = self._elsewhere(row["resource"])
+            if refused is not None:
+                raise TokenError("invalid_target", refused)
             allowed = _scopes(bool(row["writes"]))
             wanted = scopes or allowed
             if any(s not in allowed for s in wanted):
@@ -400,9 +541,10 @@ class OAuth:
                     "DELETE FROM oauth_tokens WHERE hash = ? AND kind = 'refresh'",
                     (_id.secret_hash(refresh_token.token),),
                 ).rowcount
-            if spent != 1:  # another exchange of it got there first
-                raise TokenError("invalid_grant", "that refresh token has ended")
-            return self._pair(str(row["grant_id"]), wanted)
+                if spent == 1:
+                    return self._pair(conn, str(row["grant_id"]), wanted)
+            # another exchange of it got there first
+            raise TokenError("invalid_grant", "that refresh token has ended")
 
         token: OAuthToken = await self._run(exchange)
         return token
@@ -416,6 +558,7 @@ class OAuth:
             client_id=str(row["client_id"]),
             scopes=_scopes(bool(row["writes"])),
             expires_at=int(row["expires"]),
+            resource=row["resource"] or self.resource,
             subject=str(row["user"]),
         )
 
@@ -434,19 +577,33 @@ class OAuth:
         await self._run(revoke)
 
     # -- for the platform ----------------------------------------------------------------------
+    def _elsewhere(self, resource: str | None) -> str | None:
+        """Why a grant's tokens are not for this server, or None when they are (a grant
+        that recorded no resource was made here, before grants recorded one)."""
+        if resource is None or self.serves(str(resource)):
+            return None
+        return (
+            f"this token was issued for {echo(str(resource), 200)}, not for this server's MCP "
+            f"({self.resource}) — sign the agent in again at {self.resource}"
+        )
+
     def caller_for(self, token: str) -> Caller | None:
-        """The caller an access token names, with its grant's scope; None if it is not one.
+        """The caller an access token names, with its grant's scope; None if it is not one,
+        Unauthorized when it was issued for another resource than this server's `/mcp`.
 
         Kept in memory until the platform database changes (here or in another process:
         a revoked grant is seen at once) or the token expires, so a call reads nothing."""
         digest = _id.secret_hash(token)
         known = self._known.current()
         hit = known.get(digest)
-        if hit is not None and hit[1] >= time.time():
+        if hit is not None and hit[1] >= self.clock():
             return hit[0]
         row = self._token(token, "access")
         if row is None:
             return None
+        elsewhere = self._elsewhere(row["resource"])
+        if elsewhere is not None:
+            raise Unauthorized(elsewhere)
         client = self.db.one("SELECT info FROM oauth_clients WHERE client_id = ?", row["client_id"])
         name = "a client"
         if client is not None:
@@ -467,7 +624,7 @@ class OAuth:
         only `caller_for` can tell."""
         known = self._known.at_once()
         hit = None if known is None else known.get(_id.secret_hash(token))
-        if hit is None or hit[1] < time.time():
+        if hit is None or hit[1] < self.clock():
             return None
         return hit[0]
 

@@ -1,6 +1,8 @@
 """The platform database's tables, described once: SQLite's and PostgreSQL's DDL are made here.
 
     TABLES          every table: its columns (portable types), key and indexes
+    COUNTS          the counts every process shares: in TABLES on PostgreSQL, in limits.db
+                    on SQLite (`pasture.platform.db.counts`)
     create(d)       the CREATE TABLE statements in dialect `d` (SQLITE, or postgres(schema))
     added(d)        (table, column, definition) of each column a table gained after the
                     first release: a database made before it gains it on opening
@@ -22,7 +24,7 @@ key that numbers itself, how a name that compares without regard to case is decl
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 # the portable types
 TEXT = "text"
@@ -130,6 +132,39 @@ def _needed(
 _USER = _needed("user", references="users(eid)")
 _CREATED = _needed("created")
 
+# The counts every process on the same data shares (`pasture.platform.db.counts`): what each
+# limit's bucket holds for a key, and what it has lent to each process (`holds`, JSON); when
+# each process last said it was there; failed sign-ins. PostgreSQL keeps them with the
+# platform's tables (`TABLES`); SQLite in `limits.db` beside platform.db, so that neither
+# file's writers queue behind the other's.
+COUNTS: tuple[Table, ...] = (
+    Table(
+        "limit_buckets",
+        (
+            _needed("kind"),
+            _needed("whose"),
+            _needed("level", REAL),
+            _needed("at", REAL),
+            _needed("full_at", REAL),  # when it is full again, if nothing more is taken
+            _needed("wanted", REAL, default="0"),  # when a process last found it empty
+            _needed("holds", default="'{}'"),
+            _needed("held_until", REAL, default="0"),  # when the last of the holds runs out
+        ),
+        key=("kind", "whose"),
+        indexes=(("limit_buckets_wanted", ("wanted",)), ("limit_buckets_full", ("full_at",))),
+    ),
+    Table("limit_processes", (Column("process", key=True), _needed("seen", REAL))),
+    Table(
+        "sign_in_failures",
+        (
+            Column("whose", key=True),
+            _needed("failures", INT),
+            _needed("last_at", REAL),
+            _needed("locked_until", REAL),
+        ),
+    ),
+)
+
 TABLES: tuple[Table, ...] = (
     Table(
         "users",
@@ -206,6 +241,8 @@ TABLES: tuple[Table, ...] = (
             _needed("deployed_at"),
             # the manifest of the version's worker.py commands, JSON
             _text("code", added=True),
+            # what its files weigh together (`pasture.platform.apps.disk`)
+            Column("bytes", BIGINT, added=True),
         ),
         key=("space", "slug", "version"),
     ),
@@ -223,7 +260,17 @@ TABLES: tuple[Table, ...] = (
         indexes=(("passes_expires", ("expires",)), ("passes_session", ("session",))),
     ),
     Table("links", (Column("hash", key=True), _USER, _needed("expires"))),
-    Table("oauth_clients", (Column("client_id", key=True), _needed("info"), _CREATED)),
+    Table(
+        "oauth_clients",
+        (
+            Column("client_id", key=True),
+            _needed("info"),
+            _CREATED,
+            # seconds since 1970 when a client never approved is forgotten; none once approved
+            # (and for every client kept before clients expired)
+            Column("expires", BIGINT, added=True),
+        ),
+    ),
     Table(
         "oauth_requests",
         (
@@ -242,6 +289,9 @@ TABLES: tuple[Table, ...] = (
             _needed("writes", INT),
             _text("spaces"),
             _CREATED,
+            # the resource its tokens are for (RFC 8707); none: this server's /mcp (a grant
+            # made before grants recorded it)
+            _text("resource", added=True),
         ),
     ),
     Table(
@@ -251,6 +301,8 @@ TABLES: tuple[Table, ...] = (
             _needed("grant_id"),
             _needed("params"),
             _needed("expires", BIGINT),
+            # when it was exchanged (kept, so a second use is known and ends the grant)
+            Column("spent", BIGINT, added=True),
         ),
     ),
     Table(
@@ -313,6 +365,9 @@ TABLES: tuple[Table, ...] = (
         key=("space", "slug", "version", "path"),
         postgres_only=True,
     ),
+    # The counts every process on the same data shares (`COUNTS`): kept here by PostgreSQL,
+    # in a file of their own by SQLite.
+    *(replace(t, postgres_only=True) for t in COUNTS),
 )
 
 
@@ -366,12 +421,13 @@ def create(d: Dialect, among: Sequence[Table] = TABLES) -> list[str]:
     return out
 
 
-def indexes(d: Dialect) -> list[str]:
-    """Every index, in dialect `d`: made after `added`'s columns, which one may name."""
+def indexes(d: Dialect, among: Sequence[Table] = TABLES) -> list[str]:
+    """Every index (of `among`), in dialect `d`: made after `added`'s columns, which one may
+    name."""
     return [
         f"CREATE INDEX IF NOT EXISTS {name} ON {d.prefix}{t.name} "
         f"({', '.join(d.name(c) for c in columns)})"
-        for t in _kept(d)
+        for t in _kept(d, among)
         for name, columns in t.indexes
     ]
 
@@ -384,6 +440,7 @@ def added(d: Dialect) -> list[tuple[str, str, str]]:
 __all__ = [
     "BIGINT",
     "BYTES",
+    "COUNTS",
     "INT",
     "REACH_MOVED",
     "REAL",
