@@ -5,8 +5,11 @@ A real server in a subprocess (worker_server.py sets its home up), the app
 every way we could think of. Through `/mcp` (the SDK's own client, both protocol
 generations), `./api/command` and WebMCP in Chromium:
 
-- each crash and limit reaches the caller as one sentence, never a traceback,
-  and right after, another app answers and the same app's write works again;
+- each crash and limit (time, CPU, memory, scratch) reaches the caller as one
+  sentence, never a traceback, and right after, another app answers and the same
+  app's write works again;
+- an answer sent twice never reaches the next caller, and what a command prints
+  reaches the server's log only in part, the rest counted;
 - a viewer or a signed-out visitor cannot write through the app's code, not
   even through a command that says it only reads; the owner can, and on an
   `open` app anyone can;
@@ -38,8 +41,12 @@ pytestmark = pytest.mark.processes
 
 MODES = ["legacy", "auto"]
 # Every call that is to answer has minutes of time and CPU, however busy the machine; the
-# memory limit is small, as crash_hog is stopped by it whatever the clock says.
-LIMITS = ("--worker-time", "120", "--worker-cpu", "60", "--worker-memory", "300")
+# memory and scratch limits are small, as crash_hog and crash_fill are stopped by them
+# whatever the clock says.
+LIMITS = (
+    "--worker-time", "120", "--worker-cpu", "60", "--worker-memory", "300",
+    "--worker-scratch", "16",
+)  # fmt: skip
 # A stop the clock makes is tried on a server of its own, where that limit is small and
 # every other call there still has far more than it needs: for crash_spin, CPU time far
 # below wall time, so the loop meets the CPU limit first however busy the machine; for
@@ -90,7 +97,13 @@ CASES: dict[str, str] = {
         "crash die stopped: its worker process ended in the middle of the call (exit code 3), "
         "and is started again for the next one — the server's log has the details"
     ),
+    "crash_fill": "crash fill wrote more than 16 MB to its scratch folder and was stopped",
+    "crash_files": "crash files made more than 10,000 files in its scratch folder and was stopped",
 }
+NOT_ITS = (
+    "note whoami stopped: its worker process sent pasture an answer that was not this call's, "
+    "and is started again for the next call"
+)
 
 
 def _says(sentence: str, case: str) -> None:
@@ -204,6 +217,39 @@ def test_a_command_that_prints_a_lot_still_answers(served: Served) -> None:
     assert ok(anyio.run(main)) == ("talked", {"lines": 50_000})
     _web_still_serves(served, "after the chatty one")
     assert "line 49999 of a worker" not in answer.text
+    # The log has its first lines, not its last, and says how much more it printed.
+    log = served.log_text()
+    assert "line 0 of a worker that talks a lot" in log
+    assert "line 49999 of a worker" not in log
+    assert "crash chatty printed " in log and " bytes more than the log keeps" in log
+
+
+def test_an_answer_sent_twice_never_reaches_the_next_caller(served: Served) -> None:
+    """The owner's call sends its answer twice; the next caller — a visitor on the web, a
+    viewer over MCP — gets their own answer or the sentence that their call was stopped."""
+    mine = served.command(TILL, "note_twice", {})
+    assert (mine.status_code, mine.json()["data"]) == (200, {"for": "ada"})
+    theirs = served.command(TILL, "note_whoami", {}, None)
+    assert theirs.json() in ({"text": "for None", "data": {"for": None}}, {"error": NOT_ITS})
+
+    async def main() -> list[Any]:
+        async with served.mcp("ada", "auto") as client:
+            owner = await client.call_tool(
+                "command", {"name": "note_twice", "args": {}, "app": TILL}
+            )
+        async with served.mcp("bo", "auto") as client:
+            viewer = await client.call_tool(
+                "command", {"name": "note_whoami", "args": {}, "app": TILL}
+            )
+        return [owner, viewer]
+
+    owner, viewer = anyio.run(main)
+    assert ok(owner)[1] == {"for": "ada"}
+    if viewer.is_error:
+        assert refused(viewer) == NOT_ITS
+    else:
+        assert ok(viewer)[1] == {"for": "bo"}
+    _web_still_serves(served, "after an answer sent twice")
 
 
 def test_the_servers_log_has_the_details_a_crash_sentence_promises(served: Served) -> None:

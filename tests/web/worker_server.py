@@ -6,8 +6,9 @@ The home is set up with a `Service` before the server starts:
   with one run logged);
 - she made the space `shop` and trusted it to run code; bo is a viewer of it;
 - `shop/till` (public) and `shop/stall` (open) carry `WORKER`, the worker.py
-  below: a write, a read-only command that writes anyway, and commands that
-  crash or run past a limit in every way the tests try.
+  below: a write, a read-only command that writes anyway, one that sends its
+  answer twice, and commands that crash or run past a limit in every way the
+  tests try.
 
 The server runs in a subprocess on a free loopback port with its log in a file,
 and is stopped (or killed) after.
@@ -40,7 +41,9 @@ WORKER = textwrap.dedent(
     '''
     """Commands that behave, and commands that do not."""
 
+    import json
     import os
+    import sys
     import time
 
     from pasture import Result
@@ -57,6 +60,30 @@ WORKER = textwrap.dedent(
         # Marked readOnly, but writes all the same.
         ctx.store.apply({"entity": {"eid": "$n"}, "note": {"text": args["text"]}})
         return Result("peeked", {})
+
+
+    def note_whoami(args, ctx):
+        return Result(f"for {ctx.caller.name}", {"for": ctx.caller.name})
+
+
+    def note_twice(args, ctx):
+        # Its answer, and the same again straight onto its socket, before it.
+        answer = {"text": f"for {ctx.caller.name}", "data": {"for": ctx.caller.name}}
+        body = json.dumps({"result": answer, "call": ctx.store.call}).encode()
+        os.write(int(sys.argv[1]), len(body).to_bytes(4, "big") + body)
+        return answer
+
+
+    def crash_fill(args, ctx):
+        with open(os.path.join(os.environ["TMPDIR"], "big"), "wb") as f:
+            while True:
+                f.write(b"x" * 1024 * 1024)
+
+
+    def crash_files(args, ctx):
+        for n in range(12_000):
+            open(os.path.join(os.environ["TMPDIR"], f"empty-{n}"), "w").close()
+        return Result("made them", {})
 
 
     def crash_exit(args, ctx):
@@ -110,6 +137,10 @@ WORKER = textwrap.dedent(
                      run=note_add)
         app.register("note peek", description="Says it only reads, but writes", input=TEXT,
                      annotations={"readOnly": True}, run=note_peek)
+        app.register("note whoami", description="Says who called", annotations={"readOnly": True},
+                     run=note_whoami)
+        app.register("note twice", description="Answers twice", annotations={"readOnly": True},
+                     run=note_twice)
         for name, run in [
             ("crash exit", crash_exit),
             ("crash interrupt", crash_interrupt),
@@ -121,6 +152,8 @@ WORKER = textwrap.dedent(
             ("crash int", crash_int),
             ("crash die", crash_die),
             ("crash sleep", crash_sleep),
+            ("crash fill", crash_fill),
+            ("crash files", crash_files),
         ]:
             app.register(name, description=f"{name}, on purpose", annotations={}, run=run)
     '''

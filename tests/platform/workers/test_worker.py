@@ -17,6 +17,7 @@ import mcp_types as types
 import pytest
 
 from helpers.club import CART, RUNS
+from helpers.command_line import PastureMain
 from helpers.command_line import pasture_main as pasture
 from mcp import Client
 from pasture.caller import Caller
@@ -345,3 +346,24 @@ def test_a_broken_worker_is_refused_at_the_command_line(tmp_path: Path) -> None:
     done = pasture(tmp_path / "home", "deploy", str(folder))
     assert done.returncode == 1
     assert done.stderr.startswith("worker.py: clear all: names starting with help, man, status")
+
+
+def test_a_relative_home_runs_code_commands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--home data` or `PASTURE_HOME=data`, relative to where the command line stands: the
+    worker's sandbox is given its folders whole, so its code runs as with any other home."""
+    monkeypatch.chdir(tmp_path)
+    by_env = PastureMain(Path("data"))
+    assert by_env("deploy", str(CART)).returncode == 0
+    added = by_env("command", "cart_add", "V60-02", "2")
+    assert (added.returncode, added.stdout, added.stderr) == (
+        0,
+        "Added 2 × V60-02; 2 in the cart.\n",
+        "",
+    )
+    by_option = PastureMain(tmp_path / "unused")
+    added = by_option("--home", "data", "command", "cart_add", "V60-02")
+    assert (added.returncode, added.stdout) == (0, "Added 1 × V60-02; 3 in the cart.\n")
+    assert (tmp_path / "data" / "platform.db").exists()
+    assert not (tmp_path / "unused").exists()

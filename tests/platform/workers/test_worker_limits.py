@@ -9,22 +9,26 @@ on a worker process started afresh.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from helpers.club import RUNS
 from helpers.code_apps import code_app, deploy
 from pasture.caller import Caller
 from pasture.errors import DeployRefused, Fault
 from pasture.platform.service import Limits, Service
+from pasture.platform.workers.process import LOG_PER_CALL, LOG_PER_WINDOW, LOG_WINDOW
 
-# Minutes for whatever is to finish, however busy the machine; memory and processes are
-# small, as what is stopped by them is stopped whatever the clock says.
-LIMITS = Limits(time=120, cpu=60, memory=300, processes=2, setup=120)
+# Minutes for whatever is to finish, however busy the machine; memory, scratch and
+# processes are small, as what is stopped by them is stopped whatever the clock says.
+LIMITS = Limits(time=120, cpu=60, memory=300, processes=2, setup=120, scratch=16)
 # A stop the clock makes is tried where that one limit is small: CPU time far below wall
 # time, so a busy loop meets its CPU limit first however busy the machine; a wall time a
 # call asleep for ever meets, yet far above what the calls after it take; a setup a
@@ -145,6 +149,27 @@ def spins_asking(args, ctx):
             asked = time.monotonic()
 
 
+def fills(args, ctx):
+    with open(os.path.join(os.environ["TMPDIR"], "big"), "wb") as f:
+        while True:
+            f.write(b"x" * 1024 * 1024)
+
+
+def makes_files(args, ctx):
+    for n in range(12_000):
+        open(os.path.join(os.environ["TMPDIR"], f"empty-{n}"), "w").close()
+    return {"text": "made them", "data": {}}
+
+
+def shouts(args, ctx):
+    # `lines` lines of `width` characters and a newline, then `tail` with none.
+    line = "y" * args["width"] + "\\n"
+    for _ in range(args["lines"]):
+        sys.stdout.write(line)
+    sys.stdout.write(args["tail"])
+    return {"text": "shouted", "data": {}}
+
+
 def asks_then_rests(args, ctx):
     # Four seconds, nearly all of it asleep: twenty questions a fifth of a second apart.
     for _ in range(20):
@@ -163,6 +188,19 @@ def setup(app):
         annotations={},
         run=leaves,
     )
+    app.register(
+        "box shouts",
+        description="shouts",
+        input={
+            "type": "object",
+            "properties": {
+                "lines": {"type": "integer"}, "width": {"type": "integer"},
+                "tail": {"type": "string"},
+            },
+        },
+        annotations={},
+        run=shouts,
+    )
     for name, run in [
         ("loops", loops), ("sleeps", sleeps), ("exits", exits), ("interrupts", interrupts),
         ("raises base", raises_base), ("eats", eats), ("dies", dies), ("prints", prints),
@@ -170,6 +208,7 @@ def setup(app):
         ("committed then sleeps", committed_then_sleeps), ("bloats", bloats),
         ("floods", floods), ("spawns many", spawns_many), ("spins below", spins_below),
         ("spins asking", spins_asking), ("asks then rests", asks_then_rests),
+        ("fills", fills), ("makes files", makes_files),
     ]:
         app.register("box " + name, description=name, annotations={}, run=run)
 """
@@ -213,6 +252,10 @@ CASES = {
     "box_nan": (
         "box nan answered with something that is not JSON (value) — its data is made of text, "
         "numbers, true/false, null, lists and objects"
+    ),
+    "box_fills": "box fills wrote more than 16 MB to its scratch folder and was stopped",
+    "box_makes_files": (
+        "box makes files made more than 10,000 files in its scratch folder and was stopped"
     ),
 }
 # The cases a clock stops, on a Service whose limit for that clock is small.
@@ -294,6 +337,82 @@ def test_printing_goes_to_the_log_and_the_answer_is_whole(
             time.sleep(0.1)
     assert "ada/box: chatter 1999" in logged
     assert "ada/box: no newline at the end" in logged
+
+
+def _printed(lines: int, width: int, tail: str) -> int:
+    return lines * (width + 1) + len(tail.encode())
+
+
+COUNTED = re.compile(
+    r"^ada/box: box shouts printed ([0-9,]+) bytes more than the log keeps — it keeps the "
+    r"first 64 KB of each call, and 1 MB in 10 minutes of a worker process$"
+)
+
+
+def _shout(
+    service: Service, caplog: pytest.LogCaptureFixture, lines: int, width: int, tail: str
+) -> tuple[int, int]:
+    """One call that prints: (characters of it the log kept, bytes it says it did not)."""
+    begun = len(caplog.records)
+    said = service.run_command(
+        service.local_owner(), "box_shouts", {"lines": lines, "width": width, "tail": tail}
+    )
+    assert said.text == "shouted"
+    # Its call ended once all it printed was read: what the log has of it is there now.
+    kept = counted = 0
+    for record in caplog.records[begun:]:
+        message = record.getMessage()
+        found = COUNTED.match(message)
+        if found:
+            counted += int(found.group(1).replace(",", ""))
+        elif message.startswith("ada/box: "):
+            kept += len(message) - len("ada/box: ")
+    return kept, counted
+
+
+def test_what_a_call_prints_is_kept_in_part_and_the_rest_counted(
+    limited: Service, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Five megabytes printed in one call: the log keeps its first 64 KB and says how many
+    bytes more there were."""
+    with caplog.at_level("INFO", logger="pasture.platform"):
+        kept, counted = _shout(limited, caplog, 50_000, 99, "")
+    assert counted == 5_000_000 - LOG_PER_CALL
+    assert 0 < kept <= LOG_PER_CALL
+
+
+SHOUT = st.tuples(st.integers(0, 3000), st.integers(0, 300), st.text(max_size=40))
+
+
+@settings(
+    max_examples=20,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(calls=st.lists(SHOUT, min_size=1, max_size=6))
+def test_what_a_worker_prints_is_bounded_per_call_and_over_time(
+    limited: Service,
+    caplog: pytest.LogCaptureFixture,
+    ledger: dict[str, float],
+    calls: list[tuple[int, int, str]],
+) -> None:
+    """Whatever each call prints, the log keeps at most 64 KB of it and counts the rest
+    exactly, and of one process it keeps at most 1 MB a ten minutes (and what that rate
+    has added since the process began) — however many calls there are."""
+    with caplog.at_level("INFO", logger="pasture.platform"):
+        for lines, width, tail in calls:
+            printed = _printed(lines, width, tail)
+            kept, counted = _shout(limited, caplog, lines, width, tail)
+            assert 0 <= counted <= printed
+            assert kept <= printed - counted <= LOG_PER_CALL
+            ledger["kept"] += printed - counted
+    allowed = LOG_PER_WINDOW + (time.monotonic() - ledger["since"]) * LOG_PER_WINDOW / LOG_WINDOW
+    assert ledger["kept"] <= allowed
+
+
+@pytest.fixture
+def ledger() -> dict[str, float]:
+    """What a worker process's log kept across a test's examples, from before it began."""
+    return {"kept": 0, "since": time.monotonic()}
 
 
 @pytest.mark.parametrize(

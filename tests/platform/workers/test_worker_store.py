@@ -9,11 +9,12 @@ themselves: test_wire.py).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers.club import RUNS
@@ -28,7 +29,10 @@ from pasture.platform.workers.sandbox import Limits
 from pasture.result import Result
 
 WORKER = '''
+import json, os, sys
+
 KEPT = {}
+LATER = []  # messages the next call is to send, as if they were this one's
 
 
 def sneaky_count(args, ctx):
@@ -90,8 +94,40 @@ def who(args, ctx):
     return {"text": "who", "data": {"by": [r["created"]["by"] for r in rows]}}
 
 
+def _frame(message):
+    body = json.dumps(message).encode()
+    return len(body).to_bytes(4, "big") + body
+
+
+def answers_extra(args, ctx):
+    """Its own answer, and more messages straight onto its socket: now, before its answer,
+    or left for the next call to send."""
+    for extra in json.loads(args["extras"]):
+        message = dict(extra["message"])
+        if extra["id"] == "own":
+            message["call"] = ctx.store.call
+        elif extra["id"] == "guessed":
+            message["call"] = "0" * 16
+        if extra["when"] == "now":
+            os.write(int(sys.argv[1]), _frame(message))
+        else:
+            LATER.append(_frame(message))
+    return {"text": f"for {ctx.caller.name}", "data": {"for": ctx.caller.name}}
+
+
+def whoami(args, ctx):
+    while LATER:
+        os.write(int(sys.argv[1]), LATER.pop(0))
+    return {"text": f"for {ctx.caller.name}", "data": {"for": ctx.caller.name}}
+
+
 def setup(app):
     register_notes(app)
+    app.register("box answers extra", description="Extra", annotations={"readOnly": True},
+                 input={"type": "object", "properties": {"extras": {"type": "string"}}},
+                 run=answers_extra)
+    app.register("box whoami", description="Who am I", annotations={"readOnly": True},
+                 run=whoami)
     app.register("box sneaky count", description="Count", annotations={"readOnly": True},
                  run=sneaky_count)
     app.register("box forge", description="Forge", annotations={},
@@ -189,6 +225,85 @@ def test_a_batch_is_one_transaction(service: Service, ada: Caller, box: str) -> 
     with pytest.raises(Refused, match="nonsense"):
         service.run_command(ada, "box_refused_inside", {})
     assert notes(service, ada) == ["batch 0", "batch 1", "batch 2"]
+
+
+# -- every answer is its own call's ---------------------------------------------------------
+NOT_ITS = (
+    "box whoami stopped: its worker process sent pasture an answer that was not this call's, "
+    "and is started again for the next call"
+)
+EXTRA = st.fixed_dictionaries(
+    {
+        "message": st.sampled_from(
+            [
+                {"result": {"text": "for ada", "data": {"for": "ada"}}},  # the owner's answer
+                {"refused": {"sentence": "not for you"}},
+                {"failed": "SystemExit"},
+                {"limit": "memory"},
+                {"unjson": "set"},
+                {"store": "query", "filter": ".note!"},
+                {"x": 1},
+            ]
+        ),
+        "id": st.sampled_from(["own", "none", "guessed"]),
+        "when": st.sampled_from(["now", "next call"]),
+    }
+)
+
+
+def _whoami(service: Service, who: Caller) -> Result | str:
+    try:
+        return service.run_command(who, "box_whoami", {}, app="ada/box", via_web=True)
+    except PastureError as refused:
+        return refused.sentence
+
+
+@pytest.fixture
+def cy(service: Service, ada: Caller) -> Caller:
+    """Someone with an account here who is no member of ada's space."""
+    return service.people.new_user(ada, "cy")
+
+
+def test_an_extra_reply_never_reaches_the_next_caller(
+    service: Service, ada: Caller, cy: Caller, box: str
+) -> None:
+    """The audit's case: the owner's call sends its answer twice; the next caller, who is
+    no member of the space, gets their own answer or a sentence — never the owner's."""
+    extra = [
+        {
+            "message": {"result": {"text": "for ada", "data": {"for": "ada"}}},
+            "id": "own",
+            "when": "now",
+        }
+    ]
+    said = service.run_command(ada, "box_answers_extra", {"extras": json.dumps(extra)})
+    assert said.data == {"for": "ada"}
+    got = _whoami(service, cy)
+    assert got == NOT_ITS or (isinstance(got, Result) and got.data == {"for": "cy"})
+    assert service.run_command(ada, "note_count", {}).text == "counted"
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(extras=st.lists(EXTRA, max_size=3))
+def test_whatever_a_worker_sends_besides_its_answer_no_other_caller_gets_it(
+    service: Service, ada: Caller, cy: Caller, box: str, extras: list[dict[str, Any]]
+) -> None:
+    """Messages of any kind, with its call's id, none, or a guessed one, sent before its
+    answer or by the next call's code: the owner gets an answer or a sentence; the next
+    caller (no member) their own answer or the sentence that their call was stopped."""
+    try:
+        said = service.run_command(ada, "box_answers_extra", {"extras": json.dumps(extras)})
+    except PastureError as refused:
+        assert refused.sentence and "Traceback" not in refused.sentence
+    else:
+        assert said.data == {"for": "ada"}
+    got = _whoami(service, cy)
+    assert got == NOT_ITS or (isinstance(got, Result) and got.data == {"for": "cy"}), got
+    assert service.run_command(ada, "note_count", {}).text == "counted"
 
 
 # -- what a worker sends, held to the protocol ------------------------------------------------

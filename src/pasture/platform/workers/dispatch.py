@@ -8,10 +8,17 @@ version that has one gets worker processes of its own (`sandbox` confines them,
   them for calls that come at once (more wait their turn), kept warm, and
   stopped when they sit idle for a while, when a deploy or rollback makes
   another version current, or when the app's secrets change;
-- a call over its wall time or CPU time, or one that runs its process out of
-  memory, is refused with a sentence (`cart add took longer than 10 s and was
-  stopped`), and its process is killed and started again; so is one whose
-  process dies, or that sends what pasture does not understand;
+- a call over its wall time, CPU time or scratch, or one that runs its
+  process out of memory, is refused with a sentence (`cart add took longer
+  than 10 s and was stopped`), and its process is killed and started again; so
+  is one whose process dies, answers for another call, or sends what pasture
+  does not understand — and a process that speaks while no call is open is
+  ended before it is given one;
+- the app's secrets go only to the call of an action, or of a command
+  registered with `app.register` (code that has no kind may reach outside);
+  a query, a mutation, a suggestion and setting up get none. Which call is
+  which is the server's record of the app's commands (`kind`, from the
+  manifest it keeps), not the worker process's word at the time;
 - a call reads and writes the app's store only by asking the server
   (`{"store": …}`), which answers through the call's own `ctx.store` — the
   platform's `CheckedStore`, bound to the caller and the app when the call
@@ -28,7 +35,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import secrets as _secrets
+import sys
 import tempfile
 import threading
 import time
@@ -37,10 +46,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from pasture import metrics
 from pasture.commands.model import Command, Context
 from pasture.commands.registry import CommandFailed
 from pasture.errors import Forbidden, PastureError, Refused
-from pasture.platform.workers.process import Problems, Stopped, WorkerProcess
+from pasture.platform.workers.process import Problems, Stopped, WorkerProcess, over_scratch
 from pasture.platform.workers.protocol import WireError, refusal_of
 from pasture.platform.workers.sandbox import Limits
 from pasture.platform.workers.worker_main import WORKER, WorkerRegistry
@@ -96,13 +106,10 @@ class _Pool:
     If it stops, that state is gone; the next process starts from `setup()` again.
     """
 
-    def __init__(
-        self, workers: Workers, version: Version, secrets: Mapping[str, str], digest: str
-    ) -> None:
+    def __init__(self, workers: Workers, version: Version, digest: str) -> None:
         self.workers = workers
         self.version = version
-        self.secrets = dict(secrets)
-        self.digest = digest
+        self.digest = digest  # of the secrets it was started with
         self.idle: list[WorkerProcess] = []
         self.count = 0  # processes running or starting, idle or not
         self.waiting = 0
@@ -148,9 +155,8 @@ class _Pool:
 
     def start(self) -> WorkerProcess:
         v = self.version
-        process = WorkerProcess(
-            v.root, v.at, self.workers.limits, secrets=self.secrets, hide=self.workers.hide
-        )
+        process = WorkerProcess(v.root, v.at, self.workers.limits, hide=self.workers.hide)
+        metrics.worker_started(v.at)
         try:
             commands = process.ready()
         except Problems as e:
@@ -243,9 +249,12 @@ class Workers:
 
     # -- deploy --------------------------------------------------------------------------------
     def check(
-        self, files: Mapping[str, bytes], at: str, secrets: Mapping[str, str]
+        self, files: Mapping[str, bytes], at: str, secrets: Mapping[str, str] | None = None
     ) -> tuple[list[str], list[dict[str, Any]]]:
-        """Set worker.py up once, in a confined process of its own: (problems, manifest)."""
+        """Set worker.py up once, in a confined process of its own: (problems, manifest).
+
+        `secrets` are not given to it: setting up never gets them (only calls that are due
+        them do)."""
         source = files[WORKER]
         try:
             compile(source, WORKER, "exec")
@@ -259,9 +268,7 @@ class Workers:
                 target = root / path
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(body)
-            process = WorkerProcess(
-                root, at, self.limits, secrets=secrets, hide=self.hide, mode="check"
-            )
+            process = WorkerProcess(root, at, self.limits, hide=self.hide, mode="check")
             try:
                 return [], process.ready()
             except Problems as e:
@@ -272,15 +279,34 @@ class Workers:
                 process.kill()
 
     # -- calls ---------------------------------------------------------------------------------
-    def run(self, version: Version, name: str, args: Mapping[str, Any], ctx: Context) -> Result:
-        """Run one command of an app version's worker as `ctx` says; the answer, or Refused."""
-        return self._call(version, name, {"command": name}, args, ctx)
+    def run(
+        self,
+        version: Version,
+        name: str,
+        args: Mapping[str, Any],
+        ctx: Context,
+        *,
+        kind: str | None = None,
+    ) -> Result:
+        """Run one command of an app version's worker as `ctx` says; the answer, or Refused.
+
+        `kind` is the handler's (query, mutation, action) the command is, or None for one
+        registered with `app.register`: an action's call and a registered one's get the
+        app's secrets, no other."""
+        return self._call(version, name, {"command": name}, args, ctx, kind in (None, "action"))
 
     def run_handler(
-        self, version: Version, name: str, args: Mapping[str, Any], ctx: Context
+        self,
+        version: Version,
+        name: str,
+        args: Mapping[str, Any],
+        ctx: Context,
+        *,
+        kind: str | None = None,
     ) -> Result:
-        """Run one handler as the app's page calls it (its input unchecked); as `run`."""
-        return self._call(version, name, {"handler": name}, args, ctx)
+        """Run one handler as the app's page calls it (its input unchecked); as `run`, the
+        secrets only an action's."""
+        return self._call(version, name, {"handler": name}, args, ctx, kind == "action")
 
     def _call(
         self,
@@ -289,6 +315,7 @@ class Workers:
         what: dict[str, str],
         args: Mapping[str, Any],
         ctx: Context,
+        secrets: bool,
     ) -> Result:
         settings = self.settings(version.space, version.slug)
         if not settings.trusted:
@@ -300,6 +327,9 @@ class Workers:
             "caller": {"eid": ctx.caller.eid, "name": ctx.caller.name},
             "read_only": getattr(ctx.store, "read_only", None),
         }
+        if secrets and settings.secrets:
+            message["secrets"] = dict(settings.secrets)
+        turned_away = 0
         while True:
             pool = self._pool(version, settings)
             try:
@@ -307,6 +337,12 @@ class Workers:
             except _Retired:
                 continue
             assert process is not None
+            # What it sent while no call was open would be taken for this one's: it is ended,
+            # and another serves the call (a few times; then the call meets what it sends).
+            if turned_away < 3 and process.spoke_out_of_turn():
+                turned_away += 1
+                pool.release(process, False)
+                continue
             break
         healthy = False
         try:
@@ -318,6 +354,8 @@ class Workers:
                 result = _answer(name, answer, self.limits)
             except PastureError:
                 healthy = "limit" not in answer  # a process out of memory is not kept
+                if not healthy:
+                    metrics.worker_limit(version.at, "memory")
                 raise
             healthy = True
             return result
@@ -340,6 +378,9 @@ class Workers:
             return []
         if process is None:
             return []
+        if process.spoke_out_of_turn():
+            pool.release(process, False)
+            return []
         healthy = False
         try:
             values = process.suggest(name, argument, partial)
@@ -351,7 +392,7 @@ class Workers:
             pool.release(process, healthy)
 
     def _pool(self, version: Version, settings: CodeSettings) -> _Pool:
-        secrets, digest = settings.secrets, settings.digest
+        digest = settings.digest
         key = (version.space, version.slug)
         with self._lock:
             if self._closed:
@@ -359,7 +400,7 @@ class Workers:
             pool = self._pools.get(key)
             if pool is not None and pool.version == version and pool.digest == digest:
                 return pool
-            fresh = self._pools[key] = _Pool(self, version, secrets, digest)
+            fresh = self._pools[key] = _Pool(self, version, digest)
             if self._reaper is None:
                 self._reaper = threading.Thread(target=self._reap, daemon=True)
                 self._reaper.start()
@@ -413,6 +454,15 @@ class Workers:
             for pool in pools:
                 pool.reap(time.monotonic() - IDLE)
 
+    def can_start(self) -> str | None:
+        """Why no worker process could start now (the server is stopping, or the Python
+        it runs them with is gone), or None: one can."""
+        if self._closed:
+            return "this server is stopping"
+        if not os.access(sys.executable, os.X_OK):
+            return f"the Python that runs apps' code ({sys.executable}) is not there any more"
+        return None
+
     def close(self) -> None:
         with self._lock:
             self._closed = True
@@ -447,6 +497,8 @@ def _answer(name: str, answer: dict[str, Any], limits: Limits) -> Result:
         )
     elif answer.get("limit") == "memory":
         raise CommandFailed(f"{name} used more than {limits.memory} MB of memory and was stopped")
+    elif answer.get("limit") == "scratch":
+        raise CommandFailed(over_scratch(name, limits))
     elif "unjson" in answer:
         what = "".join(ch for ch in str(answer["unjson"]) if ch.isalnum() or ch == "_")[:60]
         raise CommandFailed(
@@ -478,10 +530,11 @@ def commands_of(
         if entry.get("page"):  # a handler only the app's pages call: no command
             continue
         name = entry["name"]
+        kind = entry.get("handler")
         registry.register(
             name,
             description=entry.get("description"),
-            run=_WorkerRun(workers, version, name),
+            run=_WorkerRun(workers, version, name, kind if isinstance(kind, str) else None),
             input=entry.get("input"),
             annotations=entry.get("annotations"),
             provider=entry.get("provider"),
@@ -515,14 +568,16 @@ def handlers_of(manifest: Any) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class _WorkerRun:
-    """A code command's `run` on the server: the call goes to the app version's worker."""
+    """A code command's `run` on the server: the call goes to the app version's worker.
+    `kind` is the handler's it is (None: registered with `app.register`)."""
 
     workers: Workers
     version: Version
     name: str
+    kind: str | None = None
 
     def __call__(self, args: dict[str, Any], ctx: Context) -> Result:
-        return self.workers.run(self.version, self.name, args, ctx)
+        return self.workers.run(self.version, self.name, args, ctx, kind=self.kind)
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,18 @@
 """One worker process: an app version's code, started confined, spoken to over its channel.
 
 `WorkerProcess` starts `pasture.platform.workers.worker_main` in the sandbox
-(`pasture.platform.workers.sandbox`), says hello (its root, its app, its memory limit,
-its secrets), waits for it to set up, and then carries calls: it sends one,
-answers the store requests the call makes through that call's own `ctx.store`
-(and nothing else: a request naming an ended call is refused), and returns the
-reply — or raises `Stopped` with the caller's sentence when the call runs past
-its wall time or CPU time, the process dies, or what it sends is not the
-protocol. Which process serves which call is `pasture.platform.workers.dispatch`'.
+(`pasture.platform.workers.sandbox`), says hello (its root, its app, its memory and
+scratch limits — never a secret), waits for it to set up, and then carries calls: it
+sends one, answers the store requests the call makes through that call's own
+`ctx.store` (and nothing else: a request naming an ended call is refused), and returns
+the reply that carries the call's id — or raises `Stopped` with the caller's sentence
+when the call runs past its wall time, CPU time or scratch, the process dies, answers
+for another call, or sends what is not the protocol.
+
+Between calls the process does not run: it is stopped (SIGSTOP) when a call ends and
+continued when the next begins, so no thread of its code works, writes or prints out
+of reach of a call's limits. What it prints goes to the server's log, bounded
+(`_Output`). Which process serves which call is `pasture.platform.workers.dispatch`'.
 """
 
 from __future__ import annotations
@@ -17,19 +22,22 @@ import contextlib
 import json
 import logging
 import os
+import secrets
+import select
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
+from pasture import metrics
 from pasture.commands.model import Context
 from pasture.errors import PastureError, Refused
 from pasture.platform.workers.protocol import (
@@ -41,7 +49,16 @@ from pasture.platform.workers.protocol import (
     WireError,
     refusal_message,
 )
-from pasture.platform.workers.sandbox import Confinement, Limits, confinement, seconds, worker_env
+from pasture.platform.workers.sandbox import (
+    SCRATCH,
+    SCRATCH_FILES,
+    SHM,
+    Confinement,
+    Limits,
+    confinement,
+    seconds,
+    worker_env,
+)
 
 logger = logging.getLogger("pasture.platform")
 
@@ -50,6 +67,13 @@ _TICK = 0.25  # how often a long call's CPU time is looked at
 # Processes a call may have running at once below its worker; what is left when it ends is
 # ended (`end_leftovers`).
 MOST_PROCESSES = 16
+# What a worker prints that the server's log keeps: the first LOG_PER_CALL bytes of each
+# call (and of setting up), and LOG_PER_WINDOW bytes of every LOG_WINDOW seconds of one
+# process; the rest is counted, and said in one line.
+LOG_PER_CALL = 64 * 1024
+LOG_PER_WINDOW = 1024 * 1024
+LOG_WINDOW = 600.0
+_MB = 1024 * 1024
 
 # Worker processes are started from one long-lived thread: a sandbox (and a worker
 # without one) is told to die with the thread that started it, not with the process.
@@ -64,6 +88,16 @@ class Stopped(Exception):
         self.sentence = sentence
 
 
+def over_scratch(name: str, limits: Limits) -> str:
+    """The sentence of a call whose scratch folder went past its size."""
+    return f"{name} wrote more than {limits.scratch} MB to its scratch folder and was stopped"
+
+
+def too_many_files(name: str) -> str:
+    """The sentence of a call whose scratch folder went past its number of files."""
+    return f"{name} made more than {SCRATCH_FILES:,} files in its scratch folder and was stopped"
+
+
 class WorkerProcess:
     """One running worker process of one app version."""
 
@@ -73,20 +107,21 @@ class WorkerProcess:
         at: str,
         limits: Limits,
         *,
-        secrets: Mapping[str, str],
         hide: list[Path],
         mode: str = "serve",
         confine: Confinement | None = None,
     ) -> None:
         self.at = at
         self.limits = limits
+        self.mode = mode
         self.used = time.monotonic()
         confine = confine or confinement()
         parent, child = socket.socketpair()
         # What its code sends is another person's: bounded, so it cannot cost the server
         # gigabytes to read (`pasture.platform.workers.protocol`).
         self.channel = Channel(parent, most_bytes=MAX_FROM_WORKER, most_containers=MAX_CONTAINERS)
-        self._scratch: str | None = None
+        self._scratch: str | None = None  # unconfined: its scratch folder
+        self._mounts: list[int] = []  # confined: its /tmp and /dev/shm, held open
         program = [
             os.path.abspath(sys.executable),  # no `..`: the sandbox has the folders, not the way
             "-I",
@@ -100,7 +135,12 @@ class WorkerProcess:
             info_r, info_w = os.pipe()
             keep.append(info_w)
             command = confine.command(
-                root, program, network=limits.network, hide=hide, info_fd=info_w
+                root,
+                program,
+                network=limits.network,
+                hide=hide,
+                info_fd=info_w,
+                scratch=limits.scratch,
             )
             command[0] = shutil.which(command[0]) or command[0]
             env: dict[str, str] = {}
@@ -127,12 +167,22 @@ class WorkerProcess:
         self.pid = self.popen.pid
         if info_r >= 0:
             self.pid = _child_pid(info_r) or self.pid
-        self.last_words: collections.deque[str] = collections.deque(maxlen=20)
-        self._log_thread = threading.Thread(target=self._log, daemon=True, name=f"pasture-log-{at}")
+        assert self.popen.stdout is not None
+        self.output = _Output(at, self.popen.stdout)
+        self.last_words = self.output.last_words
+        self._log_thread = threading.Thread(
+            target=self.output.run, daemon=True, name=f"pasture-log-{at}"
+        )
         self._log_thread.start()
-        root_seen = "/app" if confine.confined else str(root)
-        hello = {"root": root_seen, "at": at, "memory": limits.memory, "secrets": dict(secrets)}
-        self.channel.send({"hello": {**hello, "mode": mode}})
+        hello = {
+            "root": "/app" if confine.confined else str(root),
+            "at": at,
+            "memory": limits.memory,
+            "scratch": limits.scratch,
+            "sized": confine.confined,  # its scratch a filesystem of that size
+            "mode": mode,
+        }
+        self.channel.send({"hello": hello})
 
     # -- starting ---------------------------------------------------------------------------
     def ready(self) -> list[dict[str, Any]]:
@@ -148,9 +198,11 @@ class WorkerProcess:
                 code,
                 "\n".join(self.last_words) or "(nothing)",
             )
+            metrics.worker_crashed(self.at)
             raise Stopped(f"it ended while being set up{code}") from None
         if answer is None:
             self.kill()
+            metrics.worker_limit(self.at, "setup")
             raise Stopped(
                 f"importing and setting it up took longer than {seconds(self.limits.setup)} — "
                 "do slow work inside commands"
@@ -163,17 +215,52 @@ class WorkerProcess:
         if not isinstance(ready, dict) or not isinstance(ready.get("commands"), list):
             self.kill()
             raise Stopped("it answered its setting up with something pasture does not understand")
+        self._signal(signal.SIGSTOP)  # until its first call
+        if self._scratch is None and self.mode == "serve":
+            self._hold_scratch()
         return list(ready["commands"])
 
+    def _hold_scratch(self) -> None:
+        """Its scratch filesystems, held open from here: each look at them is one call, and
+        nothing it does inside can put another in their place."""
+        try:
+            if self.pid == self.popen.pid:  # bubblewrap did not say which process is its own
+                raise OSError("bubblewrap did not say the pid of the process it started")
+            for inside in (SCRATCH, SHM):
+                self._mounts.append(
+                    os.open(f"/proc/{self.pid}/root{inside}", os.O_RDONLY | os.O_DIRECTORY)
+                )
+        except OSError as e:
+            self.kill()
+            logger.error("%s: its worker's scratch cannot be looked at: %s", self.at, e)
+            raise Stopped(
+                "pasture cannot look at its scratch folder from outside on this machine, so "
+                "it cannot hold it to its limit — the server's log says why"
+            ) from None
+
     # -- a call -----------------------------------------------------------------------------
+    def spoke_out_of_turn(self) -> bool:
+        """Whether it sent something while no call was open (or has ended): such a process
+        is not given a call, as what it sent would be taken for that call's."""
+        if not self.channel.pending():
+            return False
+        if self.alive:
+            logger.warning(
+                "%s: a worker process sent pasture a message while no call was open; it was ended",
+                self.at,
+            )
+        return True
+
     def call(self, name: str, message: dict[str, Any], ctx: Context) -> dict[str, Any]:
         """Send one call and answer its store requests until its reply; _Stopped past a limit."""
         self.used = time.monotonic()
         call = message["call"]
+        self.output.begin(name)
         try:
             self.channel.send(message)
         except (OSError, ValueError):
             raise Stopped(self._died(name)) from None
+        self._signal(signal.SIGCONT)  # after: it wakes once, to the call waiting for it
         began = time.monotonic()
         deadline = began + self.limits.time
         # What it had used when the call began is read at the first look, which comes within
@@ -187,6 +274,7 @@ class WorkerProcess:
             now = time.monotonic()
             left = deadline - now
             if left <= 0:
+                metrics.worker_limit(self.at, "time")
                 raise Stopped(
                     f"{name} took longer than {seconds(self.limits.time)} and was stopped"
                 )
@@ -197,12 +285,14 @@ class WorkerProcess:
                     cpu_at_start = None if used is None else used - (now - began - answering)
                 self._check_cpu(name, cpu_at_start)
                 self._check_processes(name)
+                self._check_scratch(name)
             try:
                 answer = self.channel.receive(min(_TICK, left))
             except Closed:
                 raise Stopped(self._died(name)) from None
             except TooLarge as e:
                 self.kill()
+                metrics.worker_limit(self.at, "size")
                 raise Stopped(
                     f"{name} stopped: its worker process sent pasture {e} — answer with "
                     "less (a page of rows at a time); it is started again for the next call"
@@ -212,12 +302,16 @@ class WorkerProcess:
             if answer is None:  # a quiet tick: looked at on the next turn
                 continue
             if "store" not in answer:
+                if answer.get("call") != call:  # never another call's answer, for this caller
+                    raise Stopped(self._not_its(name))
                 self.used = time.monotonic()
-                self.end_leftovers(name)
+                self._ended_call(name)
                 return answer
             asked = time.monotonic()
+            said = _store_answer(answer, call, ctx)
+            said["call"] = answer["call"] if isinstance(answer.get("call"), str) else None
             try:
-                self.channel.send(_store_answer(answer, call, ctx))
+                self.channel.send(said)
             except (OSError, ValueError):
                 raise Stopped(self._died(name)) from None
             answering += time.monotonic() - asked
@@ -225,17 +319,60 @@ class WorkerProcess:
     def _check_cpu(self, name: str, at_start: float | None) -> None:
         used = self.cpu()
         if used is not None and at_start is not None and used - at_start > self.limits.cpu:
+            metrics.worker_limit(self.at, "cpu")
             raise Stopped(
                 f"{name} used more than {seconds(self.limits.cpu)} of CPU time and was stopped"
             )
 
+    def _ended_call(self, name: str) -> None:
+        """A call answered: its process stops until the next, what it started is ended, and
+        its scratch is held to its limits; what it printed is in the log."""
+        self._signal(signal.SIGSTOP)
+        self.end_leftovers(name)
+        self._check_scratch(name)
+        self.output.end()
+
+    def _check_scratch(self, name: str) -> None:
+        used, files = self.scratch_use()
+        if used > self.limits.scratch * _MB:
+            raise Stopped(over_scratch(name, self.limits))
+        if files > SCRATCH_FILES:
+            raise Stopped(too_many_files(name))
+
+    def scratch_use(self) -> tuple[int, int]:
+        """Bytes and files (folders too) its scratch holds now. Confined, each of `/tmp` and
+        `/dev/shm` is a filesystem of its own, which counts what it holds (files deleted but
+        kept open too) at one look; unconfined, its folder is walked, and what its processes
+        keep open of files deleted is counted too."""
+        if self._scratch is None:
+            used = files = 0
+            for mount in self._mounts:
+                try:
+                    fs = os.fstatvfs(mount)
+                except OSError:
+                    continue
+                used += (fs.f_blocks - fs.f_bfree) * fs.f_frsize
+                files += max(0, fs.f_files - fs.f_ffree - 1)  # its own folder is not a file
+            return used, files
+        used, files = _measure(self._scratch, SCRATCH_FILES)
+        return used + _deleted_open([self.pid, *_below(self.pid)]), files
+
     def suggest(self, command: str, argument: str, partial: str) -> list[Any]:
+        asked = secrets.token_hex(8)
+        self.output.begin(f"{command}'s suggestions")
         self.channel.send(
-            {"suggest": {"command": command, "argument": argument, "partial": partial}}
+            {
+                "suggest": {"command": command, "argument": argument, "partial": partial},
+                "call": asked,
+            }
         )
+        self._signal(signal.SIGCONT)
         answer = self.channel.receive(SUGGEST_TIME)
         if answer is None:
             raise Stopped("its suggestions took too long")
+        if answer.get("call") != asked:
+            raise Stopped(self._not_its("its suggestions"))
+        self._ended_call(f"{command}'s suggestions")
         values = answer.get("values")
         return list(values) if isinstance(values, list) else []
 
@@ -250,6 +387,7 @@ class WorkerProcess:
 
     def _check_processes(self, name: str) -> None:
         if len(_below(self.pid)) > MOST_PROCESSES:
+            metrics.worker_limit(self.at, "processes")
             raise Stopped(
                 f"{name} started more than {MOST_PROCESSES} processes at once and was stopped"
             )
@@ -270,6 +408,10 @@ class WorkerProcess:
     def alive(self) -> bool:
         return self.popen.poll() is None
 
+    def _signal(self, sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(self.pid, sig)
+
     def kill(self) -> None:
         """Stop the process and everything it started (in a session of its own or not)."""
         _kill(_below(self.popen.pid))
@@ -280,8 +422,12 @@ class WorkerProcess:
         except subprocess.TimeoutExpired:
             logger.error("%s: a worker process did not stop", self.at)
         self.channel.close()
+        for mount in self._mounts:
+            with contextlib.suppress(OSError):
+                os.close(mount)
+        self._mounts = []
         if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
+            _remove(self._scratch)
             self._scratch = None
 
     def _ended(self) -> str:
@@ -300,6 +446,7 @@ class WorkerProcess:
         return f" (exit code {code})"
 
     def _died(self, name: str) -> str:
+        metrics.worker_crashed(self.at)
         return (
             f"{name} stopped: its worker process ended in the middle of the call"
             f"{self._ended()}, and is started again for the next one — the server's log "
@@ -313,19 +460,107 @@ class WorkerProcess:
             "understand, and is started again for the next call"
         )
 
-    def _log(self) -> None:
-        """What the worker prints, in the server's log under its app's name."""
-        stream = self.popen.stdout
-        if stream is None:
-            return
+    def _not_its(self, name: str) -> str:
+        self.kill()
+        logger.warning("%s: a worker process answered %s with another call's id", self.at, name)
+        return (
+            f"{name} stopped: its worker process sent pasture an answer that was not this "
+            "call's, and is started again for the next call"
+        )
+
+
+class _Output:
+    """What a worker process prints, in the server's log under its app's name, bounded.
+
+    Each call (and setting up) has its first LOG_PER_CALL bytes logged, and the process
+    LOG_PER_WINDOW bytes in LOG_WINDOW seconds (a bucket that fills again at that rate);
+    the rest is read, counted, and said in one line when the call ends. What is printed
+    once a call has answered counts toward that call (its process is stopped by then).
+    """
+
+    def __init__(self, at: str, stream: IO[bytes]) -> None:
+        self.at = at
+        self.stream = stream
+        self.fd = stream.fileno()
+        os.set_blocking(self.fd, False)
+        self.lock = threading.Lock()
+        self.last_words: collections.deque[str] = collections.deque(maxlen=20)
+        self.what = "worker.py"  # whose output it is now: setting up, or a call's name
+        self.left = LOG_PER_CALL
+        self.bucket = float(LOG_PER_WINDOW)
+        self.filled = time.monotonic()
+        self.dropped = 0
+        self.closed = False
+
+    def run(self) -> None:
+        """Read what comes until the process ends (the thread's loop)."""
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
+        while not self.closed:
+            poller.poll()  # an end read elsewhere stays one here too (POLLHUP)
+            with self.lock:
+                self._read(once=True)
+        self.stream.close()
+
+    def begin(self, what: str) -> None:
+        """A call begins, with a call's budget (what the last printed was read as it ended)."""
+        with self.lock:
+            self._say()
+            self.what, self.left = what, LOG_PER_CALL
+
+    def end(self) -> None:
+        """A call answered: all it printed before (the worker flushes first) is read now."""
+        with self.lock:
+            self._read()
+            self._say()
+
+    def _read(self, once: bool = False) -> None:
         # Read what has come, not whole lines: the worker flushes after each call, and
         # what it printed without a newline is logged then rather than held back.
-        while chunk := os.read(stream.fileno(), 65536):
-            for line in chunk.decode("utf-8", "replace").splitlines():
-                if line.strip():
-                    self.last_words.append(line.rstrip()[:2000])
-                    logger.info("%s: %s", self.at, line.rstrip()[:2000])
-        stream.close()
+        while not self.closed:
+            try:
+                chunk = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.closed = True
+                self._say()
+                return
+            self._take(chunk)
+            if once:
+                return
+
+    def _take(self, chunk: bytes) -> None:
+        now = time.monotonic()
+        self.bucket = min(
+            float(LOG_PER_WINDOW),
+            self.bucket + (now - self.filled) * LOG_PER_WINDOW / LOG_WINDOW,
+        )
+        self.filled = now
+        keep = max(0, min(len(chunk), self.left, int(self.bucket)))
+        self.left -= keep
+        self.bucket -= keep
+        self.dropped += len(chunk) - keep
+        for line in chunk[:keep].decode("utf-8", "replace").splitlines():
+            if line.strip():
+                self.last_words.append(line.rstrip()[:2000])
+                logger.info("%s: %s", self.at, line.rstrip()[:2000])
+
+    def _say(self) -> None:
+        if self.dropped:
+            logger.warning(
+                "%s: %s printed %s bytes more than the log keeps — it keeps the first %d KB "
+                "of each call, and %d MB in %d minutes of a worker process",
+                self.at,
+                self.what,
+                f"{self.dropped:,}",
+                LOG_PER_CALL // 1024,
+                LOG_PER_WINDOW // _MB,
+                int(LOG_WINDOW // 60),
+            )
+            self.dropped = 0
 
 
 class Problems(Exception):
@@ -369,6 +604,96 @@ def _below(pid: int) -> list[int]:
                 parents.extend(pids)
                 found.extend(c for c in pids if _state(c) not in (b"Z", b"X", None))
     return found
+
+
+def _measure(folder: str, most: int) -> tuple[int, int]:
+    """Bytes (allocated or apparent, whichever is more) and entries under `folder`, links
+    not followed; past `most` entries it stops counting. A folder it cannot read is made
+    readable (its owner is the server's user) or counted as more than `most`."""
+    used = files = 0
+    folders = [folder]
+    while folders:
+        here = folders.pop()
+        try:
+            entries = list(os.scandir(here))
+        except PermissionError:
+            try:
+                os.chmod(here, 0o700)
+                entries = list(os.scandir(here))
+            except OSError:
+                return used, most + 1
+        except OSError:
+            return used, most + 1
+        for entry in entries:
+            files += 1
+            if files > most:
+                return used, files
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            used += max(st.st_size, st.st_blocks * 512)
+            if stat.S_ISDIR(st.st_mode):
+                folders.append(entry.path)
+    return used, files
+
+
+def _deleted_open(pids: list[int]) -> int:
+    """Bytes of files deleted but kept open by these processes: gone from every folder,
+    still on the disk."""
+    seen: set[tuple[int, int]] = set()
+    used = 0
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                st = os.stat(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            known = (st.st_dev, st.st_ino)
+            if stat.S_ISREG(st.st_mode) and st.st_nlink == 0 and known not in seen:
+                seen.add(known)
+                used += max(st.st_size, st.st_blocks * 512)
+    return used
+
+
+def _remove(folder: str) -> None:
+    """Remove a folder whatever its code made of it: folders it made unreadable, and
+    folders so deep their paths are too long to name. Each folder below the first level is
+    moved up to it before it is emptied, so no path is ever longer than two names."""
+    mark = secrets.token_hex(4)
+    moved = 0
+    waiting = [folder]
+    emptied: list[str] = []
+    while waiting:
+        here = waiting.pop()
+        with contextlib.suppress(OSError):
+            os.chmod(here, 0o700)
+        try:
+            entries = list(os.scandir(here))
+        except OSError:
+            entries = []
+        for entry in entries:
+            try:
+                if not entry.is_dir(follow_symlinks=False):
+                    os.unlink(entry.path)
+                elif here == folder:
+                    waiting.append(entry.path)
+                else:
+                    moved += 1
+                    up = os.path.join(folder, f".pasture-{mark}-{moved}")
+                    os.chmod(entry.path, 0o700)
+                    os.rename(entry.path, up)
+                    waiting.append(up)
+            except OSError:
+                continue
+        emptied.append(here)
+    for here in reversed(emptied):  # the first is emptied first, and removed last
+        with contextlib.suppress(OSError):
+            os.rmdir(here)
 
 
 def _kill(pids: list[int]) -> None:

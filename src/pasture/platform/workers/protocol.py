@@ -4,6 +4,10 @@ Each message is a 4-byte big-endian length and that many bytes of UTF-8 JSON,
 an object. Both ends use a `Channel`; the server's end reads with a deadline,
 so a worker that stops talking never holds a request for longer than its limit.
 
+Every message of a call carries the call's id (`"call"`), both ways: the server
+takes a reply only from the call it sent, and ends a worker that answers for
+another or speaks when no call is open.
+
 What the worker sends is untrusted: a message that is not an object, is not
 JSON (read strictly, see `pasture.jsontext`: no NaN, no lone surrogate, at most
 64 levels deep), or is more than the server reads (`MAX_FROM_WORKER` bytes,
@@ -104,6 +108,14 @@ class Channel:
             if not chunk:
                 raise Closed("the other end closed the channel")
             self._buffer += chunk
+
+    def pending(self) -> bool:
+        """Whether anything has come that nobody has read yet (or the other end has closed)."""
+        if self._buffer:
+            return True
+        poller = select.poll()
+        poller.register(self.sock, select.POLLIN)
+        return bool(poller.poll(0))
 
     def _take(self) -> dict[str, Any] | None:
         if len(self._buffer) < _HEADER:

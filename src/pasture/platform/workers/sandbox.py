@@ -4,7 +4,9 @@ An app's `worker.py` is another person's code. It runs in a worker process
 that sees only:
 
 - its own version's files, read-only, at `/app` (its working folder);
-- a scratch folder, `/tmp`, empty at the start and gone with the process;
+- a scratch folder, `/tmp` (and `/dev/shm`), empty at the start, bounded
+  (`Limits.scratch` megabytes and `SCRATCH_FILES` files, together) and gone
+  with the process; nothing else it sees can be written;
 - Python and the libraries pasture runs on, read-only;
 - an empty environment (`HOME=/tmp`, a `PATH`, a locale);
 - no network, unless the server is started with `--worker-network`;
@@ -12,8 +14,9 @@ that sees only:
 and never the data directory, another app's files or store, the platform's
 database, the server's environment or its other processes.
 
-**bubblewrap** (`bwrap`, Debian's package `bubblewrap`) does the confining,
-without root: new mount, PID, IPC, UTS, user and network namespaces, the
+**bubblewrap** (`bwrap`, Debian's package `bubblewrap`, 0.8 or later) does the
+confining, without root: new mount, PID, IPC, UTS, user and network namespaces
+(and no more user namespaces inside, in which it could mount what it likes), the
 process as PID 1 of its own namespace (so whatever it starts dies with it),
 and `--die-with-parent`. It is used when it is installed and works here
 (checked once per process); `PASTURE_CONFINEMENT=none` turns it off, for
@@ -27,7 +30,12 @@ says which one is in use.
 
 Limits (`Limits`), per call: wall time, CPU time (read from `/proc` by the
 server), and memory (the process's address space, set inside it before any of
-the app's code runs and impossible to raise from there).
+the app's code runs and impossible to raise from there). Scratch is bounded
+across calls: confined, `/tmp` and `/dev/shm` are each a tmpfs of that size (a
+write past it fails inside the worker), unconfined it is a folder of its own;
+either way no one file may grow past it (`RLIMIT_FSIZE`, set as memory is), and
+the server measures both what is stored and how many files at each look at a
+call and after it (`pasture.platform.workers.process`).
 """
 
 from __future__ import annotations
@@ -56,6 +64,10 @@ _NETWORK_ETC = (
 )
 APP = "/app"  # where a worker sees its version's files
 SCRATCH = "/tmp"
+SHM = "/dev/shm"
+# Files and folders a worker process's scratch may hold at once: each costs the kernel
+# memory that no size of a filesystem counts.
+SCRATCH_FILES = 10_000
 
 
 def _env_number(name: str, default: float) -> float:
@@ -75,7 +87,8 @@ class Limits:
 
     `time` and `cpu` are seconds per call, `memory` megabytes of the worker
     process's address space, `processes` how many calls of one app's version
-    run at once (each in a process of its own; more wait their turn).
+    run at once (each in a process of its own; more wait their turn), `scratch`
+    megabytes its scratch folder (`/tmp` and `/dev/shm` together) may hold.
     """
 
     time: float = 10.0
@@ -84,16 +97,19 @@ class Limits:
     processes: int = 4
     network: bool = False
     setup: float = 60.0  # seconds worker.py may take to import and set up
+    scratch: int = 64  # megabytes a worker process may write to its scratch folder
 
     @classmethod
     def from_env(cls) -> Limits:
-        """The defaults, or `$PASTURE_WORKER_TIME`, `_CPU`, `_MEMORY`, `_PROCESSES`, `_NETWORK`."""
+        """The defaults, or `$PASTURE_WORKER_TIME`, `_CPU`, `_MEMORY`, `_PROCESSES`, `_SCRATCH`,
+        `_NETWORK`."""
         base = cls()
         return cls(
             time=_env_number("PASTURE_WORKER_TIME", base.time),
             cpu=_env_number("PASTURE_WORKER_CPU", base.cpu),
             memory=int(_env_number("PASTURE_WORKER_MEMORY", base.memory)),
             processes=int(_env_number("PASTURE_WORKER_PROCESSES", base.processes)),
+            scratch=int(_env_number("PASTURE_WORKER_SCRATCH", base.scratch)),
             network=os.environ.get("PASTURE_WORKER_NETWORK", "") in ("1", "yes", "true"),
         )
 
@@ -130,13 +146,16 @@ class Confinement:
         network: bool,
         hide: list[Path],
         info_fd: int | None = None,
+        scratch: int = Limits.scratch,
     ) -> list[str]:
-        """The command line that runs `program` confined to `root` (seen at `/app`)."""
+        """The command line that runs `program` confined to `root` (seen at `/app`), its
+        scratch (`/tmp`, `/dev/shm`) `scratch` megabytes each, and nothing else writable."""
         if not self.confined:
             return program
+        size = str(max(1, scratch) * 1024 * 1024)
         # The scratch folder first: Python or pasture may live under /tmp too (a fresh
         # checkout often does), and what is bound after it stays visible over it.
-        args = ["bwrap", "--tmpfs", SCRATCH]
+        args = ["bwrap", "--size", size, "--tmpfs", SCRATCH]
         for path in _SYSTEM:
             if os.path.islink(path):
                 args += ["--symlink", os.readlink(path), path]
@@ -151,14 +170,26 @@ class Confinement:
         if os.path.exists("/etc/localtime"):
             args += ["--ro-bind", "/etc/localtime", "/etc/localtime"]
         # Anything of the server's that lies under a folder bound above is covered again.
-        for hidden in hide:
-            if any(_under(hidden, Path(bound)) for bound in _python_paths()):
-                args += ["--tmpfs", str(hidden)]
+        covered = [
+            str(hidden)
+            for hidden in hide
+            if any(_under(hidden, Path(bound)) for bound in _python_paths())
+        ]
+        for hidden in covered:
+            args += ["--tmpfs", hidden]
         args += [
             "--ro-bind", str(root), APP,
             "--proc", "/proc",
             "--dev", "/dev",
+            "--size", size, "--tmpfs", SHM,
+            # Every other place it could write is read-only: the root bubblewrap makes, the
+            # folders made on it (/etc), /dev, and what covers the server's own folders.
+            *[arg for hidden in covered for arg in ("--remount-ro", hidden)],
+            "--remount-ro", "/dev",
+            "--remount-ro", "/",
             "--unshare-all",
+            # A namespace of its own inside would let it mount a filesystem no limit bounds.
+            "--unshare-user", "--disable-userns",
             *(["--share-net"] if network else []),
             "--die-with-parent",
             "--as-pid-1",

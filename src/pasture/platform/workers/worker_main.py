@@ -6,8 +6,9 @@ It runs inside the sandbox (`pasture.platform.workers.sandbox`) and talks to the
 over the socket `FD` (`pasture.platform.workers.protocol`); what it prints goes to the
 server's log. In order:
 
-1. `{"hello": {root, at, memory, secrets, mode}}` arrives. The memory limit is
-   set on this process before any of the app's code runs.
+1. `{"hello": {root, at, memory, scratch, sized, mode}}` arrives. The memory limit,
+   and the size no one file may pass (its scratch's), are set on this process
+   before any of the app's code runs. No secret is in it: setting up gets none.
 2. `worker.py` is imported from `root` (modules beside it can be imported
    too) and its `setup(app)` is called with a registry; every registration
    problem is noted. Its handlers (`@query`, `@mutation`, `@action`,
@@ -15,21 +16,25 @@ server's log. In order:
    registered as a command of its name. It answers `{"ready": {"commands": [...]}}` or
    `{"problems": [...]}`; at a deploy's check (`mode: "check"`) that is all.
 3. Then one call at a time: `{"call": id, "command", "args", "caller",
-   "read_only"}` runs the command with a `ctx` whose store asks the server for
-   every read and write (`{"store": "query" | "apply" | "schema", "call": id}`),
-   as the call's caller — the server decides who that is, not this process —
-   and answers `{"result": {text, data}}`, `{"refused": {sentence, kind}}`,
-   `{"failed": "SystemExit"}`, `{"limit": "memory"}` or `{"unjson": "set"}`.
-   A reply may carry `"commands"` when the registry changed during the call.
+   "read_only", "secrets"?}` runs the command with a `ctx` whose store asks the
+   server for every read and write (`{"store": "query" | "apply" | "schema",
+   "call": id}`), as the call's caller — the server decides who that is, not
+   this process — and answers `{"result": {text, data}}`, `{"refused": {sentence,
+   kind}}`, `{"failed": "SystemExit"}`, `{"limit": "memory" | "scratch"}` or
+   `{"unjson": "set"}`, each with the call's `"call"`. A reply may carry
+   `"commands"` when the registry changed during the call. `"secrets"` come
+   only with the call of an action or of a registered command (the server
+   decides which), are that call's `ctx.secrets`, and are dropped when it ends.
    `{"call": id, "handler", "args", "caller", "read_only"}` runs a handler as
    the app's page calls it, its input not checked against its tool's args.
-4. `{"suggest": …}` asks a command's Tab-completion hook; the channel closing
-   ends the process.
+4. `{"suggest": …, "call": id}` asks a command's Tab-completion hook (with no
+   secrets); the channel closing ends the process.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib.util
 import logging
 import os
@@ -46,7 +51,7 @@ from pasture.caller import Caller
 from pasture.commands import handlers as _handlers
 from pasture.commands.appstore import AppStore
 from pasture.commands.model import Command, Context
-from pasture.commands.registry import BadCommand, CheckedRun, Registry
+from pasture.commands.registry import BadCommand, CheckedRun, CommandFailed, Registry
 from pasture.errors import PastureError, Refused
 from pasture.platform.workers.protocol import Channel, Closed, refusal_message, refusal_of
 from pasture.result import Result
@@ -212,7 +217,9 @@ class Host:
         self.channel = channel
         self.root = Path(str(hello["root"]))
         self.at = str(hello.get("at", ""))
-        self.secrets = MappingProxyType(dict(hello.get("secrets") or {}))
+        # Confined, the scratch is a filesystem of its size: full, a write says ENOSPC.
+        self.sized = bool(hello.get("sized"))
+        self.current: Any = None  # the id of the call being answered
         self.registry = WorkerRegistry(self.at)
         self.handlers: dict[str, _handlers.Handler] = {}
         self.changes = 0
@@ -270,22 +277,26 @@ class Host:
             except Closed:
                 return
             assert message is not None
-            if "call" in message:
-                self.reply(self.call(message))
-            elif "suggest" in message:
+            self.current = message.get("call")
+            if "suggest" in message:
                 self.reply(self.suggest(message["suggest"]))
+            elif "command" in message or "handler" in message:
+                self.reply(self.call(message))
+            # else: an answer no ctx.store waited for (its code spoke out of turn): dropped
 
     def reply(self, answer: dict[str, Any]) -> None:
+        """Send a call's answer, with the call's id: the server takes no other as its."""
         sys.stdout.flush()  # what the call printed reaches the server's log now
         sys.stderr.flush()
         if self.changes != self.reported:
             self.reported = self.changes
             answer["commands"] = self.manifest()
         try:
-            self.channel.send(answer)
+            self.channel.send({**answer, "call": self.current})
         except (TypeError, ValueError) as e:
             what = str(e).split("Object of type ", 1)[-1].split(" ", 1)[0]
-            self.channel.send({"unjson": what[:60] if "Object of type" in str(e) else "value"})
+            unjson = what[:60] if "Object of type" in str(e) else "value"
+            self.channel.send({"unjson": unjson, "call": self.current})
 
     def call(self, message: dict[str, Any]) -> dict[str, Any]:
         if "handler" in message:
@@ -305,23 +316,51 @@ class Host:
         store = RemoteStore(
             self.channel, str(message["call"]), read_only=message.get("read_only") or None
         )
+        # This call's secrets alone (the server sends them only where they are due), emptied
+        # when it ends: what the next call finds of them is what the code itself kept.
+        given = message.pop("secrets", None)
+        secrets = dict(given) if isinstance(given, dict) else {}
+        if isinstance(given, dict):
+            given.clear()
         ctx = Context(
-            Caller(caller.get("eid"), caller.get("name")), store, self.at, secrets=self.secrets
+            Caller(caller.get("eid"), caller.get("name")),
+            store,
+            self.at,
+            secrets=MappingProxyType(secrets),
         )
         args = message.get("args") or {}
         try:
             # The server checked and converted the arguments before it sent them.
             result = run.run_checked(args, ctx) if isinstance(run, CheckedRun) else run(args, ctx)
         except PastureError as refused:  # a refusal, or its code failing (CommandFailed)
+            if isinstance(refused, CommandFailed) and self._scratch_full(refused):
+                return {"limit": "scratch"}
             return {"refused": refusal_message(refused)}
         except MemoryError:
             return {"limit": "memory"}
         except BaseException as e:  # SystemExit, KeyboardInterrupt, …: the call fails, not this
+            if self._scratch_full(e):
+                return {"limit": "scratch"}
             logger.error("%s failed in its own code", name, exc_info=e)
             return {"failed": type(e).__name__}
         finally:
             store.ended = True
+            secrets.clear()
         return {"result": {"text": result.text, "data": result.data}}
+
+    def _scratch_full(self, e: BaseException) -> bool:
+        """Whether a write past the scratch's size is what failed the call, even where the
+        code (or a library) raised something else because of it."""
+        seen = 0
+        at: BaseException | None = e
+        while at is not None and seen < 8:
+            if isinstance(at, OSError) and (
+                at.errno == errno.EFBIG or (self.sized and at.errno == errno.ENOSPC)
+            ):
+                return True
+            at = at.__cause__ or at.__context__
+            seen += 1
+        return False
 
     def suggest(self, asked: Any) -> dict[str, Any]:
         command = self.registry.get(str(asked.get("command", "")))
@@ -355,10 +394,14 @@ def _reap() -> None:
             pass
 
 
-def _limit_memory(megabytes: int) -> None:
-    size = megabytes * 1024 * 1024
+def _limit(memory: int, scratch: int) -> None:
+    """The process's address space, and the size no one file it writes may pass (a write
+    past it fails with EFBIG: Python ignores SIGXFSZ), both for good."""
+    size = memory * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (size, size))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    most = scratch * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_FSIZE, (most, most))
 
 
 def _die_with_the_server() -> None:
@@ -392,7 +435,7 @@ def main(argv: list[str]) -> int:
     hello = (message or {}).get("hello")
     if not isinstance(hello, dict):
         return 2
-    _limit_memory(int(hello.get("memory") or 512))
+    _limit(int(hello.get("memory") or 512), int(hello.get("scratch") or 64))
     host = Host(channel, hello)
     try:
         problems = host.set_up()
@@ -407,7 +450,7 @@ def main(argv: list[str]) -> int:
     try:
         host.serve()
     except MemoryError:
-        channel.send({"limit": "memory"})
+        channel.send({"limit": "memory", "call": host.current})
     return 0
 
 
