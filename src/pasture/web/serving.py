@@ -9,6 +9,7 @@ next server and are sent its newest answer.
 from __future__ import annotations
 
 import socket
+from collections.abc import Sequence
 from typing import Any
 
 import uvicorn
@@ -19,10 +20,19 @@ GRACE_SECONDS = 5
 
 
 class Server(uvicorn.Server):
-    """A uvicorn server for `create_app`'s door."""
+    """A uvicorn server for `create_app`'s door.
 
-    def __init__(self, app: Starlette, **config: Any) -> None:
+    A request's address is the connection's own, whatever its headers say, unless it comes
+    from one of `trust_proxy` (`pasture serve --trust-proxy ADDR`): from those alone
+    `X-Forwarded-For` and `X-Forwarded-Proto` name the client and its scheme. (uvicorn by
+    itself believes them from loopback, which let anyone on the machine be any address.)
+    """
+
+    def __init__(self, app: Starlette, *, trust_proxy: Sequence[str] = (), **config: Any) -> None:
         config.setdefault("log_level", "warning")
+        config["proxy_headers"] = bool(trust_proxy)
+        if trust_proxy:
+            config["forwarded_allow_ips"] = list(trust_proxy)
         config.setdefault("timeout_graceful_shutdown", GRACE_SECONDS)
         super().__init__(uvicorn.Config(app, **config))
         self.door = app

@@ -5,6 +5,7 @@ A person using an agent never meets these limits; a runaway loop does:
     calls    per token, OAuth grant or signed-in person   600 a minute    $PASTURE_RATE
              per client address (IPv6: per /64)          1,200 a minute   $PASTURE_RATE_ADDRESS
     writes   anonymous, to `open` apps, per address          60 a minute  $PASTURE_RATE_OPEN
+    OAuth    client registrations (`/register`), per address 20 an hour   $PASTURE_RATE_REGISTER
 
     streams  live streams (`./api/subscribe`, MCP listen) held open,
              per signed-in person, or per address signed out   100   $PASTURE_STREAMS
@@ -46,12 +47,16 @@ import time
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TypeVar
 
 from pasture.caller import Caller
 from pasture.errors import TooMany, UsageError, echo
+from pasture.platform.access.leases import Shared, SharedBuckets
+from pasture.platform.db.counts import Counts, Failures
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], None]
+T = TypeVar("T")
 
 TOO_MANY_TRIES = "too many tries — wait a minute"
 _KEYS = 50_000  # keys one limit remembers at most; past it, those at rest are forgotten
@@ -109,11 +114,12 @@ class Rates:
     address: Rate | None = Rate(1200)  # per client address
     open_writes: Rate | None = Rate(60)  # anonymous writes to open apps, per address
     streams: int | None = 100  # live streams held open, per person (signed out: address)
+    registrations: Rate | None = Rate(20, 3600.0)  # OAuth clients registered, per address
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Rates:
         """The defaults, or `$PASTURE_RATE`, `$PASTURE_RATE_ADDRESS`, `$PASTURE_RATE_OPEN`,
-        `$PASTURE_STREAMS`."""
+        `$PASTURE_STREAMS`, `$PASTURE_RATE_REGISTER`."""
         env = os.environ if environ is None else environ
         base = cls()
 
@@ -127,6 +133,7 @@ class Rates:
             address=rate("PASTURE_RATE_ADDRESS", base.address),
             open_writes=rate("PASTURE_RATE_OPEN", base.open_writes),
             streams=most(streams, "$PASTURE_STREAMS") if streams else base.streams,
+            registrations=rate("PASTURE_RATE_REGISTER", base.registrations),
         )
 
 
@@ -141,12 +148,15 @@ def most(text: str, what: str) -> int | None:
 
 
 class Buckets:
-    """One rate for many keys: a bucket each, that holds `rate.count` and fills evenly."""
+    """One rate for many keys: a bucket each, that holds `rate.count` and fills evenly,
+    counted in this process alone. With a `share` (1/N), a bucket of that part of the
+    size (one call at least) that fills at that part of the rate."""
 
-    def __init__(self, rate: Rate, clock: Clock = time.monotonic) -> None:
+    def __init__(self, rate: Rate, clock: Clock = time.monotonic, *, share: float = 1.0) -> None:
         self.rate = rate
         self.clock = clock
-        self._per_second = rate.count / rate.seconds
+        self._size = max(1.0, rate.count * share)
+        self._per_second = rate.count * share / rate.seconds
         self._lock = threading.Lock()
         self._held: dict[Hashable, list[float]] = {}  # key -> [calls left, when counted]
 
@@ -158,15 +168,19 @@ class Buckets:
             if held is None:
                 if len(self._held) >= _KEYS:
                     self._forget_resting(now)
-                self._held[key] = [self.rate.count - 1.0, now]
+                self._held[key] = [self._size - 1.0, now]
                 return 0.0
-            left = min(float(self.rate.count), held[0] + (now - held[1]) * self._per_second)
+            left = min(self._size, held[0] + (now - held[1]) * self._per_second)
             held[1] = now
             if left >= 1.0:
                 held[0] = left - 1.0
                 return 0.0
             held[0] = left  # a refused call takes nothing
             return (1.0 - left) / self._per_second
+
+    def take_at_once(self, key: Hashable) -> float:
+        """`take`: in memory, it never waits."""
+        return self.take(key)
 
     def _forget_resting(self, now: float) -> None:
         """Forget the keys whose bucket is full again; if none is, the fuller half. Never
@@ -272,30 +286,64 @@ def _nothing() -> None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class _Limit:
+    """One limit: its rate, and its buckets (this process's, or shared)."""
+
+    rate: Rate
+    buckets: Buckets | SharedBuckets
+
+    def take(self, key: Hashable) -> float:
+        return self.buckets.take(key)
+
+    def take_at_once(self, key: Hashable) -> float | None:
+        return self.buckets.take_at_once(key)
+
+
 class Limiter:
-    """Every limit of one server process; the doors and the gate ask it, and it refuses."""
+    """Every limit of one server process; the doors and the gate ask it, and it refuses.
+
+    With `counts` (`pasture.platform.db.counts`, what `Service` passes), every process on
+    the same data shares the counts (see the module); without, this process counts alone.
+    A door on an event loop asks `address_at_once` and `caller_at_once`, which never wait:
+    when they cannot tell (False), it asks `address` or `caller` in a thread."""
 
     def __init__(
         self,
         rates: Rates | None = None,
         *,
-        clock: Clock = time.monotonic,
+        clock: Clock | None = None,
         sleep: Sleep = time.sleep,
+        counts: Counts | None = None,
+        looking: bool = True,
     ) -> None:
         self.rates = Rates() if rates is None else rates
-        self.clock = clock  # what every count here reads the time from (tests set their own)
+        # What every count here reads the time from (tests set their own); shared counts
+        # are compared across processes, so in seconds since 1970.
+        self.clock: Clock = clock or (time.monotonic if counts is None else time.time)
 
         def now() -> float:
             return self.clock()
 
-        def buckets(rate: Rate | None) -> Buckets | None:
-            return None if rate is None else Buckets(rate, now)
+        self.shared = None if counts is None else Shared(counts, now, looking=looking)
 
-        self._callers = buckets(self.rates.caller)
-        self._addresses = buckets(self.rates.address)
-        self._open_writes = buckets(self.rates.open_writes)
+        def buckets(rate: Rate | None, kind: str) -> _Limit | None:
+            if rate is None:
+                return None
+            if self.shared is None:
+                return _Limit(rate, Buckets(rate, now))
+
+            def alone(share: float) -> Buckets:
+                return Buckets(rate, now, share=share)
+
+            return _Limit(rate, self.shared.buckets(kind, rate.count, rate.seconds, alone))
+
+        self._callers = buckets(self.rates.caller, "caller")
+        self._addresses = buckets(self.rates.address, "address")
+        self._open_writes = buckets(self.rates.open_writes, "open")
+        self._registrations = buckets(self.rates.registrations, "register")
         self.streams = Streams(self.rates.streams)
-        self.sign_in = SignInTries(clock=now, sleep=sleep)
+        self.sign_in = SignInTries(clock=now, sleep=sleep, shared=self.shared)
 
     def address(self, address: str | None) -> None:
         """One call from a client address; TooMany past its limit (None: not counted)."""
@@ -305,6 +353,17 @@ class Limiter:
         if wait:
             raise _too_many("your address", self._addresses.rate, wait)
 
+    def address_at_once(self, address: str | None) -> bool:
+        """`address` without waiting on anything: True once counted (TooMany past its
+        limit); False when only the shared counts can tell — then ask `address`, in a
+        thread."""
+        if self._addresses is None or not address:
+            return True
+        wait = self._addresses.take_at_once(address_key(address))
+        if wait:
+            raise _too_many("your address", self._addresses.rate, wait)
+        return wait is not None
+
     def caller(self, caller: Caller) -> None:
         """One call by a signed-in person through one token, grant or sign-in."""
         if self._callers is None or not caller.signed_in:
@@ -312,6 +371,20 @@ class Limiter:
         wait = self._callers.take((caller.eid, caller.via))
         if wait:
             raise _too_many(_whose(caller), self._callers.rate, wait)
+
+    def caller_at_once(self, caller: Caller) -> bool:
+        """`caller` without waiting on anything, as `address_at_once` is `address`."""
+        if self._callers is None or not caller.signed_in:
+            return True
+        wait = self._callers.take_at_once((caller.eid, caller.via))
+        if wait:
+            raise _too_many(_whose(caller), self._callers.rate, wait)
+        return wait is not None
+
+    def close(self) -> None:
+        """Give back what this process holds of the shared counts, and stop looking at them."""
+        if self.shared is not None:
+            self.shared.close()
 
     def open_write(self, address: str | None) -> None:
         """One anonymous write to an open app from an address."""
@@ -323,6 +396,20 @@ class Limiter:
             raise TooMany(
                 f"too many changes from your address without signing in — {rate} at most; "
                 f"sign in, or try again in {_seconds(wait)} s",
+                wait,
+            )
+
+    def registration(self, address: str | None) -> None:
+        """One OAuth client registered from an address (`/register`)."""
+        if self._registrations is None or not address:
+            return
+        wait = self._registrations.take(address_key(address))
+        if wait:
+            rate = self._registrations.rate
+            raise TooMany(
+                f"too many OAuth clients registered from your address — {rate} at most; "
+                f"an agent registers once and keeps its client, so try again in "
+                f"{_seconds(wait)} s",
                 wait,
             )
 
@@ -355,7 +442,9 @@ class SignInTries:
     """Failed sign-ins per name and per address: slowed, then refused for a while.
 
     A try is counted as a failure when it starts (so tries made at once are all
-    counted) and taken back when it works.
+    counted) and taken back when it works. With `shared`, the failures are those every
+    process on the same data counts (`pasture.platform.db.counts`); should those not
+    answer, this process's own are counted meanwhile.
     """
 
     clock: Clock = time.monotonic
@@ -366,6 +455,7 @@ class SignInTries:
     forget: float = 15 * 60.0
     first_wait: float = 0.25
     longest_wait: float = 2.0
+    shared: Shared | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _failures: dict[tuple[str, str], _Failures] = field(default_factory=dict, repr=False)
 
@@ -381,53 +471,80 @@ class SignInTries:
         """Before a try: TooMany while its name or address is refused; else counted, and
         slowed when it has failed before."""
         keys = self._keys(name, address)
-        wait = 0.0
-        with self._lock:
+
+        def count(known: dict[tuple[str, str], _Failures]) -> float:
             now = self.clock()
-            if len(self._failures) >= _KEYS:
-                self._forget_old(now)
             counts = []
             for key, _ in keys:
-                failures = self._failures.get(key)
+                failures = known.get(key)
                 if failures is not None and now - failures.last > self.forget:
                     failures = None
                 if failures is not None and failures.locked_until > now:
                     raise TooMany(TOO_MANY_TRIES, failures.locked_until - now)
                 counts.append(failures or _Failures())
+            wait = 0.0
             for (key, policy), failures in zip(keys, counts, strict=True):
                 failures.count += 1
                 failures.last = now
-                self._failures[key] = failures
+                known[key] = failures
                 if failures.count >= policy.refuse_after:
                     failures.locked_until = now + self.lock
                 if failures.count > policy.slow_after:
                     step = failures.count - policy.slow_after - 1
                     wait = max(wait, min(self.longest_wait, self.first_wait * 2.0 ** min(step, 30)))
+            return wait
+
+        wait = self._counted([key for key, _ in keys], count)
         if wait:
             self.sleep(wait)
 
     def succeeded(self, name: str | None, address: str | None) -> None:
         """The try worked: its name starts again, and its address has one failure fewer."""
-        with self._lock:
-            if name:
-                self._failures.pop(("name", name.strip().lower()), None)
-            self._take_back(self._keys(None, address))
+        named = [("name", name.strip().lower())] if name else []
+        at = self._keys(None, address)
+
+        def count(known: dict[tuple[str, str], _Failures]) -> None:
+            for key in named:
+                known.pop(key, None)
+            _take_back(known, at)
+
+        self._counted(named + [key for key, _ in at], count)
 
     def not_counted(self, name: str | None, address: str | None) -> None:
         """The try neither worked nor failed (the server could not tell): it is not counted."""
-        with self._lock:
-            self._take_back(self._keys(name, address))
+        keys = self._keys(name, address)
+        self._counted([key for key, _ in keys], lambda known: _take_back(known, keys))
 
-    def _take_back(self, keys: list[tuple[tuple[str, str], _Policy]]) -> None:
-        for key, policy in keys:
-            failures = self._failures.get(key)
-            if failures is None:
-                continue
-            failures.count -= 1
-            if failures.count <= 0:
-                del self._failures[key]
-            elif failures.count < policy.refuse_after:
-                failures.locked_until = 0.0
+    def _counted(
+        self, keys: list[tuple[str, str]], count: Callable[[dict[tuple[str, str], _Failures]], T]
+    ) -> T:
+        """`count` on the failures of `keys`: those every process shares, or this one's."""
+        shared = self.shared
+        if shared is not None and not shared.apart:
+            texts = {key: f"{key[0]} {key[1]}" for key in keys}
+
+            def change(found: Failures) -> T:
+                known = {k: _Failures(*found[t]) for k, t in texts.items() if t in found}
+                answer = count(known)
+                found.clear()
+                for key, f in known.items():
+                    found[texts[key]] = (f.count, f.last, f.locked_until)
+                return answer
+
+            try:
+                answer = shared.counts.failures(list(texts.values()), change)
+            except TooMany:
+                raise
+            except Exception as e:
+                shared.fell(e)
+            else:
+                shared.works()
+                shared.used()
+                return answer
+        with self._lock:
+            if len(self._failures) >= _KEYS:
+                self._forget_old(self.clock())
+            return count(self._failures)
 
     def _forget_old(self, now: float) -> None:
         old = [
@@ -444,6 +561,20 @@ class SignInTries:
             )
             for key in fewest[: len(self._failures) // 2]:
                 del self._failures[key]
+
+
+def _take_back(
+    known: dict[tuple[str, str], _Failures], keys: list[tuple[tuple[str, str], _Policy]]
+) -> None:
+    for key, policy in keys:
+        failures = known.get(key)
+        if failures is None:
+            continue
+        failures.count -= 1
+        if failures.count <= 0:
+            del known[key]
+        elif failures.count < policy.refuse_after:
+            failures.locked_until = 0.0
 
 
 __all__ = [
