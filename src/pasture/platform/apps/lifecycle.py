@@ -1,9 +1,10 @@
 """Apps as versions: deploy (check everything, then install), read the source back, roll back.
 
 A deploy checks the whole app before anything is installed and refuses with
-every problem at once; it installs components before commands, writes the
+every problem at once — the space's room for one more version among them
+(`pasture.platform.apps.disk`); it installs components before commands, writes the
 version's files, and makes it current in one transaction (`_switch_version`,
-the commit point).
+the commit point), which also lets go of the versions past those kept.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pasture.platform.access.gate import Gate, require_writes
 from pasture.platform.access.spaces import Spaces
 from pasture.platform.apps import paths
 from pasture.platform.apps import versions as _deploy
+from pasture.platform.apps.disk import Disk
 from pasture.platform.auth.people import People
 from pasture.platform.catalog import Catalog
 from pasture.platform.db.platform_db import PlatformDB
@@ -41,13 +43,20 @@ class Apps:
     """Deploying, reading back and rolling back an app's versions."""
 
     def __init__(
-        self, db: PlatformDB, catalog: Catalog, people: People, spaces: Spaces, gate: Gate
+        self,
+        db: PlatformDB,
+        catalog: Catalog,
+        people: People,
+        spaces: Spaces,
+        gate: Gate,
+        disk: Disk | None = None,
     ) -> None:
         self.db = db
         self.catalog = catalog
         self.people = people
         self.spaces = spaces
         self.gate = gate
+        self.disk = disk or Disk(db, catalog.app_dir)
 
     def deploy(
         self,
@@ -148,6 +157,11 @@ class Apps:
         manifest: list[dict[str, Any]] | None = None
         if WORKER in raw:
             manifest = self._check_code(space, slug, raw, commands, problems)
+        if not problems:  # room for it is asked last: what is wrong with it is said first
+            try:
+                self.disk.check_room(space, slug, raw)
+            except DeployRefused as e:
+                problems.extend(e.problems)
         if problems:
             raise DeployRefused(problems)
         assert vocabulary is not None
@@ -174,11 +188,15 @@ class Apps:
                 chosen: Access = access or (
                     cast(Access, current["access"]) if current is not None else "public"
                 )
-                self._switch_version(caller, space, slug, version, app_title, chosen, raw, manifest)
+                gone = self._switch_version(
+                    caller, space, slug, version, app_title, chosen, raw, manifest
+                )
             except BaseException:
                 # Never made current: its folder goes, and the last version serves on.
                 shutil.rmtree(root, ignore_errors=True)
                 raise
+            self.disk.forget(space, slug, gone)
+            self.disk.keep_only(space, slug)
         self.catalog.workers.retire(space, slug)  # the last version's processes stop
         self.catalog.remember(
             space, slug, Loaded(version, app_title, chosen, commands, vocabulary, manifest)
@@ -200,16 +218,18 @@ class Apps:
         access: Access,
         files: Mapping[str, bytes],
         manifest: list[dict[str, Any]] | None,
-    ) -> None:
-        """The commit point of a deploy: one transaction makes the new version current."""
+    ) -> list[int]:
+        """The commit point of a deploy: one transaction makes the new version current and
+        lets go of those past the versions kept; which those were."""
         code = None if manifest is None else json.dumps(manifest)
+        weight = sum(len(body) for body in files.values())
         with self.db.transaction() as conn:
             self.db.keep_files(conn, space, slug, version, files)
             conn.execute(
                 "INSERT INTO versions "
-                "(space, slug, version, title, deployed_by, deployed_at, code) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (space, slug, version, title, caller.eid, now("seconds"), code),
+                "(space, slug, version, title, deployed_by, deployed_at, code, bytes) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (space, slug, version, title, caller.eid, now("seconds"), code, weight),
             )
             conn.execute(
                 "INSERT INTO apps (space, slug, title, access, version) VALUES (?, ?, ?, ?, ?) "
@@ -218,6 +238,7 @@ class Apps:
                 (space, slug, title, access, version),
             )
             conn.execute(REACH_MOVED)  # its access may be narrower now
+            return self.disk.let_go(conn, space, slug, version)
 
     def _check_code(
         self,

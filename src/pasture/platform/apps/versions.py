@@ -197,6 +197,15 @@ def sweep(app_dir: Path, recorded: int) -> None:
             shutil.rmtree(app_dir / f"v{number}", ignore_errors=True)
 
 
+def forget_older(app_dir: Path, oldest_kept: int) -> None:
+    """Remove the folders of versions older than the oldest the database keeps: let go by
+    a deploy (here, or on another server sharing the database). A newer folder is never
+    touched here: it may be a deploy's under way."""
+    for number in versions_on_disk(app_dir):
+        if number < oldest_kept:
+            shutil.rmtree(app_dir / f"v{number}", ignore_errors=True)
+
+
 def write_version(app_dir: Path, version: int, files: Mapping[str, bytes]) -> Path:
     """Write every file to a temporary folder, then rename it into `v<N>` in one step.
 

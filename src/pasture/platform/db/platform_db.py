@@ -36,9 +36,10 @@ from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pasture import faults
+from pasture import faults, metrics
 from pasture.platform.db import platform_tables as tables
 from pasture.platform.db.bus import Bus, SqliteBus
+from pasture.platform.db.counts import Counts, SqliteCounts
 
 if TYPE_CHECKING:
     from pasture.store.base import Store
@@ -108,6 +109,11 @@ class PlatformDB:
         """The bus among every process that shares this database (`pasture.platform.db.bus`)."""
         raise NotImplementedError
 
+    def counts(self) -> Counts:
+        """The counts every process that shares this database shares: limits' buckets and
+        failed sign-ins (`pasture.platform.db.counts`); nothing is opened until they are used."""
+        raise NotImplementedError
+
     def keep_files(
         self, conn: Conn, space: str, slug: str, version: int, files: Mapping[str, bytes]
     ) -> None:
@@ -117,6 +123,10 @@ class PlatformDB:
     def version_files(self, space: str, slug: str, version: int) -> dict[str, bytes] | None:
         """A version's files as the database keeps them, or None when it keeps none."""
         return None
+
+    def forget_files(self, conn: Conn, space: str, slug: str, version: int) -> None:
+        """Forget a version's files with the transaction that lets the version go (only
+        the data directory's copy on SQLite: its folder goes after the commit)."""
 
     def write_aside(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
         """`sql` once for each row, all or nothing, on a connection of its own: for records no
@@ -163,7 +173,7 @@ class SqlitePlatformDB(PlatformDB):
     @contextmanager
     def transaction(self) -> Iterator[Conn]:
         """All or nothing: BEGIN IMMEDIATE so two writers queue instead of failing."""
-        with self._lock, self._faults():
+        with self._lock, self._faults(), metrics.database("platform", "write"):
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self._conn
@@ -200,16 +210,19 @@ class SqlitePlatformDB(PlatformDB):
             self._lock.release()
 
     def one(self, sql: str, *params: Any) -> Row | None:
-        with self._lock, self._faults():
+        with self._lock, self._faults(), metrics.database("platform", "read"):
             row: sqlite3.Row | None = self._conn.execute(sql, params).fetchone()
             return row
 
     def all(self, sql: str, *params: Any) -> list[Row]:
-        with self._lock, self._faults():
+        with self._lock, self._faults(), metrics.database("platform", "read"):
             return list(self._conn.execute(sql, params).fetchall())
 
     def bus(self) -> Bus:
         return SqliteBus(self.path.parent / "changes.db")
+
+    def counts(self) -> Counts:
+        return SqliteCounts(self.path.parent / "limits.db")
 
     def app_store(self, space: str, slug: str, app_dir: Path) -> Store:
         from pasture.store import open_store

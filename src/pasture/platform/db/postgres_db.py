@@ -38,9 +38,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pasture import metrics
 from pasture.errors import Conflict, Unavailable
 from pasture.platform.db import platform_tables as tables
 from pasture.platform.db.bus import Bus, PostgresBus
+from pasture.platform.db.counts import Counts
 from pasture.platform.db.platform_db import Conn, Cursor, PlatformDB, Row
 from pasture.store import pool
 
@@ -196,7 +198,13 @@ class PostgresPlatformDB(PlatformDB):
 
     @contextmanager
     def transaction(self) -> Iterator[Conn]:
-        with self._lock, self._guard(), self._using() as db, db.transaction():
+        with (
+            self._lock,
+            self._guard(),
+            metrics.database("platform", "write"),
+            self._using() as db,
+            db.transaction(),
+        ):
             db.execute(_BUMP)  # first: later writers wait here, and every stamp moves
             yield _Conn(db)
 
@@ -207,12 +215,12 @@ class PostgresPlatformDB(PlatformDB):
             return int(row[0]), 0
 
     def one(self, sql: str, *params: Any) -> Row | None:
-        with self._guard(), self._using() as db:
+        with self._guard(), metrics.database("platform", "read"), self._using() as db:
             row: Row | None = _Conn(db).execute(sql, params).fetchone()
             return row
 
     def all(self, sql: str, *params: Any) -> list[Row]:
-        with self._guard(), self._using() as db:
+        with self._guard(), metrics.database("platform", "read"), self._using() as db:
             return list(_Conn(db).execute(sql, params).fetchall())
 
     def bus(self) -> Bus:
@@ -224,6 +232,20 @@ class PostgresPlatformDB(PlatformDB):
             return pool.connect(url, unreachable=_UNREACHABLE)
 
         return PostgresBus(own, lambda: self._using(own=True))
+
+    def counts(self) -> Counts:
+        # On the pool's connections, outside `transaction()`: the generation stays.
+        @contextmanager
+        def transaction() -> Iterator[Conn]:
+            with self._guard(), self._using(own=True) as db, db.transaction():
+                yield _Conn(db)
+
+        @contextmanager
+        def reading() -> Iterator[Conn]:
+            with self._guard(), self._using(own=True) as db:
+                yield _Conn(db)
+
+        return Counts(transaction, reading)
 
     def app_store(self, space: str, slug: str, app_dir: Path) -> Store:
         from pasture.store import open_store
@@ -256,6 +278,12 @@ class PostgresPlatformDB(PlatformDB):
                 "INSERT INTO files (space, slug, version, path, body) VALUES (?, ?, ?, ?, ?)",
                 (space, slug, version, path, body),
             )
+
+    def forget_files(self, conn: Conn, space: str, slug: str, version: int) -> None:
+        conn.execute(
+            "DELETE FROM files WHERE space = ? AND slug = ? AND version = ?",
+            (space, slug, version),
+        )
 
     def version_files(self, space: str, slug: str, version: int) -> dict[str, bytes] | None:
         rows = self.all(
