@@ -51,6 +51,12 @@ Every `pasture serve` here counts calls against its rate limits
 (`pasture.platform.access.limits`) as any server does, at limits no run reaches
 (unless $PASTURE_RATE or $PASTURE_RATE_ADDRESS says otherwise).
 
+Then what an operator turns on costs: `command log_run` on a server counting the limits
+(shared by every process on its data), serving `/metrics` and logging JSON lines to a
+file, against one with the limits off, no metrics and the text log (to a file too): two
+`pasture serve` side by side, in the same rounds (goal ≥ 0.95×); the JSON log is read
+back, a line a request.
+
 Last, `commands` on a pasture with 200 apps deployed (the run club's three
 commands each, from its tools.json, spread over four spaces of one person:
 600 commands), against a bare SDK server (the low-level server, one tool) whose
@@ -69,6 +75,7 @@ does when memory cannot tell), each a request's share, in process.
     .venv/bin/python benchmarks/mcp.py [--calls 400] [--rounds 3] [--mode auto|legacy]
     .venv/bin/python benchmarks/mcp.py --quick   # 160 calls, 1 round, 50 apps: a look
     .venv/bin/python benchmarks/mcp.py --only oauth   # OAuth + audit against static, alone
+    .venv/bin/python benchmarks/mcp.py --only operator   # shared limits, metrics, JSON logs
     .venv/bin/python benchmarks/mcp.py --only commands   # `commands`, 200 apps, alone
     .venv/bin/python benchmarks/mcp.py --only lookup   # a token's person: at once, in a thread
 """
@@ -118,6 +125,7 @@ CONCURRENT = 8
 # Limits every pasture here counts calls against, and no run reaches (see the docstring).
 UNREACHED = "1000000000/minute"
 GOAL_OAUTH = 0.95  # OAuth with the audit on, against a static token with the audit off
+GOAL_OPERATOR = 0.95  # shared limits, metrics and JSON logs, against all three off
 CALLBACK = "http://127.0.0.1:9/cb"  # nothing listens: the code is read off the redirect
 
 # The code command's app: the run club's vocabulary and this worker.py, nothing else.
@@ -334,8 +342,10 @@ def free_port() -> int:
         return port
 
 
-def start(args: list[str], env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL)
+def start(
+    args: list[str], env: dict[str, str], port: int, stderr: Any = None
+) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -711,50 +721,8 @@ def oauth_against_static(
         "command log_run with an OAuth access token, the audit on, against a static token, "
         "the audit off"
     )
-    print(
-        f"(two pasture servers side by side), {options.calls} calls a run, median of "
-        f"{options.rounds} rounds, the order alternating:"
-    )
     names = {"static": "static token, audit off", "oauth": "OAuth token, audit on"}
-    for clients in (1, CONCURRENT):
-        label = "sequential" if clients == 1 else f"{clients} concurrent clients"
-        rates: dict[str, list[float]] = {which: [] for which in servers}
-        cpus: dict[str, list[float]] = {which: [] for which in servers}
-        for n in range(options.rounds):
-            order = list(servers) if n % 2 == 0 else list(reversed(servers))
-            for which in order:
-                url, token, pid = servers[which]
-                m = anyio.run(
-                    rate,
-                    url,
-                    token,
-                    options.mode,
-                    log_run_at(which),
-                    options.calls,
-                    clients,
-                    pid,
-                    settle,
-                )
-                rates[which].append(m.rate)
-                cpus[which].append(m.cpu)
-        a = statistics.median(rates["static"])
-        b = statistics.median(rates["oauth"])
-        paired = " ".join(
-            f"{x / y:.2f}" for x, y in zip(rates["oauth"], rates["static"], strict=True)
-        )
-        print(f"  {label:<22} {names['static']:<24} {a:8.1f}/s")
-        line = (
-            f"  {'':<22} {names['oauth']:<24} {b:8.1f}/s   ratio {b / a:.2f}x "
-            f"(goal ≥ {GOAL_OAUTH:.2f}x)"
-        )
-        print(f"{line}   (each round: {paired})")
-        if cpus["static"][0] >= 0:
-            c = statistics.median(cpus["static"]) * 1000
-            d = statistics.median(cpus["oauth"]) * 1000
-            print(
-                f"  {'':<22}   server CPU a call: static, audit off {c:.2f} ms; "
-                f"OAuth, audit on {d:.2f} ms (ratio {c / d:.2f}x)"
-            )
+    side_by_side(options, servers, names, log_run_at, settle, GOAL_OAUTH)
 
     # Stopped, each server writes what its audit still holds; then it is read back.
     for which in servers:
@@ -774,6 +742,112 @@ def oauth_against_static(
     static = len(kept["static"])
     print(f"  {'':<18}the audit-off server {static} of the {made['static']} it answered")
     assert len(oauth) == min(made["oauth"], 10_000), "the audit missed calls"
+
+
+def side_by_side(
+    options: argparse.Namespace,
+    servers: dict[str, tuple[str, str, int]],
+    names: dict[str, str],
+    call_at: Callable[[str], Call],
+    settle: float,
+    goal: float,
+) -> None:
+    """Two servers (`servers`: the baseline first, then the one measured against it, each
+    (url, token, pid)) called in the same rounds, sequentially and with 8 clients, the order
+    alternating; printed: the medians, their ratio against `goal`, each round's, and each
+    server's CPU a call."""
+    base, other = list(servers)
+    print(
+        f"(two pasture servers side by side), {options.calls} calls a run, median of "
+        f"{options.rounds} rounds, the order alternating:"
+    )
+    for clients in (1, CONCURRENT):
+        label = "sequential" if clients == 1 else f"{clients} concurrent clients"
+        rates: dict[str, list[float]] = {which: [] for which in servers}
+        cpus: dict[str, list[float]] = {which: [] for which in servers}
+        for n in range(options.rounds):
+            order = list(servers) if n % 2 == 0 else list(reversed(servers))
+            for which in order:
+                url, token, pid = servers[which]
+                m = anyio.run(
+                    rate,
+                    url,
+                    token,
+                    options.mode,
+                    call_at(which),
+                    options.calls,
+                    clients,
+                    pid,
+                    settle,
+                )
+                rates[which].append(m.rate)
+                cpus[which].append(m.cpu)
+        a = statistics.median(rates[base])
+        b = statistics.median(rates[other])
+        paired = " ".join(f"{x / y:.2f}" for x, y in zip(rates[other], rates[base], strict=True))
+        print(f"  {label:<22} {names[base]:<34} {a:8.1f}/s")
+        line = f"  {'':<22} {names[other]:<34} {b:8.1f}/s   ratio {b / a:.2f}x (goal ≥ {goal:.2f}x)"
+        print(f"{line}   (each round: {paired})")
+        if cpus[base][0] >= 0:
+            c = statistics.median(cpus[base]) * 1000
+            d = statistics.median(cpus[other]) * 1000
+            print(
+                f"  {'':<22}   server CPU a call: {names[base]} {c:.2f} ms; "
+                f"{names[other]} {d:.2f} ms (ratio {c / d:.2f}x)"
+            )
+
+
+def operator_against_plain(
+    options: argparse.Namespace,
+    env: dict[str, str],
+    homes: list[Path],
+    processes: list[subprocess.Popen[bytes]],
+) -> None:
+    """`command log_run` over HTTP on a server with what an operator turns on — the limits
+    counted (shared by every process on the data: `limits.db`), `--metrics` and
+    `--log-format json`, its log written to a file — against one with the limits off
+    (`PASTURE_RATE=off`, `PASTURE_RATE_ADDRESS=off`), no metrics and the text log, written
+    to a file too: two `pasture serve` side by side, measured in the same rounds."""
+    servers: dict[str, tuple[str, str, int]] = {}
+    logs: dict[str, Path] = {}
+    for which in ("plain", "operator"):
+        home, token = pasture_home(1)
+        homes.append(home)
+        port = free_port()
+        their = {**env, "PASTURE_HOME": str(home)}
+        serve = [sys.executable, "-m", "pasture", "serve", "--port", str(port)]
+        if which == "plain":
+            their["PASTURE_RATE"] = their["PASTURE_RATE_ADDRESS"] = "off"
+        else:
+            serve += ["--metrics", "--log-format", "json"]
+        logs[which] = home / "server.log"
+        with logs[which].open("wb") as written:
+            processes.append(start(serve, their, port, stderr=written))
+        servers[which] = (f"http://127.0.0.1:{port}/mcp", token, processes[-1].pid)
+
+    def log_run_at(which: str) -> Call:
+        async def log_run(c: Client) -> Any:
+            result = await c.call_tool("command", {"name": "log_run", "args": RUN, "app": "runs"})
+            assert not result.is_error, result
+            return result
+
+        return log_run
+
+    print()
+    print(
+        "command log_run with shared limits, /metrics and JSON logs on, against the limits "
+        "off, no metrics and text logs"
+    )
+    names = {"plain": "limits off, text log", "operator": "shared limits, metrics, JSON log"}
+    side_by_side(options, servers, names, log_run_at, 0.2, GOAL_OPERATOR)
+    lines = logs["operator"].read_text().splitlines()
+    requests = [json.loads(line) for line in lines if '"logger": "pasture.requests"' in line]
+    print(
+        f"  log, read back: the JSON-log server wrote {len(requests)} request lines "
+        f"({logs['operator'].stat().st_size:,} bytes), the text-log server "
+        f"{logs['plain'].stat().st_size:,} bytes"
+    )
+    assert requests and all("request_id" in r for r in requests), "the JSON log has no requests"
 
 
 GOAL_COMMANDS_MS = 4.0  # `commands` with 200 apps and 600 commands, a call over HTTP
@@ -917,9 +991,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer calls, rounds and apps")
     parser.add_argument(
         "--only",
-        choices=["oauth", "commands", "lookup"],
+        choices=["oauth", "operator", "commands", "lookup"],
         help="only this figure (oauth: OAuth + audit vs static; commands: `commands` with "
-        "--apps apps vs a bare SDK server giving the same answer; lookup: finding a token's "
+        "--apps apps vs a bare SDK server giving the same answer; operator: shared limits, "
+        "metrics and JSON logs vs all off; lookup: finding a token's "
         "person at once, inline and in a thread)",
     )
     parser.add_argument("--bare", nargs=3, metavar=("PORT", "DB", "FORM"), help=argparse.SUPPRESS)
@@ -947,6 +1022,9 @@ def main() -> None:
     try:
         if options.only == "oauth":
             oauth_against_static(options, env, homes, processes)
+            return
+        if options.only == "operator":
+            operator_against_plain(options, env, homes, processes)
             return
         if options.only == "commands":
             commands_against_bare(options, env, homes, processes)
@@ -1048,6 +1126,7 @@ def main() -> None:
         processes.clear()
 
         oauth_against_static(options, env, homes, processes)
+        operator_against_plain(options, env, homes, processes)
 
         print()
         commands_against_bare(options, env, homes, processes)

@@ -20,6 +20,7 @@ HEAVY = (
     "jsonschema",
     "mcp",
     "mcp_types",
+    "prometheus_client",
     "prompt_toolkit",
     "psycopg",
     "pydantic",

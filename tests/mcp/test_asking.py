@@ -10,6 +10,7 @@ stateless HTTP, where the older protocol cannot ask and the hint is all there is
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -286,8 +287,11 @@ def test_a_fault_while_asking_runs_nothing_and_tells_no_internal(
     result = in_memory(
         todos.service, todos.ada, "auto", talk, elicitation_callback=Person("accept")
     )
-    assert refused(result) == (
+    sentence = refused(result)
+    fault = sentence.rpartition(" ")[2]  # the fault's id, which the server's log names too
+    assert sentence == (
         "command failed on the server; nothing about it is your mistake — try again, and if it "
-        "keeps failing tell the person who runs this pasture"
+        f"keeps failing tell the person who runs this pasture, naming fault {fault}"
     )
+    assert re.fullmatch(r"[0-9a-f]{8}", fault)
     assert todos.texts() == ["buy milk", "call bo"]

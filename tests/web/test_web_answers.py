@@ -95,9 +95,13 @@ def test_a_bug_is_a_bare_500_json_on_the_api_and_a_page_elsewhere(
 ) -> None:
     _, client = failing
     api = client.get("/ada/runs/api/query?.jog!")
-    assert (api.status_code, api.json()) == (500, {"error": SERVER_FAULT})
+    fault = api.headers["x-request-id"]  # named in the sentence, and in the log
+    sentence = f"{SERVER_FAULT}, naming fault {fault}"
+    assert (api.status_code, api.json()) == (500, {"error": sentence})
+    assert f"fault {fault}" in caplog.text
     page = client.get("/ada/runs/index.html")
     assert page.status_code == 500
+    assert f"naming fault {page.headers['x-request-id']}" in page.text
     assert page.headers["content-type"].startswith("text/html")
     assert "secret" not in page.text and "Traceback" not in page.text
     assert "/secret/path/store.db is locked" in caplog.text  # logged on the server

@@ -326,7 +326,8 @@ def test_a_bug_is_a_bare_500_with_no_traceback(
     finally:
         broken.close()
     assert answer.status_code == 500
-    assert answer.json() == {"error": SERVER_FAULT}
+    fault = answer.headers["x-request-id"]
+    assert answer.json() == {"error": f"{SERVER_FAULT}, naming fault {fault}"}
     assert "secret" not in answer.text
     assert "/secret/path/store.db is locked" in caplog.text  # logged on the server
 

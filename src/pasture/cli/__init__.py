@@ -17,6 +17,7 @@ import sys
 
 from pasture.cli._opening import home_of, open_service, run, serve, server_log
 from pasture.cli._verbs import Help, Later, Verbs
+from pasture.version import __version__
 
 TYPE_CHECKING = False  # not typing's: importing typing costs `pasture --help` a millisecond
 if TYPE_CHECKING:
@@ -319,7 +320,7 @@ def do_serve(args: argparse.Namespace) -> int:
         from pasture.errors import UsageError
 
         raise UsageError(f"--workers is how many processes serve: at least 1, not {args.workers}")
-    server_log()
+    server_log(args.log_format)
     check_writable(home_of(args))  # said now, not at the first write
     server_zone()  # likewise a time zone it does not know, not at the first `today`
     url = args.public_url or f"http://{args.host}:{args.port}"
@@ -332,8 +333,12 @@ def do_serve(args: argparse.Namespace) -> int:
         from pasture.cli._serve_processes import serve_in_workers
 
         service.close()  # each worker opens its own, on the same data
+        if args.metrics:  # each counts into one folder, and /metrics in any says all of it
+            from pasture.metrics import share_between_processes
+
+            share_between_processes()
         return serve_in_workers(args, args.workers)
-    serve(service, args.host, args.port)
+    serve(service, args)
     return 0
 
 
@@ -391,6 +396,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="The data directory is --home, $PASTURE_HOME, or ~/.local/share/pasture; "
         "with --database or $PASTURE_DATABASE_URL the data is in PostgreSQL.",
     )
+    parser.add_argument(
+        "--version", action="version", version=f"pasture {__version__}", help="say the version"
+    )
     parser.add_argument("--home", metavar="DIR", help="the data directory")
     parser.add_argument(
         "--database",
@@ -438,6 +446,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rate_limits(p)
     worker_limits(p)
+    hosting(p)
 
     p = verb(verbs, "mcp", do_mcp, "speak MCP on stdin/stdout, as the owner or a token's person")
     p.add_argument("--token", help="act as the person this token belongs to")
@@ -607,6 +616,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rate_limits(p)
     worker_limits(p)
+    hosting(p)
     return parser
 
 
@@ -632,6 +642,47 @@ def rate_limits(p: Later) -> None:
     )
 
 
+def hosting(p: Later) -> None:
+    """What a server run for others needs: its disk bounded, the proxy in front of it named,
+    its log and its metrics in the forms an operator's tools read."""
+    p.add_argument(
+        "--max-rows",
+        type=int,
+        metavar="N",
+        help="rows one answer holds at most; one cut short says how to read on (1000)",
+    )
+    p.add_argument(
+        "--versions-kept",
+        type=int,
+        metavar="N",
+        help="versions of each app kept on disk, the ones rollback reaches (20)",
+    )
+    p.add_argument(
+        "--space-quota",
+        type=int,
+        metavar="MB",
+        help="disk a space's apps may use, every version kept counted (1024)",
+    )
+    p.add_argument(
+        "--trust-proxy",
+        action="append",
+        metavar="ADDR",
+        help="the address of a proxy in front of this server, whose X-Forwarded-For and "
+        "X-Forwarded-Proto are believed (again for more); else no forwarding header is",
+    )
+    p.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="the server's log: lines for people (text), or one JSON object a line (json)",
+    )
+    p.add_argument(
+        "--metrics",
+        action="store_true",
+        help="serve /metrics in Prometheus' text format, to the server's owner alone",
+    )
+
+
 def worker_limits(p: Later) -> None:
     """What one call of an app's code may use, on this server."""
     p.add_argument(
@@ -648,6 +699,12 @@ def worker_limits(p: Later) -> None:
         type=int,
         metavar="N",
         help="calls of one app's code at once, each in its own process (4)",
+    )
+    p.add_argument(
+        "--worker-scratch",
+        type=int,
+        metavar="MB",
+        help="scratch (/tmp and /dev/shm) a worker process may fill, across its calls (64)",
     )
     p.add_argument(
         "--worker-network",

@@ -18,7 +18,7 @@ def demo(args: argparse.Namespace) -> int:
     from pasture.cli._opening import home_of, open_service, serve, server_log
     from pasture.faults import check_writable
 
-    server_log()
+    server_log(args.log_format)
     check_writable(home_of(args))
     url = f"http://{args.host}:{args.port}"
     service = open_service(args, url)
@@ -85,5 +85,5 @@ point an agent at it, with an MCP client's config:
 stop with Ctrl-C""",
         flush=True,
     )
-    serve(service, args.host, args.port)
+    serve(service, args)
     return 0

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from pasture.platform import Rates, Service
+    from pasture.web.serving import Server as WebServer
 
 DEFAULT_HOME = "~/.local/share/pasture"
 
@@ -28,7 +29,9 @@ def home_of(args: argparse.Namespace) -> Path:
     from pathlib import Path
 
     home = args.home or os.environ.get("PASTURE_HOME") or DEFAULT_HOME
-    return Path(home).expanduser()
+    # Whole from the start: a worker's sandbox is given its folders by name, and a
+    # relative one means nothing from where bubblewrap stands.
+    return Path(home).expanduser().absolute()
 
 
 # The Services a verb opened, closed by `run` when the verb is done: whatever it started
@@ -46,7 +49,7 @@ def open_service(args: argparse.Namespace, base_url: str | None = None) -> Servi
     limits = Limits.from_env()
     given = {
         field: getattr(args, f"worker_{field}", None)
-        for field in ("time", "cpu", "memory", "processes")
+        for field in ("time", "cpu", "memory", "processes", "scratch")
     }
     limits = replace(limits, **{k: v for k, v in given.items() if v is not None})
     if getattr(args, "worker_network", False):
@@ -62,6 +65,9 @@ def open_service(args: argparse.Namespace, base_url: str | None = None) -> Servi
         apps_domain=apps_domain or None,
         audit_days=audit_days,
         rates=rates_of(args),
+        versions_kept=getattr(args, "versions_kept", None),
+        space_quota=getattr(args, "space_quota", None),
+        max_rows=getattr(args, "max_rows", None),
     )
     _opened.append(service)
     return service
@@ -91,23 +97,37 @@ def rates_of(args: argparse.Namespace) -> Rates | None:
     return replace(Rates.from_env(), **changed)
 
 
-def server_log() -> None:
-    """A server's log on stderr: what pasture says, and what its apps' code prints."""
+def server_log(log_format: str = "text") -> None:
+    """A server's log on stderr: what pasture says, and what its apps' code prints; as
+    lines for people, or with `log_format="json"` one JSON object a line."""
     import logging
 
+    from pasture.log_lines import formatter
+
     handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    # each record with the id of the request it was logged serving (pasture.request_ids)
+    handler.setFormatter(formatter(log_format))
     log = logging.getLogger("pasture")
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     log.propagate = False
 
 
-def serve(service: Service, host: str, port: int) -> None:
+def web_server(service: Service, args: argparse.Namespace) -> WebServer:
+    """The web door for `service` as `serve`'s options say: its host and port, the proxies
+    whose forwarding headers are believed, its log's form, and whether /metrics is on."""
     from pasture.web import create_app
     from pasture.web.serving import Server
 
-    Server(create_app(service, bind_host=host), host=host, port=port).run()
+    host, port = args.host, args.port
+    trusted = list(getattr(args, "trust_proxy", None) or [])
+    app = create_app(service, bind_host=host, metrics=bool(getattr(args, "metrics", False)))
+    return Server(app, host=host, port=port, trust_proxy=trusted)
+
+
+def serve(service: Service, args: argparse.Namespace) -> None:
+    """Serve until stopped, as the options say (`web_server`)."""
+    web_server(service, args).run()
 
 
 def run(args: argparse.Namespace) -> int:

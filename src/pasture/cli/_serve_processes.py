@@ -85,15 +85,12 @@ def _ended_well(code: int, sent: list[int]) -> bool:
 
 def _serve_here(args: argparse.Namespace) -> int:
     """One worker: a Service of its own, serving the socket it was handed."""
-    from pasture.cli._opening import open_service, server_log
-    from pasture.web import create_app
-    from pasture.web.serving import Server
+    from pasture.cli._opening import open_service, server_log, web_server
 
-    server_log()
+    server_log(args.log_format)
     listening = socket.socket(fileno=args.socket)
     service = open_service(args, args.public_url or f"http://{args.host}:{args.port}")
-    app = create_app(service, bind_host=args.host)
-    server = Server(app)  # as one process serves: pages' streams ended first on a stop
+    server = web_server(service, args)  # as one process serves: pages' streams ended first
     server.run(sockets=[listening])
     return 0 if server.started else 3  # 3: uvicorn's own code for a failed start-up
 

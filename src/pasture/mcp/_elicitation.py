@@ -30,6 +30,7 @@ from pasture.asking import CANCELLED, question
 from pasture.caller import Caller
 from pasture.errors import PastureError
 from pasture.mcp._tool_results import Wire, failed, refusal
+from pasture.request_ids import fault_id
 from pasture.threads import in_thread
 
 if TYPE_CHECKING:  # a registry served on its own asks too, and loads no platform
@@ -109,7 +110,9 @@ async def ask_first(
     except PastureError:
         return GoAhead()  # unknown, ambiguous, out of reach: the call says so
     except Exception:  # a bug: nothing runs unasked, and no internal goes out
-        logger.exception("command %s could not be looked up to ask first", name)
+        logger.exception(
+            "command %s could not be looked up to ask first (fault %s)", name, fault_id()
+        )
         return failed("command")
     command = found.command
     if not command.consequential:

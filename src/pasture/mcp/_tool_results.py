@@ -17,6 +17,7 @@ from typing import Any
 import mcp_types as types
 
 from pasture.errors import PastureError
+from pasture.request_ids import fault_id
 from pasture.result import Result
 
 logger = logging.getLogger("pasture.mcp")
@@ -55,15 +56,16 @@ def answer(tool: str, run: Callable[[], Result]) -> Wire:
     except PastureError as refused:
         return refusal(refused.sentence)
     except Exception:
-        logger.exception("tool %s failed", tool)
+        logger.exception("tool %s failed (fault %s)", tool, fault_id())
         return failed(tool)
 
 
 def failed(tool: str) -> Wire:
-    """The answer of a call that failed on the server (its traceback logged by the caller)."""
+    """The answer of a call that failed on the server (its traceback logged by the caller),
+    naming the fault's id, which the server's log has too."""
     return refusal(
         f"{tool} failed on the server; nothing about it is your mistake — try again, "
-        "and if it keeps failing tell the person who runs this pasture"
+        f"and if it keeps failing tell the person who runs this pasture, naming fault {fault_id()}"
     )
 
 

@@ -97,7 +97,7 @@ class Running:
         read_only = name if kind == "query" else None
         ctx = self._context(caller, reached.at, read_only, via_web)
         version = self.catalog.version_of(reached.space, reached.slug, loaded.version)
-        return self.catalog.workers.run_handler(version, name, args, ctx)
+        return self.catalog.workers.run_handler(version, name, args, ctx, kind=kind)
 
     def context(
         self,

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pasture.caller import NOBODY, Caller
-from pasture.errors import Forbidden, NotFound, Refused, Unauthorized
+from pasture.errors import Forbidden, NotFound, PastureError, Refused, Unauthorized
 from pasture.platform.access.audit import (
     Audit,
     args_shape,
@@ -53,6 +53,7 @@ from pasture.platform.access.gate import Gate
 from pasture.platform.access.limits import Limiter, Rates
 from pasture.platform.access.spaces import Spaces
 from pasture.platform.apps.app_secrets import Secrets
+from pasture.platform.apps.disk import Disk
 from pasture.platform.apps.lifecycle import Apps
 from pasture.platform.apps.origins import Origins, apps_domain_of
 from pasture.platform.apps.pages import Pages
@@ -69,6 +70,7 @@ from pasture.platform.nouns import OAUTH_ACCESS_PREFIX, Access, Resolved, Role
 from pasture.platform.running import Running
 from pasture.platform.workers.sandbox import Limits
 from pasture.result import Result
+from pasture.store import pages
 
 if TYPE_CHECKING:
     from pasture.platform.auth.oauth import OAuth
@@ -88,6 +90,9 @@ class Service:
         audit_days: float | None = None,
         audit: bool | None = None,
         rates: Rates | None = None,
+        versions_kept: int | None = None,
+        space_quota: int | None = None,
+        max_rows: int | None = None,
     ) -> None:
         """`home` is the data directory. `database_url` (else `$PASTURE_DATABASE_URL`; ""
         for none) is a PostgreSQL database that keeps the platform's tables and every
@@ -99,11 +104,17 @@ class Service:
         (or `$PASTURE_AUDIT=off`) keeps none (`pasture.platform.access.audit`). `rates` are how
         fast a token, an address and anonymous writers may call (else the defaults, or
         `$PASTURE_RATE…`): the doors and the gate ask `self.limiter`
-        (`pasture.platform.access.limits`), which also slows and stops repeated failed sign-ins."""
+        (`pasture.platform.access.limits`), which also slows and stops repeated failed sign-ins.
+        Each app keeps its newest `versions_kept` versions (else `$PASTURE_VERSIONS_KEPT`,
+        else 20), and a space's apps at most `space_quota` megabytes of them (else
+        `$PASTURE_SPACE_QUOTA`, else 1,024; `pasture.platform.apps.disk`). A read answers
+        at most `max_rows` rows, and says how to read on (else `$PASTURE_MAX_ROWS`, else
+        1,000; `pasture.store.pages`)."""
         if database_url is None:
             database_url = os.environ.get("PASTURE_DATABASE_URL") or None
         self.database_url = database_url
-        self.home = Path(home).expanduser()
+        # whole: a worker's sandbox names its folders, which a relative path cannot
+        self.home = Path(home).expanduser().absolute()
         self.home.mkdir(parents=True, exist_ok=True)
         self.base_url = base_url.rstrip("/")
         # PostgreSQL keeps everything but a cache of version files (and worker.py's
@@ -116,15 +127,26 @@ class Service:
         else:
             self.db = SqlitePlatformDB(self.home / "platform.db")
         self.origins = Origins(self.base_url, apps_domain_of(apps_domain))
-        self.catalog = Catalog(self.home, self.origins, self.db, limits or Limits.from_env())
+        self.catalog = Catalog(
+            self.home,
+            self.origins,
+            self.db,
+            limits or Limits.from_env(),
+            max_rows=pages.max_rows(max_rows),
+        )
         self.passes = Passes(self.db)
         self._tokens = Tokens(self.db)
         self._oauth_provider: OAuth | None = None  # made on first use: it loads the MCP SDK
         self.people = People(self.db, self.base_url)
         self.spaces = Spaces(self.db, self.catalog, self.people)
-        self.limiter = Limiter(Rates.from_env() if rates is None else rates)
+        # counted with every process on the same data (`pasture.platform.access.leases`)
+        rates = Rates.from_env() if rates is None else rates
+        self.limiter = Limiter(rates, counts=self.db.counts())
         self.gate = Gate(self.catalog, self.limiter)
-        self.apps = Apps(self.db, self.catalog, self.people, self.spaces, self.gate)
+        disk = Disk(
+            self.db, self.catalog.app_dir, versions_kept=versions_kept, space_quota=space_quota
+        )
+        self.apps = Apps(self.db, self.catalog, self.people, self.spaces, self.gate, disk)
         # Every write, deploy and change of who reaches what, told to every server.
         self.bus = self.db.bus()
         self.graph = Graph(self.catalog, self.gate, self.bus)
@@ -501,6 +523,20 @@ class Service:
         text = "\n".join([head, *lines(records, apps=at is None)])
         return Result(text, {"records": records})
 
+    def readiness(self) -> dict[str, str]:
+        """Whether this server can serve a call, for `/readyz`: its database answers, and a
+        worker process for apps' code can start — each `ok`, or the sentence why not."""
+        if self._closed:
+            return {"database": "this server is stopping", "workers": "this server is stopping"}
+        said = {"database": "ok", "workers": self.catalog.workers.can_start() or "ok"}
+        try:
+            self.db.stamp()
+        except PastureError as e:  # a database gone, a disk full: its sentence
+            said["database"] = e.sentence
+        except Exception as e:  # anything else, by its kind
+            said["database"] = f"it does not answer ({type(e).__name__})"
+        return said
+
     def close(self) -> None:
         """End what this Service started (worker processes, the bus's listener), writing
         what the audit still holds first; a second close does nothing."""
@@ -508,6 +544,7 @@ class Service:
             return
         self._closed = True
         self.bus.close()
+        self.limiter.close()  # what it holds of the shared counts given back
         self.audit_log.close()  # what is still queued is written first
         self.catalog.close()
         self.db.close()

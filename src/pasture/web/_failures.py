@@ -27,6 +27,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from pasture.errors import BadToken, PastureError, TooMany
+from pasture.request_ids import fault_id
 from pasture.web import apps_origins, own_pages
 
 log = logging.getLogger("pasture.web")
@@ -35,6 +36,13 @@ SERVER_FAULT = (
     "something went wrong on the server — it has been logged; "
     "try again, and if it keeps happening tell whoever runs this pasture"
 )
+
+
+def server_fault_sentence() -> str:
+    """`SERVER_FAULT`, naming this request's fault: its id, in the server's log too."""
+    return f"{SERVER_FAULT}, naming fault {fault_id()}"
+
+
 _API = re.compile(r"/api/|/[^/]+/[^/]+/api/")  # the platform's API, an app's ./api/
 _TITLES = {404: "Not here", 429: "Too many"}
 
@@ -64,11 +72,10 @@ def refusal(path: str, e: PastureError, sign_in: str | None = None) -> Response:
 
 def fault(path: str) -> Response:
     """A bug's answer: 500 and the one sentence, as JSON or a page by the route."""
+    sentence = server_fault_sentence()
     if answers_json(path) or path == "/mcp" or path.startswith("/mcp/"):
-        return JSONResponse({"error": SERVER_FAULT}, status_code=500)
-    return HTMLResponse(
-        own_pages.message_page("Something went wrong", SERVER_FAULT), status_code=500
-    )
+        return JSONResponse({"error": sentence}, status_code=500)
+    return HTMLResponse(own_pages.message_page("Something went wrong", sentence), status_code=500)
 
 
 async def refused(request: Request, exc: Exception) -> Response:
@@ -83,7 +90,13 @@ async def refused(request: Request, exc: Exception) -> Response:
 
 async def server_fault(request: Request, exc: Exception) -> Response:
     """Starlette's handler for anything else: a bug, logged with its traceback."""
-    log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+    log.error(
+        "unexpected error on %s %s (fault %s)",
+        request.method,
+        request.url.path,
+        fault_id(),
+        exc_info=exc,
+    )
     return fault(request.url.path)
 
 
@@ -156,5 +169,6 @@ __all__ = [
     "refused",
     "refused_page",
     "server_fault",
+    "server_fault_sentence",
     "sign_in_from",
 ]

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.types import Scope
 
+from pasture import request_ids
 from pasture.caller import NOBODY, Caller, bearer
 from pasture.errors import BadToken, Forbidden, NotJson, Refused
 from pasture.platform import Service
@@ -56,11 +57,11 @@ class Who:
 
     async def of_api(self, request: Request) -> Caller:
         """Who calls an API endpoint: counted, and with the door they came by."""
-        return came_by(self.counted(await self.caller(request), request), request)
+        return came_by(await self.counted(await self.caller(request), request), request)
 
     async def of_page(self, request: Request) -> Caller:
         """Who visits a page: counted."""
-        return self.counted(await self.caller(request), request)
+        return await self.counted(await self.caller(request), request)
 
     async def caller(self, request: Request) -> Caller:
         token = bearer(request.headers.get("authorization"))
@@ -126,11 +127,14 @@ class Who:
             own.add(f"{request.url.scheme}://{host}")
         return own
 
-    def counted(self, caller: Caller, request: Request) -> Caller:
+    async def counted(self, caller: Caller, request: Request) -> Caller:
         """One call by a signed-in caller (TooMany past their limit); nobody, with the
         address they came from, which open apps' anonymous writes are counted by."""
+        request_ids.named(caller.name)  # for the request's line in the log
         if caller.signed_in:
-            self.service.limiter.caller(caller)
+            limiter = self.service.limiter
+            if not limiter.caller_at_once(caller):  # only the shared counts can tell
+                await in_thread(functools.partial(limiter.caller, caller))
             return caller
         return replace(caller, address=client_address(request.scope))
 

@@ -9,6 +9,9 @@ Routes (the app's address is `{base_url}/{space}/{app}/`):
     POST /signin                        name + password → session cookie → redirect to /
     POST /signout                       forgets the cookie → redirect to /
     GET  /docs.md                       the guide (docs/guide.md), when it is there
+    GET  /healthz, /readyz              the process answers; it can serve (pasture.web.health)
+    GET  /metrics                       with `metrics`: Prometheus' text, to the server's owner
+                                        alone (pasture.web.scrape)
     GET  /tools?app=A                   the dashboard's Tools tab: the list /api/tools gives
     GET  /api/tools?app=A               every command of the caller's apps (or of app A), the
                                         {"commands": […]} of MCP's `commands`, `pasture inspect`
@@ -48,6 +51,10 @@ The modules of the door, one concept each:
     _page_endpoints    the pages' endpoints (the platform's own, an app's files)
     _failures          a refusal or a bug turned into an answer, once, for every route
     endpoints          what every endpoint is made of (the Service, who, calls off the loop)
+    traffic            what every request passes first and last: its id (X-Request-Id), its
+                       line in the log, its count; /healthz and /readyz before all of it
+    health             /healthz and /readyz
+    scrape             /metrics, and the door's own meters
 
 Answers of `apply`, `query` and `command` are the Service's `Result` as it is:
 
@@ -90,6 +97,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pasture.errors import PastureError, TooMany
 from pasture.platform import Service, with_base
+from pasture.request_ids import fault_id
 from pasture.threads import in_thread
 from pasture.web import apps_origins, own_pages
 from pasture.web._api import MAX_BODY, Api
@@ -100,14 +108,19 @@ from pasture.web.consent import oauth_routes
 from pasture.web.endpoints import public_url
 from pasture.web.hosts import Hosts
 from pasture.web.live import Live
+from pasture.web.scrape import Scrape
+from pasture.web.traffic import Traffic
 
 log = logging.getLogger("pasture.web")
 
 McpLifespan = Callable[[], AbstractAsyncContextManager[None]]
 
 
-def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
-    """The whole web door for `service`, served at `service.base_url`."""
+def create_app(
+    service: Service, *, bind_host: str = "127.0.0.1", metrics: bool = False
+) -> Starlette:
+    """The whole web door for `service`, served at `service.base_url`; with `metrics`,
+    `/metrics` too (`pasture serve --metrics`)."""
     api = Api(service)
     web = PageEndpoints(service, api)
     routes: list[BaseRoute] = []
@@ -138,6 +151,8 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
         Route("/{space}/{app}/api/webmcp.js", api.webmcp_js, methods=["GET", "HEAD"]),
         Route("/{space}/{app}/{path:path}", web.page, methods=["GET", "HEAD"]),
     ]
+    if metrics:  # the owner's alone (pasture.web.scrape)
+        routes.insert(0, Route("/metrics", Scrape(service).metrics, methods=["GET"]))
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -161,6 +176,8 @@ def create_app(service: Service, *, bind_host: str = "127.0.0.1") -> Starlette:
     app.live = api.live
     app.hosts = Hosts.of(public_url(service), bind_host, service.origins.apps_domain)
     app.service = service
+    # its id, its log line, its count; /healthz and /readyz (pasture.web.traffic)
+    app.traffic = Traffic(service, app.answer, metrics=metrics)
     return app
 
 
@@ -176,8 +193,16 @@ class _Door(Starlette):
     live: Live | None = None  # pages' subscriptions, ended first when the server stops
     hosts: Hosts | None = None
     service: Service | None = None
+    traffic: Traffic | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.traffic is not None:
+            await self.traffic(scope, receive, send)
+        else:
+            await self.answer(scope, receive, send)
+
+    async def answer(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """What the door answers, once `traffic` has given the request its id."""
         if scope["type"] == "http" and self.hosts is not None:
             host = Headers(scope=scope).get("host")
             if not self.hosts.allows(host):
@@ -185,7 +210,9 @@ class _Door(Starlette):
                 return
         if scope["type"] == "http" and self.service is not None and not _mcp_path(scope["path"]):
             try:  # /mcp counts its own (pasture.web.mcp_http)
-                self.service.limiter.address(client_address(scope))
+                limiter, address = self.service.limiter, client_address(scope)
+                if not limiter.address_at_once(address):  # only the shared counts can tell
+                    await in_thread(lambda: limiter.address(address))
             except TooMany as e:
                 await _too_many(e, scope, receive, send)
                 return
@@ -271,7 +298,9 @@ async def _guarded(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> 
     try:
         await app(scope, receive, sending)
     except Exception:
-        log.exception("unexpected error on %s %s", scope.get("method"), scope["path"])
+        log.exception(
+            "unexpected error on %s %s (fault %s)", scope.get("method"), scope["path"], fault_id()
+        )
         if not started:
             await fault(scope["path"])(scope, receive, send)
         raise

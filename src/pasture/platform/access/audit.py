@@ -45,6 +45,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from pasture import metrics
 from pasture.caller import Caller
 from pasture.errors import PastureError, UsageError
 from pasture.platform.db.platform_db import PlatformDB
@@ -262,6 +263,7 @@ class Call:
         error: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        metrics.call_ended(self.action, self.app, error)
         audit, shape = self._audit, self.shape
         if audit is None or shape is None:
             return
@@ -294,9 +296,6 @@ class Call:
             )
         except Exception:  # a record is never a reason for the call to fail
             logger.exception("an audit record could not be made")
-
-
-_IDLE = Call(None, Caller(), "", None, None, None)  # the audit is off: nothing is kept
 
 
 @dataclass(frozen=True)
@@ -473,7 +472,7 @@ class Audit:
         """A call to record: `action` is `command`, `apply`, `deploy` or `rollback`; `args`
         is kept only as `shape(args)`; its app is the one the call reaches (`noted.app`)."""
         if not self.on:
-            return _IDLE
+            return Call(None, caller, action, command, None, None)  # counted, not kept
         return Call(self, caller, action, command, args, shape)
 
     def read(
