@@ -32,13 +32,13 @@ def test_a_kind_gets_add_and_find_with_the_spec_s_arguments() -> None:
     found = commands(RECIPES)
     assert [c.signature() for c in found.values()] == [
         "add_recipe(title, body?, alias?, serves?, cuisine?)",
-        "find_recipe(words?, serves?, cuisine?, limit?)",
+        "find_recipe(words?, serves?, cuisine?, limit?, sort?, after?)",
     ]
     add, find = found["add_recipe"], found["find_recipe"]
     assert add.description == "Add a recipe to yourname/recipes"
     assert find.description == (
         "Find recipes in yourname/recipes by words in the title or body, serves or cuisine;"
-        " with no arguments, every recipe there is"
+        " with no arguments, every recipe there is, a page at a time"
     )
     assert (add.read_only, find.read_only) == (False, True)
     assert add.input["required"] == ["title"]
@@ -117,7 +117,26 @@ def test_a_new_column_is_a_new_argument() -> None:
         "cuisine",
         "tried",
         "limit",
+        "sort",
+        "after",
     ]
+
+
+def test_find_reads_in_the_order_asked_and_on_from_a_cursor() -> None:
+    find = template(commands(RECIPES)["find_recipe"])
+    assert find.fill(find.convert({"sort": "-serves", "limit": "2"})) == (
+        ".recipe!&.doc?&.alias?&limit=2&sort=-recipe.serves"
+    )
+    assert find.fill(find.convert({"sort": "newest", "after": "WyI4Il0"})) == (
+        ".recipe!&.doc?&.alias?&sort=-created.at&after=WyI4Il0"
+    )
+    schema = commands(RECIPES)["find_recipe"].input["properties"]["sort"]
+    assert schema["enum"] == ["newest", "oldest", "serves", "-serves", "cuisine", "-cuisine"]
+    with pytest.raises(UsageError) as refused:
+        find.convert({"sort": "calories"})
+    assert refused.value.sentence == (
+        "sort is one of newest, oldest, serves, -serves, cuisine, -cuisine — not calories"
+    )
 
 
 def test_a_column_named_like_a_fixed_argument_gets_the_kind_s_name() -> None:

@@ -105,7 +105,11 @@ def placeholder_args(run: Template) -> dict[str, Any]:
         "time": "2026-09-01",
         "url": "https://a.example/",
     }
-    return {name: sample[kind] for name, kind in run.types.items()}
+    # an argument that is one of a few words (find's sort) takes the first of them
+    return {
+        name: next(iter(run.choices[name])) if name in run.choices else sample[kind]
+        for name, kind in run.types.items()
+    }
 
 
 def check(files: dict[str, bytes]) -> None:

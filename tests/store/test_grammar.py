@@ -13,6 +13,7 @@ from pasture.store.grammar import (
     percent_encode_value,
 )
 from pasture.store.syntax import (
+    After,
     Compare,
     Count,
     Distinct,
@@ -29,6 +30,7 @@ from pasture.store.syntax import (
     Present,
     Range,
     Reach,
+    Sort,
     Tally,
     Words,
 )
@@ -100,6 +102,10 @@ def refusal(text: str) -> str:
         (".comments!=1", Plural("comments", "!=", 1)),
         ("limit=20", Limit(20)),
         ("limit=007", Limit(7)),
+        ("sort=jog.miles", Sort(((("jog", "miles"), False),))),
+        ("sort=-jog.miles,jog.who", Sort(((("jog", "miles"), True), (("jog", "who"), False)))),
+        ("sort = -.jog.miles", Sort(((("jog", "miles"), True),))),
+        ("after=WyI4YzQ", After("WyI4YzQ")),
         (".limit=20", Limit(20)),
         (".limit = 5", Limit(5)),
         ("id=4f3c2a1b0c9d8e7f", Id("4f3c2a1b0c9d8e7f")),
@@ -381,6 +387,16 @@ _PREDICATES: st.SearchStrategy[Predicate] = st.one_of(
     st.builds(Present, _PATH),
     st.builds(Words, _SOME),
     st.builds(Limit, st.integers(1, 10**18 - 1)),
+    st.builds(
+        Sort,
+        st.lists(
+            st.tuples(st.tuples(_NAME, _NAME), st.booleans()),
+            min_size=1,
+            max_size=5,
+            unique_by=lambda key: key[0],
+        ).map(tuple),
+    ),
+    st.builds(After, st.from_regex(r"[A-Za-z0-9_-]{1,60}", fullmatch=True)),
     st.builds(Id, _SOME),
     st.just(Count()),
     st.builds(Tally, _PATH),

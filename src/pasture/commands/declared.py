@@ -46,6 +46,9 @@ class Template:
     # Arguments standing whole where an entity goes (an eid, an edge's child, a
     # reference column): their value names an existing entity, never a new one.
     entities: Set[str] = field(default_factory=frozenset)
+    # Arguments that are one of a few words, each filled in as what it stands for
+    # (`find_<kind>`'s `sort`: `-miles` is `-jog.miles`).
+    choices: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     # The template compiled once: what each call fills in (see pasture.commands.template).
     plan: ApplyPlan | QueryPlan = field(init=False, repr=False, compare=False)
@@ -86,6 +89,13 @@ class Template:
                     problems.append(f"{arg} is a whole number, 1 or more")
                     continue
                 converted = int(converted)
+            if arg in self.choices:
+                among = self.choices[arg]
+                if converted not in among:
+                    shown = ", ".join(among)
+                    problems.append(f"{arg} is one of {shown} — not {str(converted)[:40]}")
+                    continue
+                converted = among[converted]
             out[arg] = converted
         if problems:
             raise UsageError("; ".join(problems))

@@ -16,7 +16,7 @@ from pasture.store.vocab import Component, Vocabulary
 from pasture.values import ValueType
 
 ADD_ARGS = ("title", "body", "alias")
-FIND_ARGS = ("words", "limit")
+FIND_ARGS = ("words", "limit", "sort", "after")
 
 
 def generated_commands(
@@ -110,16 +110,37 @@ def find_command(kind: Component, at: str) -> Command:
     types: dict[str, ValueType] = {"words": "text"}
     types.update({arg: kind_type for arg, (_, kind_type) in columns.items()})
     types["limit"] = "number"
+    types["sort"] = "text"
+    types["after"] = "text"
     clauses = [f".{kind.name}!", ".doc?", ".alias?", "$words"]
     clauses += [f".{kind.name}.{column}=${arg}" for arg, (column, _) in columns.items()]
-    clauses.append("limit=$limit")
+    clauses += ["limit=$limit", "sort=$sort", "after=$after"]
     template = "&".join(clauses)
     word = _words(kind.name)
     name = f"find_{kind.name}"
-    run = Template(name, "query", template, types, frozenset(), words={"words"}, whole={"limit"})
+    # `miles` is kind.miles, `-miles` the largest first; `newest` and `oldest` are creation
+    orders = {"newest": "-created.at", "oldest": "created.at"}
+    for column in kind.columns:
+        orders[column] = f"{kind.name}.{column}"
+        orders[f"-{column}"] = f"-{kind.name}.{column}"
+    run = Template(
+        name,
+        "query",
+        template,
+        types,
+        frozenset(),
+        words={"words"},
+        whole={"limit"},
+        choices={"sort": orders},
+    )
     described = {
         "words": "words to look for in the title and body",
-        "limit": f"at most this many {_plural(word)}, the newest",
+        "limit": f"at most this many {_plural(word)}: the newest, or the first in the sort",
+        "sort": (
+            f"the order: newest, oldest, or a column (like {next(iter(kind.columns), 'title')}),"
+            " with - before it for the largest first"
+        ),
+        "after": ("the cursor an answer cut short gave (its data's cursor), for the rows after it"),
     }
     described.update(
         {
@@ -133,12 +154,17 @@ def find_command(kind: Component, at: str) -> Command:
         "minimum": 1,
         "description": described["limit"],
     }
+    schema["properties"]["sort"] = {
+        "type": "string",
+        "enum": list(orders),
+        "description": described["sort"],
+    }
     by = ["words in the title or body", *(column for _, (column, _) in columns.items())]
     return Command(
         name=name,
         description=(
             f"Find {_plural(word)} in {at} by {_listed(by)}; with no arguments, every"
-            f" {word} there is"
+            f" {word} there is, a page at a time"
         ),
         input=schema,
         read_only=True,

@@ -50,10 +50,18 @@ class Catalog:
     """Apps, members, loaded versions, open stores and worker processes of one data directory."""
 
     def __init__(
-        self, home: Path, origins: Origins, db: PlatformDB, limits: Limits | None = None
+        self,
+        home: Path,
+        origins: Origins,
+        db: PlatformDB,
+        limits: Limits | None = None,
+        *,
+        max_rows: int | None = None,
     ) -> None:
         self.home = home
         self.origins = origins
+        # the rows one answer of an app's store holds at most (`pasture.store.pages`)
+        self.max_rows = max_rows
         self.base_url = origins.base_url
         self.db = db
         self._lock = threading.RLock()
@@ -180,6 +188,8 @@ class Catalog:
             store = self._stores.get(key)
             if store is None:
                 store = self.db.app_store(space, slug, self.app_dir(space, slug))
+                if self.max_rows is not None:
+                    store.max_rows = self.max_rows
                 self._stores[key] = store
             return store
 
@@ -220,13 +230,22 @@ class Catalog:
                 return loaded
             if loaded is not None:
                 # Another process deployed: its store declared a vocabulary this one's
-                # open store has not read, so the next call opens the store afresh, and
-                # the old version's worker processes stop.
+                # open store has not read, so the next call opens the store afresh, the
+                # old version's worker processes stop, and the folders of versions it
+                # let go leave this machine too.
                 self._stores.pop(key, None)
                 self.workers.retire(space, slug)
+                self._forget_older(space, slug)
             loaded = self.read_version(space, slug, version, title, access)
             self._loaded[key] = loaded
             return loaded
+
+    def _forget_older(self, space: str, slug: str) -> None:
+        row = self.db.one(
+            "SELECT MIN(version) AS v FROM versions WHERE space = ? AND slug = ?", space, slug
+        )
+        if row is not None and row["v"] is not None:
+            _deploy.forget_older(self.app_dir(space, slug), int(row["v"]))
 
     def version_of(self, space: str, slug: str, version: int) -> Version:
         """One version of an app, as its worker processes are found by."""

@@ -1,6 +1,9 @@
 """What a filter answered, said in one line and carried as data, the same through every door.
 
     12 rows in ada/runs                          {"rows": [...]}
+    1,000 rows in ada/runs, and more follow —    {"rows": [...], "more": true,
+      the next page is the same filter with        "cursor": "WyI4…"}
+      &after=WyI4…
     4 entities in ada/runs                       {"count": 4}
     tally of jog.who in ada/runs: Ada 2, Bo 1    {"tally": {"Ada": 2, "Bo": 1}}
     2 distinct jog.who in ada/runs: Ada, Bo      {"distinct": ["Ada", "Bo"]}
@@ -17,19 +20,31 @@ from typing import Any
 from pasture.errors import echo
 from pasture.store import syntax
 from pasture.store.base import Answer
+from pasture.store.pages import Rows
 
 SHOWN = 20  # values a line names before it says how many more there are
 
 
 def answer_data(answer: Answer) -> dict[str, Any]:
-    """The data of a query's `Result`: `{rows}`, or the aggregate's own object."""
+    """The data of a query's `Result`: `{rows}` (and, for a page with more after it, `more`
+    and the `cursor` of the next), or the aggregate's own object."""
+    if isinstance(answer, Rows) and answer.more:
+        return {"rows": list(answer), "more": True, "cursor": answer.cursor}
     return {"rows": answer} if isinstance(answer, list) else dict(answer)
 
 
 def answer_text(filter: str, answer: Answer, at: str) -> str:
     """The line that says what a filter answered in the app at `at`."""
     if isinstance(answer, list):
-        return f"{_plural(len(answer), 'row', 'rows')} in {at}"
+        rows = f"{len(answer):,} row{'' if len(answer) == 1 else 's'} in {at}"
+        if isinstance(answer, Rows) and answer.cursor is not None:
+            return (
+                f"{rows}, and more follow — the next page is the same filter with "
+                f"&after={answer.cursor}"
+            )
+        if isinstance(answer, Rows) and answer.more:
+            return f"the best {rows}, of more — search for more words to narrow them"
+        return rows
     if "count" in answer:
         return f"{_plural(int(answer['count']), 'entity', 'entities')} in {at}"
     column = _column(filter)

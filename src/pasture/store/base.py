@@ -37,7 +37,10 @@ class Applied:
 
 
 class Store(Protocol):
-    """One app's graph."""
+    """One app's graph. `max_rows`: the rows one answer holds at most, None for no bound
+    (`pasture.store.pages`)."""
+
+    max_rows: int | None
 
     def declare(self, vocab: Mapping[str, Any]) -> None:
         """Install a vocabulary (vocab.json's document); refuses every problem at once."""

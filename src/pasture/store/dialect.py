@@ -85,6 +85,11 @@ class Dialect:
         """Full text over doc: the driving FROM, its conditions, their parameters, the order."""
         raise NotImplementedError
 
+    def order_term(self, expr: str, descending: bool) -> str:
+        """`expr` in an ORDER BY: an empty value first ascending and last descending, as
+        SQLite orders them (and its indexes hold them)."""
+        return f"{expr} DESC" if descending else f"{expr} ASC"
+
 
 class SqliteDialect(Dialect):
     def fts(self, words: Sequence[str]) -> tuple[str, list[str], list[Any], str]:
@@ -100,6 +105,10 @@ class SqliteDialect(Dialect):
 
 
 class PostgresDialect(Dialect):
+    def order_term(self, expr: str, descending: bool) -> str:
+        # PostgreSQL puts an empty value last ascending: said, so both order alike
+        return f"{expr} DESC NULLS LAST" if descending else f"{expr} ASC NULLS FIRST"
+
     def placeholders(self, sql: str) -> str:
         return sql.replace("%", "%%").replace("?", "%s")
 

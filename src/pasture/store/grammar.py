@@ -22,6 +22,8 @@ The forms (DESIGN.md §4):
     .count!  .tally=comp.col  .distinct=comp.col   aggregates: the first one answers
     .comments>=2                                   reverse plural
     limit=N  .limit=N  id=<eid>                    newest N (either spelling), one entity
+    sort=jog.miles  sort=-jog.miles,jog.who        in a column's order (- descending)
+    after=<cursor>                                 the page after the one that gave it
     words  "a phrase"                              full text
 
 Anything that cannot be read is refused with one sentence saying how to write it;
@@ -37,6 +39,7 @@ from urllib.parse import unquote
 from pasture.errors import Refused
 from pasture.names import LOWER_WORD, WORD
 from pasture.store.syntax import (
+    After,
     Compare,
     Count,
     Distinct,
@@ -54,6 +57,7 @@ from pasture.store.syntax import (
     Present,
     Range,
     Reach,
+    Sort,
     Tally,
     Words,
 )
@@ -94,6 +98,14 @@ DOT_LIMIT_SENTENCE = ".limit is a whole number of rows, like .limit=20"
 TALLY_SENTENCE = "tally counts rows by one column, like .tally=jog.who"
 DISTINCT_SENTENCE = "distinct lists the values of one column, like .distinct=jog.who"
 ID_SENTENCE = f"id= names one entity by its eid, like id={_EID_EXAMPLE}"
+SORT_SENTENCE = (
+    "sort= orders rows by columns, like sort=jog.miles, or sort=-jog.miles for the largest "
+    "first; several are comma-separated, like sort=-jog.miles,jog.who"
+)
+AFTER_SENTENCE = "after= continues from the cursor an answer gave, like after=<its cursor>"
+MAX_SORT = 5  # columns one sort= orders by
+MAX_CURSOR = 2000  # characters of a cursor: a few values and a position
+_CURSOR = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def parse(text: str) -> Filter:
@@ -277,14 +289,25 @@ class _Segment:
         return names
 
     def _bare(self) -> Predicate | None:
-        """`limit=N`, `id=<eid>`, or words for the full-text search."""
+        """`limit=N`, `sort=…`, `after=…`, `id=<eid>`, or words for the full-text search."""
         text = self.text
-        head = re.match(r"(limit|id)\s*(~=|!=|<=|>=|=|<|>)", text)
+        head = re.match(r"(limit|sort|after|id)\s*(~=|!=|<=|>=|=|<|>)", text)
         if head is not None:
             if head.group(1) == "limit":
                 if head.group(2) != "=":
                     raise Refused(LIMIT_SENTENCE)
                 return _limit(text[head.end() :], LIMIT_SENTENCE)
+            if head.group(1) == "sort":
+                if head.group(2) != "=":
+                    raise Refused(SORT_SENTENCE)
+                return _sort(text[head.end() :])
+            if head.group(1) == "after":
+                cursor = unquote(text[head.end() :].strip())
+                if head.group(2) != "=" or not _CURSOR.fullmatch(cursor):
+                    raise Refused(AFTER_SENTENCE)
+                if len(cursor) > MAX_CURSOR:
+                    raise Refused(f"{AFTER_SENTENCE} — this one is longer than any cursor")
+                return After(cursor)
             if head.group(2) != "=" or not text[head.end() :].strip():
                 raise Refused(ID_SENTENCE)
             values = self._values("id", "=", head.end())
@@ -479,6 +502,25 @@ def _limit(raw: str, sentence: str) -> Limit:
     return Limit(count)
 
 
+def _sort(raw: str) -> Sort:
+    """The columns after `sort=`: `comp.col` each, `-` before one that descends."""
+    keys: list[tuple[Path, bool]] = []
+    for part in unquote(raw).split(","):
+        part = part.strip()
+        descending = part.startswith("-")
+        part = part[1:].strip() if descending else part
+        part = part[1:] if part.startswith(".") else part  # `sort=.jog.miles` means the same
+        names = tuple(part.split("."))
+        if len(names) != 2 or not all(WORD.fullmatch(n) for n in names):
+            raise Refused(SORT_SENTENCE)
+        if any(path == names for path, _ in keys):
+            raise Refused(f"sort= names {'.'.join(names)} twice — name each column once")
+        keys.append((names, descending))
+    if len(keys) > MAX_SORT:
+        raise Refused(f"sort= orders by at most {MAX_SORT} columns, like sort=-jog.miles,jog.who")
+    return Sort(tuple(keys))
+
+
 def _whole(text: str) -> int | None:
     return int(text) if _WHOLE.fullmatch(text) else None
 
@@ -567,6 +609,10 @@ def format_predicate(predicate: Predicate) -> str:
             return _words(text)
         case Limit(count):
             return f"limit={count}"
+        case Sort(keys):
+            return "sort=" + ",".join(("-" if down else "") + ".".join(p) for p, down in keys)
+        case After(cursor):
+            return f"after={cursor}"
         case Id(eid):
             return f"id={_value(eid)}"
         case Count():

@@ -104,6 +104,7 @@ def row_builder(
     start: int,
     known_kind: str | None,
     reverse: bool,
+    tail: int = 0,
 ) -> tuple[Build, list[str], tuple[int, ...]]:
     """A function made for this filter that turns SQL rows into the store's rows.
 
@@ -189,7 +190,8 @@ def row_builder(
             parts.append(f"{comp_name!r}: ({body} if c{presence} is not None else None)")
     kind = repr(known_kind) if known_kind else "c1"
     head = "{'kind': " + kind + ", 'entity': {'eid': c0}" + "".join(", " + p for p in parts) + "}"
-    unpack = "".join(f"c{i}, " for i in range(pos))
+    # `tail` columns more end each SQL row: what a page's cursor is made of, not shown
+    unpack = "".join(f"c{i}, " for i in range(pos)) + "".join(f"t{i}, " for i in range(tail))
     source_rows = "reversed(rows)" if reverse else "rows"
     if not conditional:
         source = f"def build(rows, names):\n    return [{head} for {unpack} in {source_rows}]\n"

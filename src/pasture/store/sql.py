@@ -18,6 +18,7 @@ from pasture.errors import Refused, echo
 from pasture.store import syntax
 from pasture.store.bundles import no_column, not_a_component
 from pasture.store.dialect import SQLITE, STAMPS, Dialect, q, table
+from pasture.store.pages import read_cursor
 from pasture.store.rows import Build, counted, distinct_values, row_builder, tallied_values
 from pasture.store.times import (
     EXAMPLES,
@@ -65,6 +66,12 @@ class Compiled:
     refs: tuple[int, ...] = ()
     # the server's time zone this SQL was written in, when a time in it depends on it
     zone: str | None = None
+    # a read answered a page at a time: at most `page` rows, read `page + 1` to know whether
+    # more follow; each SQL row ends with the values of `order` and its place in creation,
+    # from `keys_at` on, which the last row's cursor is made of (`pasture.store.pages`)
+    page: int | None = None
+    keys_at: int = 0
+    order: str = ""
 
 
 @dataclass
@@ -126,13 +133,17 @@ def compile_filter(
     variables: bool = False,
     now: datetime | None = None,
     dialect: Dialect = SQLITE,
+    page: int | None = None,
 ) -> Compiled:
-    """A filter line as one parameterised SELECT; Refused with how to write what it cannot."""
+    """A filter line as one parameterised SELECT; Refused with how to write what it cannot.
+    With `page`, rows are read a page of at most that many at a time."""
     from pasture.store.grammar import parse
 
     if not isinstance(text, str):
         raise Refused('a filter is a line of text, like ".jog!&.doc?&limit=20"')
-    return compile_ast(parse(text), vocabulary, variables=variables, now=now, dialect=dialect)
+    return compile_ast(
+        parse(text), vocabulary, variables=variables, now=now, dialect=dialect, page=page
+    )
 
 
 def check_filter(text: str, vocabulary: Vocabulary) -> None:
@@ -151,17 +162,20 @@ def compile_ast(
     variables: bool = False,
     now: datetime | None = None,
     dialect: Dialect = SQLITE,
+    page: int | None = None,
 ) -> Compiled:
     st = _State(vocabulary, variables, now, dialect)
-    compiled = _compile(filt, st)
+    compiled = _compile(filt, st, page)
     compiled.sql = dialect.placeholders(compiled.sql)
     compiled.zone = st.zone
     return compiled
 
 
-def _compile(filt: syntax.Filter, st: _State) -> Compiled:
+def _compile(filt: syntax.Filter, st: _State, page: int | None) -> Compiled:
     vocabulary, dialect = st.vocabulary, st.dialect
     limit: int | None = None
+    sort: syntax.Sort | None = None
+    after: syntax.After | None = None
     aggregate: syntax.Aggregate | None = None  # the first one written is the answer
     tallied: tuple[str, Column, str] | None = None  # the column a tally or distinct reads
     words: list[str] = []
@@ -198,6 +212,14 @@ def _compile(filt: syntax.Filter, st: _State) -> Compiled:
             if p.count < 1:
                 raise Refused("limit is a whole number of rows, at least 1, like limit=20")
             limit = p.count
+        elif isinstance(p, syntax.Sort):
+            if sort is not None and sort != p:
+                raise Refused("sort= is written twice — keep one, naming every column in it")
+            sort = p
+        elif isinstance(p, syntax.After):
+            if after is not None and after != p:
+                raise Refused("after= is written twice — keep the cursor of the last answer")
+            after = p
         elif isinstance(p, syntax.Id):
             _no_nul(p.eid, "the eid in id=")
             st.conds.append("e.eid = ?")
@@ -223,8 +245,24 @@ def _compile(filt: syntax.Filter, st: _State) -> Compiled:
         else:  # pragma: no cover - the grammar makes nothing else
             raise Refused("that filter cannot be served — write predicates like .jog!&limit=20")
     if aggregate is not None:
+        if after is not None:
+            raise Refused(
+                "after= continues a page of rows, and an aggregate answers one value for "
+                "every match — leave out after="
+            )
         limit = None  # a window shapes rows: an aggregate counts every match
+        sort = None
         every = False
+    if words and sort is not None:
+        raise Refused(
+            "a search for words answers the best matches first — leave out sort=, or search "
+            "with a column instead, like .doc.title~=word"
+        )
+    if sort is None and limit is not None and after is not None:
+        raise Refused(
+            "limit= without sort= is the newest rows, one window, and has no page after it — "
+            "say sort= (like sort=-created.at for the newest first) to read on with after="
+        )
     # Words and id= name no component to leave out, so with nothing else named the rows
     # are whole, as with *: every component the entity has (an absence names none either).
     whole = not every and not st.named and bool(words or addressed) and aggregate is None
@@ -269,12 +307,36 @@ def _compile(filt: syntax.Filter, st: _State) -> Compiled:
         compiled.sql = _lean(st, compiled.sql)
         return compiled
     # newest N are selected newest first; the builder turns them round
-    reverse = not words and limit is not None
+    window = sort is None and limit is not None and not words
+    keys = _sort_keys(st, sort, order) if not words and not window else []
+    if page is not None and limit is not None and limit > page:
+        rows = f"{page:,} row{'' if page == 1 else 's'}"
+        raise Refused(
+            f"limit is at most {rows}, the most one answer holds here — read on page by "
+            f"page: each answer cut short gives the after= of the next"
+        )
+    paged = page is not None and not window and not words
     shown = list(vocabulary.components) if every else st.named
-    builder, extra, refs = row_builder(st, shown, every, len(select), known_kind, reverse)
+    tail = [expr for expr, _, _ in keys] + [order] if paged else []
+    builder, extra, refs = row_builder(
+        st, shown, every, len(select), known_kind, window, tail=len(tail)
+    )
     select.extend(extra)
+    keys_at = len(select)
+    select.extend(tail)
     head = f"SELECT {', '.join(select)}"
     sql = f"{head} FROM {' '.join(sources + _walks(st) + st.name_joins)}"
+    spec = format_sort(sort)
+    if after is not None:
+        if words:
+            raise Refused(
+                "a search for words answers its best matches, one page — search for more "
+                "words to narrow it, and leave out after="
+            )
+        values, position = read_cursor(after.cursor, spec, [_kind(c) for _, c, _ in keys])
+        cond, cond_params = _after(keys, values, order, position)
+        st.conds.append(cond)
+        st.params.extend(cond_params)
     if st.conds:
         sql += " WHERE " + " AND ".join(st.conds)
     params = list(st.params)
@@ -282,13 +344,89 @@ def _compile(filt: syntax.Filter, st: _State) -> Compiled:
         sql += f" ORDER BY {order}"
         if limit is not None:
             sql += f" LIMIT {_rows(limit)}"
-    elif limit is not None:
+        elif page is not None:
+            sql += f" LIMIT {_rows(page + 1)}"
+    elif window:
+        assert limit is not None
         sql += f" ORDER BY {order} DESC LIMIT {_rows(limit)}"
     else:
-        sql += f" ORDER BY {order}"
-    return Compiled(
+        last_down = keys[-1][2] if keys else False
+        terms = [dialect.order_term(expr, down) for expr, _, down in keys if expr != order]
+        sql += " ORDER BY " + ", ".join([*terms, f"{order} {'DESC' if last_down else 'ASC'}"])
+        size = limit if limit is not None else page
+        if size is not None:
+            sql += f" LIMIT {_rows(size + 1 if paged else size)}"
+    compiled = Compiled(
         _lean(st, sql, len(head)), params, builder, cacheable=st.cacheable, edges=every, refs=refs
     )
+    if paged:
+        compiled.page = limit if limit is not None else page
+        compiled.keys_at, compiled.order = keys_at, spec
+    elif words and page is not None and limit is None:
+        compiled.page = page  # the best of them, one page: cut short, with no cursor
+        compiled.keys_at = -1
+    return compiled
+
+
+def format_sort(sort: syntax.Sort | None) -> str:
+    """The order a `sort=` names, as written: what a cursor is a cursor of."""
+    if sort is None:
+        return ""
+    return ",".join(("-" if down else "") + ".".join(path) for path, down in sort.keys)
+
+
+def _sort_keys(st: _State, sort: syntax.Sort | None, order: str) -> list[tuple[str, Column, bool]]:
+    """The SQL of each column `sort=` names, its column, and whether it descends. Creation
+    (`created.at`) is the entity's place in creation itself, which no two entities share."""
+    keys: list[tuple[str, Column, bool]] = []
+    for path, down in sort.keys if sort is not None else ():
+        if path == ("created", "at"):
+            keys.append((order, Column("at", "number"), down))
+            break  # nothing is tied after it
+        expr, column, _ = _resolve_path(st, path, needs_value=False)
+        keys.append((expr, column, down))
+    return keys
+
+
+def _kind(column: Column) -> str:
+    if column.type == "number" and not column.reference:
+        return "number"
+    if column.type == "bool" and not column.reference:
+        return "bool"
+    return "text"
+
+
+def _after(
+    keys: list[tuple[str, Column, bool]], values: list[Any], order: str, position: int
+) -> tuple[str, list[Any]]:
+    """The rows after the cursor's: past it in the first column, or tied there and past it in
+    the next, …, or tied in all and later (earlier, descending) in creation. Ascending, an
+    empty value comes first; descending, last."""
+    terms: list[tuple[str, list[Any]]] = []
+    tied: list[tuple[str, list[Any]]] = []
+    last_down = keys[-1][2] if keys else False
+    for (expr, _, down), value in zip(keys, values, strict=True):
+        if expr == order:  # creation itself: the position says it
+            continue
+        beyond = _beyond(expr, value, down)
+        if beyond is not None:
+            terms.append(_all([*tied, beyond]))
+        tied.append((f"{expr} IS NULL", []) if value is None else (f"{expr} = ?", [value]))
+    terms.append(_all([*tied, (f"{order} {'<' if last_down else '>'} ?", [position])]))
+    sql = " OR ".join(f"({s})" for s, _ in terms)
+    return f"({sql})", [v for _, ps in terms for v in ps]
+
+
+def _beyond(expr: str, value: Any, down: bool) -> tuple[str, list[Any]] | None:
+    if value is None:
+        return None if down else (f"{expr} IS NOT NULL", [])
+    if down:
+        return (f"({expr} < ? OR {expr} IS NULL)", [value])
+    return (f"{expr} > ?", [value])
+
+
+def _all(parts: list[tuple[str, list[Any]]]) -> tuple[str, list[Any]]:
+    return " AND ".join(s for s, _ in parts), [v for _, ps in parts for v in ps]
 
 
 # `e.<column>` where `e` is the entity table's alias (never a part of another name)

@@ -32,11 +32,13 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 
+from pasture import metrics
 from pasture.caller import Caller
 from pasture.errors import DeployRefused, Forbidden, Refused
 from pasture.store import bundles as b
 from pasture.store.base import Answer, Applied, Bundle, Row
 from pasture.store.dialect import Dialect, q, table
+from pasture.store.pages import Rows, cursor_of, max_rows
 from pasture.store.sql import Compiled, compile_filter
 from pasture.store.tables import (
     ENTITY_COLUMNS,
@@ -111,6 +113,7 @@ class SqlStore(ABC, Generic[C]):
 
     def __init__(self, clock: Clock) -> None:
         self._clock = clock  # what writes are stamped with and time phrases count from
+        self._max_rows: int | None = max_rows()
         self._lock = threading.RLock()
         self._faults = Faults(self._fault)
         self._compiled: OrderedDict[str, Compiled] = OrderedDict()
@@ -121,6 +124,18 @@ class SqlStore(ABC, Generic[C]):
         self._all_tables: list[str] = []
 
     # -- the Store interface ------------------------------------------------------------
+
+    @property
+    def max_rows(self) -> int | None:
+        """The rows one answer holds at most (`pasture.store.pages`), None for no bound."""
+        return self._max_rows
+
+    @max_rows.setter
+    def max_rows(self, rows: int | None) -> None:
+        with self._lock:
+            if rows != self._max_rows:
+                self._max_rows = rows
+                self._compiled.clear()  # each was compiled for the old page
 
     @property
     def vocabulary(self) -> Vocabulary:
@@ -149,7 +164,11 @@ class SqlStore(ABC, Generic[C]):
     def apply(self, bundles: Bundle | Sequence[Bundle], caller: Caller) -> Applied:
         vocab = self._vocab
         checked = self._check_first(bundles, vocab)
-        with self._lock, self._writing(None if checked is None else len(checked)) as cur:
+        with (
+            self._lock,
+            metrics.database("app", "write"),
+            self._writing(None if checked is None else len(checked)) as cur,
+        ):
             top, person = self._head(cur, caller)
             if vocab is not self._vocab or checked is None:
                 vocab = self._vocab  # redeclared meanwhile: check again
@@ -159,7 +178,7 @@ class SqlStore(ABC, Generic[C]):
 
     def query(self, filter: str, caller: Caller) -> Answer:
         compiled = self._compile(filter)
-        with self._faults, self._reading() as conn:
+        with metrics.database("app", "read"), self._faults, self._reading() as conn:
             if compiled.refs:
                 # the rows and the names they refer to are read from one snapshot
                 conn.execute(self.snapshot)
@@ -171,9 +190,18 @@ class SqlStore(ABC, Generic[C]):
             else:
                 found = conn.execute(compiled.sql, compiled.params).fetchall()
                 names = _NONE
+            cursor: str | None = None
+            more = compiled.page is not None and len(found) > compiled.page
+            if more:
+                found = found[: compiled.page]  # and more follow: where the next page begins
+                if compiled.keys_at >= 0:
+                    keys = found[-1][compiled.keys_at :]
+                    cursor = cursor_of(compiled.order, keys[:-1], int(keys[-1]))
             answer = compiled.build(found, names)
             if compiled.edges and isinstance(answer, list) and answer:
                 self._edges(conn, answer)
+        if compiled.page is not None and isinstance(answer, list):
+            return Rows(answer, cursor, more=more)
         return answer
 
     def count(self) -> int:
@@ -277,12 +305,16 @@ class SqlStore(ABC, Generic[C]):
     def _compile_afresh(self, filter: str) -> Compiled:
         now = self._clock()
         try:
-            compiled = compile_filter(filter, self._vocab, now=now, dialect=self.dialect)
+            compiled = compile_filter(
+                filter, self._vocab, now=now, dialect=self.dialect, page=self.max_rows
+            )
         except Refused:
             # another process may have declared what this filter names
             if not self._refresh():
                 raise
-            compiled = compile_filter(filter, self._vocab, now=now, dialect=self.dialect)
+            compiled = compile_filter(
+                filter, self._vocab, now=now, dialect=self.dialect, page=self.max_rows
+            )
         if compiled.cacheable:
             self._compiled[filter] = compiled
             if len(self._compiled) > _CACHE:

@@ -100,6 +100,26 @@ class Limit:
 
 
 @dataclass(frozen=True)
+class Sort:
+    """`sort=jog.miles` (ascending) or `sort=-jog.miles` (descending); several columns,
+    comma-separated, each ordering what the one before it leaves tied, and creation the last
+    tie (oldest first, or newest first where the last column descends). Spelled without a
+    dot, as `limit=` is: it is not a column of a component (`.order=…` is one).
+
+    `keys` are (path, descending) pairs, a path being `(component, column)`."""
+
+    keys: tuple[tuple[Path, bool], ...]
+
+
+@dataclass(frozen=True)
+class After:
+    """`after=<cursor>` — the rows that follow the last one an answer gave; the cursor is the
+    one that answer carried (`cursor` in its data), for the same order."""
+
+    cursor: str
+
+
+@dataclass(frozen=True)
 class Id:
     """`id=<eid>` — that one entity."""
 
@@ -154,6 +174,8 @@ Predicate = (
     | Present
     | Words
     | Limit
+    | Sort
+    | After
     | Id
     | Count
     | Tally
