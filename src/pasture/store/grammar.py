@@ -103,6 +103,10 @@ SORT_SENTENCE = (
     "first; several are comma-separated, like sort=-jog.miles,jog.who"
 )
 AFTER_SENTENCE = "after= continues from the cursor an answer gave, like after=<its cursor>"
+# Words other grammars order and page with (the reference platform's `.order=similar`
+# among them): each is refused saying this grammar's own spelling, sort= and after=.
+ORDER_WORDS = frozenset({"order", "orderby", "order_by", "sort", "sortby", "sort_by"})
+PAGE_WORDS = frozenset({"offset", "skip", "page"})
 MAX_SORT = 5  # columns one sort= orders by
 MAX_CURSOR = 2000  # characters of a cursor: a few values and a position
 _CURSOR = re.compile(r"[A-Za-z0-9_-]+")
@@ -226,6 +230,12 @@ class _Segment:
                 f"{shown}{op}{_echo(values[0][0])} counts entities: a whole number of at most "
                 "18 digits, like .comments>=2"
             )
+        if number is None and name in ORDER_WORDS:
+            written = _echo(rest.strip())
+            raise Refused(
+                f"{_not_an_order(f'{shown}{op}{written}')} (a component named {name} is "
+                f"filtered by a column, like {shown}.<column>{op}{written})"
+            )
         if number is None:
             written = _echo(rest.strip()) or "2"
             raise Refused(
@@ -318,6 +328,10 @@ class _Segment:
                 raise Refused(ID_SENTENCE)
             return Id(eid)
         dotless = _DOTLESS.match(text)
+        if dotless is not None and dotless.group(1) in ORDER_WORDS:
+            raise Refused(_not_an_order(_echo(text)))
+        if dotless is not None and dotless.group(1) in PAGE_WORDS:
+            raise Refused(_not_a_page(_echo(text)))
         if dotless is not None:
             shown = _echo(text)
             raise Refused(
@@ -519,6 +533,20 @@ def _sort(raw: str) -> Sort:
     if len(keys) > MAX_SORT:
         raise Refused(f"sort= orders by at most {MAX_SORT} columns, like sort=-jog.miles,jog.who")
     return Sort(tuple(keys))
+
+
+def _not_an_order(written: str) -> str:
+    return (
+        f"{written} is not how rows are ordered here — write sort= with a column, like "
+        "sort=jog.miles, or sort=-jog.miles for the largest first"
+    )
+
+
+def _not_a_page(written: str) -> str:
+    return (
+        f"{written} is not how pages are read here — an answer cut short carries a cursor, "
+        "and the same filter with after=<that cursor> answers the next page"
+    )
 
 
 def _whole(text: str) -> int | None:

@@ -20,7 +20,9 @@ import base64
 import binascii
 import hashlib
 import json
+import math
 import os
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,6 +30,8 @@ from pasture.errors import Refused, UsageError
 from pasture.store.base import Row
 
 MAX_ROWS = 1000
+_LEAST, _MOST = -(2**63), 2**63 - 1
+_HALF = re.compile(r"[\ud800-\udfff]")  # a lone half of a UTF-16 surrogate pair
 SENTENCE = (
     "after= takes the cursor an answer gave, unchanged — ask again without after= for the "
     "first page"
@@ -97,8 +101,7 @@ def read_cursor(cursor: str, order: str, kinds: Sequence[Kind]) -> tuple[list[An
         and len(body) == 3
         and isinstance(body[0], str)
         and isinstance(body[1], list)
-        and isinstance(body[2], int)
-        and not isinstance(body[2], bool)
+        and _whole(body[2])
     ):
         raise Refused(SENTENCE)
     digest, values, position = body
@@ -119,14 +122,21 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a value a cursor holds")
 
 
+def _whole(value: Any) -> bool:
+    """A whole number a database holds (64 bits), as every position and stored one is."""
+    return isinstance(value, int) and not isinstance(value, bool) and _LEAST <= value <= _MOST
+
+
 def _fits(value: Any, kind: Kind) -> bool:
+    """Whether `value` is one a column of `kind` can hold — so only such values reach the
+    database: no number past 64 bits or past a double, no NUL, no half of a surrogate pair."""
     if value is None:
         return True
     if kind == "number":
-        return isinstance(value, int | float) and not isinstance(value, bool)
+        return _whole(value) or (isinstance(value, float) and math.isfinite(value))
     if kind == "bool":
         return isinstance(value, bool) or value in (0, 1)
-    return isinstance(value, str)
+    return isinstance(value, str) and "\x00" not in value and not _HALF.search(value)
 
 
 __all__ = ["MAX_ROWS", "Rows", "cursor_of", "max_rows", "read_cursor"]
