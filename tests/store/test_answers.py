@@ -1,6 +1,7 @@
 """The line and the data a query's answer is said with, whichever door asked."""
 
 from pasture.store.answers import answer_data, answer_text
+from pasture.store.pages import Rows
 
 
 def test_rows_are_counted_and_carried_under_rows() -> None:
@@ -42,3 +43,18 @@ def test_a_long_answer_names_twenty_values_and_counts_the_rest() -> None:
     assert said == "25 distinct jog.who in a/b: " + ", ".join(values[:20]) + ", and 5 more"
     odd = answer_text(".tally=jog.who", {"tally": {"a\nb" + "x" * 60: 1}}, "a/b")
     assert "\n" not in odd and "a\\nb" in odd and "…" in odd
+
+
+def test_a_page_cut_short_says_how_to_read_on() -> None:
+    page = Rows([{"kind": "jog", "entity": {"eid": "e1"}}], "WyJh")
+    said = "1 row in ada/runs, and more follow — the next page is "
+    assert answer_text(".jog!", page, "ada/runs") == said + "the same filter with &after=WyJh"
+    # a second after= is refused: the new cursor takes the old one's place
+    assert answer_text(".jog!&after=WyJ6", page, "ada/runs") == (
+        said + "the same filter with after=WyJh in place of its after="
+    )
+    # a command's caller never wrote the filter: they call the command again
+    assert answer_text(".jog!&after=WyJ6", page, "ada/runs", after="after") == (
+        said + "the same command with after=WyJh"
+    )
+    assert answer_data(page) == {"rows": list(page), "more": True, "cursor": "WyJh"}

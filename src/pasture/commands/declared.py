@@ -11,6 +11,7 @@ runs; the deploy that made it checked the entry first (`pasture.commands.deploy_
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Set
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -23,6 +24,9 @@ from pasture.schema import args_object
 from pasture.store.answers import answer_data, answer_text
 from pasture.store.base import Applied
 from pasture.values import BadValue, ValueType, convert, json_schema
+
+# `after=$name` standing whole between a query template's `&`s
+_AFTER_ARGUMENT = re.compile(r"(?:^|&)\s*after\s*=\s*\$([A-Za-z_][A-Za-z0-9_]*)\s*(?=&|$)")
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,15 @@ class Template:
             raise UsageError("; ".join(problems))
         return out
 
+    @property
+    def cursor_argument(self) -> str | None:
+        """The argument a query's template fills `after=` with (`find_<kind>`'s `after`):
+        how a caller of this command reads the next page."""
+        if self.action != "query" or not isinstance(self.template, str):
+            return None
+        found = _AFTER_ARGUMENT.search(self.template)
+        return found.group(1) if found is not None and found.group(1) in self.types else None
+
     def fill(self, args: Mapping[str, Any]) -> Any:
         """The bundle or filter line these (converted) arguments make."""
         return self.plan.fill(args)
@@ -109,7 +122,7 @@ class Template:
         filled = self.fill(self.convert(args))
         if self.action == "query":
             answer = ctx.store.query(filled)
-            said = answer_text(filled, answer, ctx.at)
+            said = answer_text(filled, answer, ctx.at, after=self.cursor_argument)
             return Result(f"{self.name}: {said}", answer_data(answer))
         applied = ctx.store.apply(filled)
         return wrote(self.name, ctx.at, applied)

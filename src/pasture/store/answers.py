@@ -3,7 +3,7 @@
     12 rows in ada/runs                          {"rows": [...]}
     1,000 rows in ada/runs, and more follow —    {"rows": [...], "more": true,
       the next page is the same filter with        "cursor": "WyI4…"}
-      &after=WyI4…
+      &after=WyI4… (a command: with after=WyI4…)
     4 entities in ada/runs                       {"count": 4}
     tally of jog.who in ada/runs: Ada 2, Bo 1    {"tally": {"Ada": 2, "Bo": 1}}
     2 distinct jog.who in ada/runs: Ada, Bo      {"distinct": ["Ada", "Bo"]}
@@ -33,15 +33,20 @@ def answer_data(answer: Answer) -> dict[str, Any]:
     return {"rows": answer} if isinstance(answer, list) else dict(answer)
 
 
-def answer_text(filter: str, answer: Answer, at: str) -> str:
-    """The line that says what a filter answered in the app at `at`."""
+def answer_text(filter: str, answer: Answer, at: str, *, after: str | None = None) -> str:
+    """The line that says what a filter answered in the app at `at`. `after`: the argument
+    of the command that asked it which takes a cursor, so a page cut short says to call the
+    command again with it rather than to change a filter the caller never wrote."""
     if isinstance(answer, list):
         rows = f"{len(answer):,} row{'' if len(answer) == 1 else 's'} in {at}"
         if isinstance(answer, Rows) and answer.cursor is not None:
-            return (
-                f"{rows}, and more follow — the next page is the same filter with "
-                f"&after={answer.cursor}"
-            )
+            if after is not None:
+                again = f"the same command with {after}={answer.cursor}"
+            elif _continues(filter):  # a second after= is refused: this one replaces it
+                again = f"the same filter with after={answer.cursor} in place of its after="
+            else:
+                again = f"the same filter with &after={answer.cursor}"
+            return f"{rows}, and more follow — the next page is {again}"
         if isinstance(answer, Rows) and answer.more:
             return f"the best {rows}, of more — search for more words to narrow them"
         return rows
@@ -55,6 +60,13 @@ def answer_text(filter: str, answer: Answer, at: str) -> str:
     values = [_shown(value) for value in answer.get("distinct", [])]
     head = f"{len(values)} distinct {column} in {at}"
     return f"{head}: {_listed(values)}" if values else head
+
+
+def _continues(filter: str) -> bool:
+    """Whether the filter reads on from a cursor already (`after=`)."""
+    from pasture.store.grammar import parse
+
+    return any(isinstance(p, syntax.After) for p in parse(filter).predicates)
 
 
 def _column(filter: str) -> str:
