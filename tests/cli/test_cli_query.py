@@ -184,6 +184,22 @@ def test_data_that_is_not_rows_prints_as_key_value_lines(
     assert capsys.readouterr().out == "no runs\n"
 
 
+def test_a_page_cut_short_says_so_under_its_rows_and_as_a_last_json_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    rows = [{"kind": "jog", "entity": {"eid": "4f3c2a1b0c9d8e7f"}, "jog": {"who": "Ada"}}]
+    text = "1 row in ada/runs, and more follow — the next page is the same filter with &after=WyJh"
+    page = Result(text, {"rows": rows, "more": True, "cursor": "WyJh"})
+    assert show_query(page, as_json=True) == 0
+    assert _json_lines(capsys.readouterr().out) == [*rows, {"more": True, "cursor": "WyJh"}]
+    assert show_query(page, as_json=False) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == printed[-1] == text and "4f3c2a1b0c9d8e7f" in "".join(printed)
+    last = Result("1 row in ada/runs", {"rows": rows})
+    assert show_query(last, as_json=True) == 0
+    assert _json_lines(capsys.readouterr().out) == rows
+
+
 # -- one answer through every door -------------------------------------------------------------
 
 

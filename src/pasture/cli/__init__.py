@@ -48,6 +48,8 @@ def show(args: argparse.Namespace, result: Result, *, data: bool = False) -> int
         from pasture.cli._render import rows_table
 
         rows_table(rows)
+        if result.data.get("more"):  # said again where a person looks after a page of rows
+            print(result.text)
     return 0
 
 
@@ -106,12 +108,18 @@ def do_query(args: argparse.Namespace) -> int:
 def show_query(result: Result, *, as_json: bool) -> int:
     """A query's answer: how many rows and the rows as a table, or with `as_json` JSON
     lines, one row a line. Data without rows (an aggregate's) is `key: value` lines, or
-    its one JSON line."""
+    its one JSON line. A page cut short says so: its line again under the table (where a
+    person looks once a page of rows has scrolled past), or, as JSON, a last line that is
+    no row, `{"more": true, "cursor": …}`."""
     rows = result.data.get("rows")
+    more = bool(result.data.get("more"))
     if as_json:
         import json
 
-        for line in rows if isinstance(rows, list) else [result.data]:
+        lines = list(rows) if isinstance(rows, list) else [result.data]
+        if isinstance(rows, list) and more:
+            lines.append({"more": True, "cursor": result.data.get("cursor")})
+        for line in lines:
             print(json.dumps(line, ensure_ascii=False, default=str))
         return 0
     print(result.text)
@@ -120,6 +128,8 @@ def show_query(result: Result, *, as_json: bool) -> int:
     if isinstance(rows, list):
         if rows:
             rows_table(rows)
+            if more:
+                print(result.text)
     elif result.data:
         key_values(result.data)
     return 0

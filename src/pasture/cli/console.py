@@ -238,6 +238,9 @@ class Session:
         if isinstance(rows, list):
             if rows:
                 rows_table(rows, self.out)
+                if result.text and result.data.get("more"):
+                    # said again where a person looks after a page of rows
+                    self.out.print(Text(result.text), soft_wrap=True)
         elif result.data and not result.text:
             key_values(result.data, self.out)
 
