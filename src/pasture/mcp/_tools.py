@@ -126,14 +126,21 @@ TOOLS: tuple[types.Tool, ...] = (
         "Read rows from an app with a filter, the same one its pages use: predicates joined by "
         "`&`, e.g. `.jog!&.created!` (every run, with who logged it), `.jog.miles>=5`, "
         "`limit=10`, or bare words for a full-text search. A row carries only the components "
-        "the filter names; add `.doc?` to bring titles along. Use a command instead when the "
-        "app has one that reads what you need.",
+        "the filter names; add `.doc?` to bring titles along. Rows come oldest first; "
+        "`sort=-jog.miles,jog.who` orders them by columns (`-` for the largest first, "
+        "`sort=-created.at` for the newest). One answer holds at most one page of rows: one "
+        "cut short says so and carries `more` and a `cursor`, and the same filter with "
+        "`&after=<cursor>` reads the next page. Use a command instead when the app has one "
+        "that reads what you need.",
         _object(
             {
                 "app": _APP,
                 "filter": {
                     "type": "string",
-                    "description": "The filter, e.g. `.jog!&.created!&limit=20`.",
+                    "description": (
+                        "The filter, e.g. `.jog!&.created!&limit=20` or "
+                        "`.jog!&sort=-jog.miles&after=<cursor>`."
+                    ),
                 },
             },
             ["app", "filter"],

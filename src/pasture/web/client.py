@@ -13,6 +13,14 @@ sentence and status reach the page as every other function's do. A stream that
 ends without a refusal (the server restarting, the network gone) is opened
 again, sooner at first, with the last answer's id: the server sends its newest
 answer whenever it differs from that one, so the page ends with the final state.
+
+An answer holds at most one page of rows (1,000 unless the server says otherwise):
+one cut short carries `more: true` and a `cursor`, and `query(filter + "&after=" +
+cursor)` reads the page after it. A subscription watches one page, the one its own
+filter names — the first, or the one after its `after=` — and is sent again only when
+that page changes (its rows, or whether more follow it); rows past it move nothing.
+A page that shows the newest rows watches `sort=-created.at`, whose first page changes
+with every row added.
 """
 
 from __future__ import annotations
@@ -20,10 +28,13 @@ from __future__ import annotations
 CLIENT_JS = """\
 // The app's own API, as whoever has this page open.
 //   apply(bundles)       -> {entities, aliases}
-//   query(filter)        -> {rows}, or an aggregate's {count}, {tally} or {distinct}
+//   query(filter)        -> {rows}, or an aggregate's {count}, {tally} or {distinct};
+//                           one page of rows at most: cut short, {rows, more: true, cursor},
+//                           and query(filter + "&after=" + cursor) is the page after it
 //   subscribe(filter, callback, onRefused)
 //                        -> unsubscribe(); callback(what query(filter) answers) now and
-//                           whenever that changes; onRefused(error) when it may not go on
+//                           whenever that changes (that one page of it);
+//                           onRefused(error) when it may not go on
 //   command(name, args)  -> the command's data
 //   call(name, args)     -> what one of the app's handlers (worker.py) returned
 //   me()                 -> {eid, name}, or {eid: null} when signed out

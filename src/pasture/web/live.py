@@ -7,6 +7,12 @@ every change that alters it. Its `id` is a digest of that body, so a stream
 opened again with `Last-Event-ID` skips a first answer the page already has, and
 never misses the last one (it is always sent when it differs).
 
+A stream watches one page, as `./api/query` answers at most one: its filter's first
+page (or, with `after=`, the page after that cursor), with `more` and the `cursor` of the
+next when rows follow it. It is sent again when that page changes — its rows, or
+whether more follow — and never for a change to rows past it; a page that shows the
+newest rows watches `sort=-created.at`.
+
 What moves a stream is the bus (`pasture.platform.db.bus`), so a write through any
 server sharing the database reaches every server's streams:
 
