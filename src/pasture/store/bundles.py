@@ -345,6 +345,10 @@ class Lookup(Protocol):
         """The eids of live entities whose alias.name is `name`."""
         ...
 
+    def carries(self, component: str, eid: str) -> bool:
+        """Whether the live entity `eid` has a `component` row."""
+        ...
+
 
 @dataclass
 class Step:
@@ -450,6 +454,77 @@ def resolve(
     return Plan(steps, {a: e for a, e in r.aliases.items()}, bare)
 
 
+# -- what a table's rows must hold ----------------------------------------------------------
+
+
+def complete(plan: Plan, vocabulary: Vocabulary, lookup: Lookup) -> None:
+    """Give each component row a write makes the defaults of the columns it was not given,
+    and refuse the write, every problem in one sentence, where a row would lack a required
+    column, a kept column is emptied, or a reference names no person or no row of its table.
+
+    Called inside the write's transaction, before anything of it is written; a row is
+    new where its entity is minted here or has no row of that component yet.
+    """
+    problems: list[str] = []
+    steps = {step.eid: step for step in plan.steps}
+    for step in plan.steps:
+        for name, cols in step.writes.items():
+            comp = vocabulary.components[name]
+            if cols is None or not (comp.kept or comp.pointing):
+                continue
+            for column in comp.kept:
+                if column.name in cols and cols[column.name] is None:
+                    problems.append(_emptied(name, column))
+            missing = [c for c in comp.kept if c.name not in cols]
+            if missing and (step.row is None or not lookup.carries(name, step.eid)):
+                for column in missing:
+                    if column.has_default:
+                        cols[column.name] = column.default
+                    else:
+                        problems.append(f"{name}.{column.name} is required — give it a value")
+            for column in comp.pointing:
+                eid = cols.get(column.name)
+                target = "person" if column.person else column.table
+                if eid is None or target is None or _carries(steps, lookup, target, eid):
+                    continue
+                problems.append(_not_a_target(name, column, eid))
+    if problems:
+        raise Refused("; ".join(problems))
+
+
+def _carries(steps: Mapping[str, Step], lookup: Lookup, component: str, eid: str) -> bool:
+    """Whether `eid` has a `component` row once this write is done."""
+    step = steps.get(eid)
+    if step is not None and component in step.writes:
+        return step.writes[component] is not None
+    if step is not None and step.row is None:
+        return False  # minted here, without one
+    return lookup.carries(component, eid)
+
+
+def _emptied(component: str, column: Column) -> str:
+    where = f"{component}.{column.name}"
+    if column.has_default:
+        return (
+            f"{where} always has a value ({json.dumps(column.default)} unless one is given) — "
+            "write a value rather than null"
+        )
+    return f"{where} is required — give it a value rather than null"
+
+
+def _not_a_target(component: str, column: Column, eid: str) -> str:
+    where = f"{component}.{column.name}"
+    if column.person:
+        return (
+            f"{where} names a person, and {eid} is none here — give the user_id of someone "
+            "who has used this app (ctx.auth's is the caller's)"
+        )
+    return (
+        f"{where} names a row of {column.table}, and {eid} has no {column.table} — give the "
+        "id of one"
+    )
+
+
 def moved(component: str, column: str) -> Conflict:
     return Conflict(
         f"{component}.{column} changed since you read it — read it again and write your "
@@ -473,6 +548,7 @@ __all__ = [
     "TypedBundle",
     "check",
     "column_value",
+    "complete",
     "fingerprint",
     "guard_holds",
     "listed",

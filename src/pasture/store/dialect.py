@@ -90,6 +90,11 @@ class Dialect:
         SQLite orders them (and its indexes hold them)."""
         return f"{expr} DESC" if descending else f"{expr} ASC"
 
+    def index_term(self, expr: str) -> str:
+        """`expr` in a declared index: kept in `order_term`'s ascending order, so one index
+        serves a read in either direction."""
+        return expr
+
 
 class SqliteDialect(Dialect):
     def fts(self, words: Sequence[str]) -> tuple[str, list[str], list[Any], str]:
@@ -108,6 +113,9 @@ class PostgresDialect(Dialect):
     def order_term(self, expr: str, descending: bool) -> str:
         # PostgreSQL puts an empty value last ascending: said, so both order alike
         return f"{expr} DESC NULLS LAST" if descending else f"{expr} ASC NULLS FIRST"
+
+    def index_term(self, expr: str) -> str:
+        return f"{expr} NULLS FIRST"  # as `order_term` ascends; read backwards, it descends
 
     def placeholders(self, sql: str) -> str:
         return sql.replace("%", "%%").replace("?", "%s")

@@ -10,6 +10,7 @@ out in `tables.py`; the rows the SQL reads are turned into the store's by `rows.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -99,6 +100,8 @@ class _State:
     zone: str | None = None  # the server's time zone, once a time value was read in it
     # what each walked reference brings from its far side: (comp, ref column) -> components
     brought: dict[syntax.Path, list[str]] = field(default_factory=dict)
+    # columns every row has one value in, by an `=` of one value: expr -> that value
+    fixed: dict[str, Any] = field(default_factory=dict)
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -334,7 +337,7 @@ def _compile(filt: syntax.Filter, st: _State, page: int | None) -> Compiled:
                 "words to narrow it, and leave out after="
             )
         values, position = read_cursor(after.cursor, spec, [_kind(c) for _, c, _ in keys])
-        cond, cond_params = _after(keys, values, order, position)
+        cond, cond_params = _after(keys, values, order, position, st.fixed)
         st.conds.append(cond)
         st.params.extend(cond_params)
     if st.conds:
@@ -397,16 +400,26 @@ def _kind(column: Column) -> str:
 
 
 def _after(
-    keys: list[tuple[str, Column, bool]], values: list[Any], order: str, position: int
+    keys: list[tuple[str, Column, bool]],
+    values: list[Any],
+    order: str,
+    position: int,
+    fixed: Mapping[str, Any],
 ) -> tuple[str, list[Any]]:
     """The rows after the cursor's: past it in the first column, or tied there and past it in
     the next, …, or tied in all and later (earlier, descending) in creation. Ascending, an
-    empty value comes first; descending, last."""
+    empty value comes first; descending, last.
+
+    A column the filter holds to the cursor's own value (`fixed`) is tied for every row
+    it selects, so it is left out: what is left is a range of the index that the filter's
+    `=` and the order are the leading columns of, not an OR the database cannot walk."""
     terms: list[tuple[str, list[Any]]] = []
     tied: list[tuple[str, list[Any]]] = []
     last_down = keys[-1][2] if keys else False
     for (expr, _, down), value in zip(keys, values, strict=True):
         if expr == order:  # creation itself: the position says it
+            continue
+        if expr in fixed and value is not None and fixed[expr] == value:
             continue
         beyond = _beyond(expr, value, down)
         if beyond is not None:
@@ -429,6 +442,9 @@ def _all(parts: list[tuple[str, list[Any]]]) -> tuple[str, list[Any]]:
     return " AND ".join(s for s, _ in parts), [v for _, ps in parts for v in ps]
 
 
+# what the store's eids look like (`pasture.store.base.new_eid`): a value written so in a
+# filter is the eid of an entity, never a name
+_AN_EID = re.compile(r"[0-9a-f]{16}")
 # `e.<column>` where `e` is the entity table's alias (never a part of another name)
 _ENTITY_USE = re.compile(r"(?<![\w.\"])e\.(\w+)")
 # what a component row carries of its entity: `entity` column -> its own column
@@ -710,13 +726,19 @@ def _column_predicate(
         return
     if op in ("=", "!="):
         marks = ", ".join("?" for _ in values)
-        if column.reference:
+        if column.reference and all(_AN_EID.fullmatch(str(v)) for v in values):
+            # an eid is that entity alone: one look in the column's index, in its order
+            test = f"{expr} IN ({marks})" if len(values) > 1 else f"{expr} = ?"
+            params = values
+        elif column.reference:
             named = f"SELECT eid FROM entity WHERE name IN ({marks})"
             test = f"({expr} IN ({marks}) OR {expr} IN ({named}))"
             params = values + values
         else:
             test = f"{expr} IN ({marks})" if len(values) > 1 else f"{expr} = ?"
             params = values
+        if op == "=" and len(values) == 1 and values[0] is not None:
+            st.fixed[expr] = values[0]
         if op == "!=":
             test = f"({expr} IS NULL OR NOT {test})"
         st.conds.append(test)

@@ -49,6 +49,7 @@ from pasture.store.tables import (
     check_guards,
     count_sql,
     describe,
+    index_changes,
     installing,
     kind_of,
     kind_sql,
@@ -365,6 +366,19 @@ class SqlStore(ABC, Generic[C]):
             for statement in ddl:
                 cur.execute(statement)
             cur.executemany(self.writes.column, columns)
+        recorded = {
+            (comp, name): cols
+            for comp, name, cols in cur.execute(
+                "SELECT component, name, columns FROM pasture_indexes"
+            )
+        }
+        statements, keep, gone = index_changes(self.dialect, vocab, recorded)
+        for statement in statements:
+            cur.execute(statement)
+        if keep:
+            cur.executemany(self.writes.index, keep)
+        if gone:
+            cur.executemany(self.writes.unindex, gone)
         self._install_search(cur)
 
     def _kinds(self, conn: Executes | None = None) -> None:
@@ -397,11 +411,13 @@ class SqlStore(ABC, Generic[C]):
         by = caller.eid
         if person is not None:
             top = self._person(cur, caller, stamp, top, person)
-        plan = b.resolve(checked, Lookup(w, cur.execute))
+        lookup = Lookup(w, cur.execute)
+        plan = b.resolve(checked, lookup)
         for step in plan.steps:
             if step.was:
                 check_guards(step, functools.partial(self._current, cur))
             self._not_a_kept_name(cur, step)
+        b.complete(plan, vocab, lookup)  # defaults given, required columns there
         entities: list[tuple[Any, ...]] = []
         fresh: dict[tuple[str, tuple[str, ...]], list[tuple[Any, ...]]] = defaultdict(list)
         grouped: dict[str, list[tuple[Any, ...]]] = defaultdict(list)

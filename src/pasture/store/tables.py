@@ -60,6 +60,10 @@ def base_tables(dialect: Dialect) -> list[str]:
         f"""CREATE TABLE IF NOT EXISTS pasture_columns (
         component {t} NOT NULL, col {t} NOT NULL, type {t} NOT NULL,
         PRIMARY KEY (component, col))""",
+        # the indexes a vocabulary declared, so the next one's deploy drops those it does not
+        f"""CREATE TABLE IF NOT EXISTS pasture_indexes (
+        component {t} NOT NULL, name {t} NOT NULL, columns {t} NOT NULL,
+        PRIMARY KEY (component, name))""",
     ]
 
 
@@ -102,6 +106,46 @@ def component_ddl(dialect: Dialect, comp: Component, existing: dict[str, str] | 
                 f"CREATE INDEX {index_name(dialect, comp.name, c.name)} ON {name}({q(c.name)})"
             )
     return out
+
+
+def declared_index(dialect: Dialect, component: str, index: str) -> str:
+    """The SQL name of a declared index: `ix_<component>_<index>_<digest>`, the digest
+    keeping apart names the underscores would run together, cut short where the database
+    would cut it."""
+    digest = hashlib.sha256(f"{component}.{index}".encode()).hexdigest()[:6]
+    return f"{f'ix_{component}_{index}'[: dialect.max_name - 7]}_{digest}"
+
+
+Recorded = Mapping[tuple[str, str], str]  # (component, index) -> its columns, comma-joined
+
+
+def index_changes(
+    dialect: Dialect, vocab: Vocabulary, recorded: Recorded
+) -> tuple[list[str], list[tuple[str, str, str]], list[tuple[str, str]]]:
+    """What makes the database's indexes the ones `vocab` declares: the statements, the rows
+    of `pasture_indexes` to keep and those to take away.
+
+    Each index is over its columns in order and then `_e`, the row's place in creation,
+    so a read on those columns in their order (or its reverse) and then creation is one
+    walk of the index, with nothing left to sort.
+    """
+    statements: list[str] = []
+    keep: list[tuple[str, str, str]] = []
+    declared: set[tuple[str, str]] = set()
+    for comp in vocab.declared():
+        for index, cols in comp.indexes.items():
+            key, joined = (comp.name, index), ",".join(cols)
+            declared.add(key)
+            if recorded.get(key) == joined:
+                continue
+            name = declared_index(dialect, comp.name, index)
+            statements.append(f"DROP INDEX IF EXISTS {name}")
+            terms = ", ".join(dialect.index_term(q(c)) for c in cols)
+            statements.append(f"CREATE INDEX {name} ON {table(comp.name)}({terms}, _e)")
+            keep.append((comp.name, index, joined))
+    gone = sorted(key for key in recorded if key not in declared)
+    statements.extend(f"DROP INDEX IF EXISTS {declared_index(dialect, *key)}" for key in gone)
+    return statements, keep, gone
 
 
 # -- what a write keeps on `entity`, the same SQL on every backend ---------------------------
@@ -191,11 +235,15 @@ def count_sql(vocab: Vocabulary) -> str:
 
 
 def describe(vocab: Vocabulary) -> dict[str, Any]:
-    """`Store.schema()`: every component with its columns and their types."""
+    """`Store.schema()`: every component with its columns and their types, its indexes
+    (`{"by_owner": ["owner"]}`), and what each column holds (`details`: its type,
+    whether a new row must be given it, its default, the person or table it names)."""
     return {
         "components": {
             c.name: {
                 "columns": {col.name: col.shown for col in c.columns.values()},
+                "details": {col.name: column_details(col) for col in c.columns.values()},
+                "indexes": {name: list(cols) for name, cols in c.indexes.items()},
                 "kind": c.kind,
                 "platform": c.platform,
                 "writable": c.writable,
@@ -204,6 +252,18 @@ def describe(vocab: Vocabulary) -> dict[str, Any]:
         },
         "tools": vocab.tools,
     }
+
+
+def column_details(column: Column) -> dict[str, Any]:
+    """`{"type", "required"}`, and `"default"`, `"person": true` or `"table"` where it has one."""
+    out: dict[str, Any] = {"type": column.shown, "required": column.required}
+    if column.has_default:
+        out["default"] = column.default
+    if column.person:
+        out["person"] = True
+    if column.table is not None:
+        out["table"] = column.table
+    return out
 
 
 # -- what a write runs, its text built once from the dialect ----------------------------------
@@ -253,6 +313,11 @@ class Writes:
             "INSERT INTO pasture_columns(component, col, type) VALUES (?, ?, ?) "
             "ON CONFLICT (component, col) DO UPDATE SET type = excluded.type"
         )
+        self.index = m(
+            "INSERT INTO pasture_indexes(component, name, columns) VALUES (?, ?, ?) "
+            "ON CONFLICT (component, name) DO UPDATE SET columns = excluded.columns"
+        )
+        self.unindex = m("DELETE FROM pasture_indexes WHERE component = ? AND name = ?")
         self.row_of = m("SELECT _e FROM entity WHERE eid = ?")
         self.named = m(
             "SELECT e.eid FROM c_alias a JOIN entity e ON e._e = a._e WHERE a.name = ? LIMIT 5"
@@ -331,6 +396,12 @@ class Lookup:
             return []
         return [r[0] for r in self.execute(self.writes.named, (name,)).fetchall()]
 
+    def carries(self, component: str, eid: str) -> bool:
+        sql = self.writes.dialect.placeholders(
+            f"SELECT 1 FROM {table(component)} WHERE _e = (SELECT _e FROM entity WHERE eid = ?)"
+        )
+        return self.execute(sql, (eid,)).fetchone() is not None
+
 
 def check_guards(step: b.Step, current: Callable[[int, str, str], Any]) -> None:
     """Refuse the write if a `$was` guard of `step` does not hold; `current(row, comp, col)`
@@ -345,9 +416,12 @@ def check_guards(step: b.Step, current: Callable[[int, str, str], Any]) -> None:
 __all__ = [
     "NAME_SQL",
     "base_tables",
+    "column_details",
     "component_ddl",
     "count_sql",
+    "declared_index",
     "describe",
+    "index_changes",
     "kind_of",
     "kind_sql",
     "name_of",
