@@ -165,6 +165,14 @@ def test_api_query_answers_a_page_and_the_cursor_reads_on(site: Site, order: str
         return answer.json()["text"], answer.json()["data"]
 
     assert follow(ask, said_of_a_filter) == site.every(filter)
+
+    def ask_whole(cursor: str | None) -> Page:  # ?filter=<the filter>&after=<cursor>
+        params = {"filter": filter, **({"after": cursor} if cursor else {})}
+        answer = httpx.get(f"{site.url}/{AT}/api/query", params=params, timeout=30)
+        assert answer.status_code == 200, answer.text
+        return answer.json()["text"], answer.json()["data"]
+
+    assert follow(ask_whole, said_of_a_filter) == site.every(filter)
     if not order:  # no sort: creation order, oldest first
         assert site.every(filter) == site.eids
 

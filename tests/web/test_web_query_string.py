@@ -150,6 +150,10 @@ def _who(response: httpx.Response) -> list[str]:
         ("filter=.doc.title%3Da%2526b", ".doc.title=a%26b"),
         ("filter=a+b", "a b"),  # as a form encoder (httpx, requests, curl) sends a space
         ("filter=c%2B%2B", "c++"),
+        # and the parts after it join it: the next page, as an answer cut short says
+        ("filter=.jog%21%26sort%3D-jog.miles&after=WyJh", ".jog!&sort=-jog.miles&after=WyJh"),
+        ("filter=.jog!&.doc?", ".jog!&.doc?"),
+        ("filter=a+b&.doc.title=50%25", "a b&.doc.title=50%"),
     ],
 )
 def test_each_part_is_decoded_once_keeping_percent_and_ampersand_literal(

@@ -34,6 +34,9 @@ client's encoding could be undone): a value holding them is written in quotes,
 other form, decoded once, whole, and a `+` there is a space as in every part
 (`encodeURIComponent` never writes one; httpx, requests and curl's
 `--data-urlencode` write one for a space); `filter=…` is never a filter of its own.
+Parts may follow it — `?filter=<the filter>&after=<cursor>`, as an answer cut short
+says to read on — and join the filter as predicates of their own, each read as any
+part is.
 """
 
 from __future__ import annotations
@@ -47,11 +50,21 @@ _AMP, _PERCENT, _PLUS, _QUOTE, _BACKSLASH = b"&", b"%", b"+", b'"', b"\\"
 def filter_of(query: bytes | str) -> str:
     """The filter a query string carries (its raw bytes, or the same as text)."""
     raw = query if isinstance(query, bytes) else query.encode("utf-8", "surrogatepass")
-    if raw.startswith(b"filter=") and _AMP not in raw:
-        whole = raw[len(b"filter=") :].replace(_PLUS, b" ")
-        return unquote_to_bytes(whole).decode("utf-8", "replace")
+    if raw.startswith(b"filter="):
+        head, amp, rest = raw.partition(_AMP)
+        whole = head[len(b"filter=") :].replace(_PLUS, b" ")
+        filter = unquote_to_bytes(whole).decode("utf-8", "replace")
+        # the parts after it (`&after=<cursor>`) join it, as parts
+        return f"{filter}&{_as_parts(rest)}" if amp and rest else filter
     if _PERCENT not in raw and _PLUS not in raw:  # nothing encoded: the filter as written
         return query if isinstance(query, str) else raw.decode("utf-8", "replace")
+    return _as_parts(raw)
+
+
+def _as_parts(raw: bytes) -> str:
+    """The filter of a query string of `&`-separated parts, each decoded once."""
+    if _PERCENT not in raw and _PLUS not in raw:
+        return raw.decode("utf-8", "replace")
     return "&".join(_handed_on(decoded, amps) for decoded, amps in _parts(raw))
 
 
