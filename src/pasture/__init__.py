@@ -9,6 +9,7 @@ from pasture.version import __version__
 TYPE_CHECKING = False  # not typing's: `python -m pasture` imports this package first
 if TYPE_CHECKING:
     from pasture.caller import NOBODY, Caller
+    from pasture.commands.app_tables import table
     from pasture.commands.handlers import (
         action,
         boolean,
@@ -61,6 +62,7 @@ __getattr__ = lazy_names(
             )
         },
         "Registry": "pasture.commands.registry",
+        "table": "pasture.commands.app_tables",
         **{
             name: _HANDLERS
             for name in (
@@ -103,5 +105,6 @@ __all__ = [
     "number",
     "query",
     "string",
+    "table",
     "user_id",
 ]

@@ -22,11 +22,14 @@ FIND_ARGS = ("words", "limit", "sort", "after")
 def generated_commands(
     vocabulary: Vocabulary, at: str, taken: Set[str] = frozenset()
 ) -> list[Command]:
-    """`add_<kind>` and `find_<kind>` for every kind, except names in `taken` (declared whole)."""
+    """`add_<kind>` and `find_<kind>` for every kind, except names in `taken` (declared whole)
+    and kinds that want none (`"tools": false`, as a table of worker.py's schema is)."""
     if not vocabulary.tools:
         return []
     commands: list[Command] = []
     for kind in vocabulary.kinds():
+        if not kind.tools:
+            continue
         for make in (add_command, find_command):
             command = make(kind, at)
             if command.name not in taken:

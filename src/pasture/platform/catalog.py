@@ -23,7 +23,14 @@ from pasture.platform.apps import versions as _deploy
 from pasture.platform.apps.origins import Origins
 from pasture.platform.db.platform_db import PlatformDB
 from pasture.platform.nouns import Access, AppInfo, Loaded, Role
-from pasture.platform.workers.dispatch import WORKER, CodeSettings, Version, Workers, commands_of
+from pasture.platform.workers.dispatch import (
+    WORKER,
+    CodeSettings,
+    Version,
+    Workers,
+    commands_of,
+    tables_of,
+)
 from pasture.platform.workers.sandbox import Limits
 
 if TYPE_CHECKING:
@@ -256,16 +263,18 @@ class Catalog:
     ) -> Loaded:
         """One version of an app from its files on disk (and its worker's manifest)."""
         from pasture.commands import load_commands
-        from pasture.store.vocab import Vocabulary
+        from pasture.store.vocab import Vocabulary, merged
 
         root = self.version_dir(space, slug, version)
         files = _deploy.read_version(root)
         doc = json.loads(files["vocab.json"]) if "vocab.json" in files else None
-        vocabulary = Vocabulary.from_json(doc)
-        commands = load_commands(files, vocabulary, f"{space}/{slug}")
         manifest: list[dict[str, Any]] | None = None
         if WORKER in files:
             manifest = self._manifest(space, slug, version, files)
+        # its worker.py's tables are components as vocab.json's are
+        vocabulary = Vocabulary.from_json(merged(doc, tables_of(manifest)))
+        commands = load_commands(files, vocabulary, f"{space}/{slug}")
+        if manifest is not None:
             code, problems = commands_of(
                 manifest, self.version_of(space, slug, version), self.workers
             )

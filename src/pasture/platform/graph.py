@@ -12,6 +12,7 @@ have on the page.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -115,16 +116,43 @@ class Graph:
 
 
 def _columns_text(spec: Any) -> str:
+    """`text text required, done bool default false, owner person required; indexes
+    by_owner(owner)`: each column's type and what its rows must hold, then the indexes."""
     if isinstance(spec, Mapping):
         cols = spec.get("columns", spec.get("properties", spec))
+        details = spec.get("details")
+        details = details if isinstance(details, Mapping) else {}
         if isinstance(cols, Mapping):
             parts = []
             for col, kind in cols.items():
                 if isinstance(kind, Mapping):
                     kind = kind.get("type", "")
-                parts.append(f"{col} {kind}".strip())
-            return ", ".join(parts)
+                held = details.get(col)
+                parts.append(" ".join([f"{col} {kind}".strip(), *_held(held)]).strip())
+            text = ", ".join(parts)
+            indexes = spec.get("indexes")
+            if isinstance(indexes, Mapping) and indexes:
+                text += "; indexes " + ", ".join(
+                    f"{name}({', '.join(map(str, on))})" for name, on in indexes.items()
+                )
+            return text
     return str(spec)
+
+
+def _held(details: Any) -> list[str]:
+    """What a column's details add to its type: whom it names, its default, required."""
+    if not isinstance(details, Mapping):
+        return []
+    out: list[str] = []
+    if details.get("person"):
+        out.append("to a person")
+    if details.get("table"):
+        out.append(f"to a row of {details['table']}")
+    if "default" in details:
+        out.append(f"default {json.dumps(details['default'])}")
+    if details.get("required"):
+        out.append("required")
+    return out
 
 
 class CheckedStore(AppStore):

@@ -372,6 +372,12 @@ def _component(name: str, body: object, problems: list[str]) -> Component | None
             problems.append(f"{name}: {_word_problem('a column name', col)}")
             continue
         column = column_of(col, prop)
+        if column is None and isinstance(prop, Mapping) and prop.get("format") == "json":
+            problems.append(
+                f"{name}.{col} is JSON (json_value()), which no store keeps as a column yet — "
+                "keep it as text (string()) and write json.dumps of it"
+            )
+            continue
         if column is None:
             problems.append(f"{name}.{col} has type {_type_name(prop)} — {TYPES_SENTENCE}")
             continue
@@ -417,13 +423,12 @@ def _indexes(
     out: dict[str, tuple[str, ...]] = {}
     for index, cols in given.items():
         index = str(index)
-        if not WORD.fullmatch(index):
+        wrong = not WORD.fullmatch(index)
+        if wrong:  # and its columns are looked at all the same
             problems.append(f"{name}: {_word_problem('an index name', index)}")
-            continue
         if not isinstance(cols, list) or not cols or not all(isinstance(c, str) for c in cols):
             problems.append(shape)
             continue
-        wrong = False
         for col in cols:
             if col not in props:
                 problems.append(

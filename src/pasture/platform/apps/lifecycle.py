@@ -30,7 +30,14 @@ from pasture.platform.catalog import Catalog
 from pasture.platform.db.platform_db import PlatformDB
 from pasture.platform.db.platform_tables import REACH_MOVED
 from pasture.platform.nouns import ACCESSES, Access, Loaded, plural
-from pasture.platform.workers.dispatch import WORKER, Version, clashes, commands_of, untrusted
+from pasture.platform.workers.dispatch import (
+    WORKER,
+    Version,
+    clashes,
+    commands_of,
+    tables_of,
+    untrusted,
+)
 from pasture.result import Result
 from pasture.values import now
 
@@ -76,7 +83,7 @@ class Apps:
         from pasture.commands import load_commands
         from pasture.commands.deploy_checks import declared_commands
         from pasture.commands.loader import read_tools
-        from pasture.store.vocab import Vocabulary
+        from pasture.store.vocab import SCHEMA, VOCAB_FILE, merged, read_app
 
         if app and "/" in app and space is None:
             space, _, app = app.partition("/")
@@ -129,10 +136,20 @@ class Apps:
                     vocab_doc = parsed
                 else:
                     problems.append("vocab.json: an object with $defs, one entry per component")
+        # worker.py is set up first: its schema's tables are components of the vocabulary
+        # (its problems are said after the other files')
+        manifest: list[dict[str, Any]] | None = None
+        code_names: list[str] = []
+        in_code: list[str] = []
+        if WORKER in raw:
+            manifest, code_names = self._check_code(space, slug, raw, in_code)
+        tables = tables_of(manifest)
         if not any(p.startswith("vocab.json") for p in problems):
-            vocabulary, wrong = Vocabulary.read(vocab_doc, previous=previous)
-            if wrong:
-                problems.append(str(DeployRefused(wrong, prefix="vocab.json")))
+            vocabulary, read = read_app(vocab_doc, tables, previous=previous)
+            if read[VOCAB_FILE]:
+                problems.append(str(DeployRefused(read[VOCAB_FILE], prefix="vocab.json")))
+            if read[SCHEMA]:
+                in_code.append(str(DeployRefused(read[SCHEMA], prefix=f"{WORKER}: schema")))
         commands: list[Command] = []
         if vocabulary is not None:
             # Checked against what vocab.json did read, so one message names tools.json's
@@ -154,9 +171,8 @@ class Apps:
                     _, wrong = declared_commands(doc, None, set(raw))
                     if wrong:
                         problems.append(str(DeployRefused(wrong, prefix=name)))
-        manifest: list[dict[str, Any]] | None = None
-        if WORKER in raw:
-            manifest = self._check_code(space, slug, raw, commands, problems)
+        in_code.extend(f"{WORKER}: {p}" for p in clashes(code_names, commands))
+        problems.extend(in_code)
         if not problems:  # room for it is asked last: what is wrong with it is said first
             try:
                 self.disk.check_room(space, slug, raw)
@@ -184,7 +200,7 @@ class Apps:
                     commands = commands + code
                 # Components before commands: the store knows this release's vocabulary
                 # before any of its commands can be called.
-                self.catalog.store(space, slug).declare(vocab_doc or {})
+                self.catalog.store(space, slug).declare(merged(vocab_doc, tables))
                 chosen: Access = access or (
                     cast(Access, current["access"]) if current is not None else "public"
                 )
@@ -241,14 +257,10 @@ class Apps:
             return self.disk.let_go(conn, space, slug, version)
 
     def _check_code(
-        self,
-        space: str,
-        slug: str,
-        files: dict[str, bytes],
-        declared: list[Command],
-        problems: list[str],
-    ) -> list[dict[str, Any]] | None:
-        """worker.py set up once, apart (only in a trusted space): the manifest of its commands.
+        self, space: str, slug: str, files: dict[str, bytes], problems: list[str]
+    ) -> tuple[list[dict[str, Any]] | None, list[str]]:
+        """worker.py set up once, apart (only in a trusted space): the manifest of its commands
+        (and its tables), and their agent names.
 
         Every problem is added to `problems`, each as `worker.py: …`.
         """
@@ -257,17 +269,16 @@ class Apps:
                 f"{WORKER}: this app runs code, and {untrusted(space)} — without "
                 f"{WORKER} it deploys as it is"
             )
-            return None
+            return None, []
         at = f"{space}/{slug}"
         found, manifest = self.catalog.workers.check(files, at, self.catalog.secrets(space, slug))
         problems.extend(f"{WORKER}: {p}" for p in found)
         if found:
-            return None
+            return None, []
         # What the worker process says is held to the rules again, here.
         code, bad = commands_of(manifest, Version(space, slug, 0, Path()), self.catalog.workers)
         problems.extend(f"{WORKER}: {p}" for p in bad)
-        problems.extend(f"{WORKER}: {p}" for p in clashes([c.agent_name for c in code], declared))
-        return manifest
+        return manifest, [c.agent_name for c in code]
 
     def files(self, caller: Caller, app: str, path: str | None = None) -> Result:
         """An app's source read back: the list of files, or one file's text."""
@@ -290,7 +301,7 @@ class Apps:
         )
 
     def rollback(self, caller: Caller, app: str, version: int, noted: Call | None = None) -> Result:
-        from pasture.store.vocab import Vocabulary
+        from pasture.store.vocab import Vocabulary, merged
 
         require_writes(caller)
         reached = self.gate.reach(caller, app)
@@ -319,9 +330,10 @@ class Apps:
         loaded = self.catalog.read_version(space, slug, version, row["title"], current.access)
         files = _deploy.read_version(self.catalog.app_dir(space, slug) / f"v{version}")
         doc = json.loads(files["vocab.json"]) if "vocab.json" in files else None
+        doc = merged(doc, tables_of(loaded.code))  # and the tables its worker.py declared
         # The rows written since stay; the older vocabulary must still describe them.
         Vocabulary.from_json(doc, previous=current.vocabulary)
-        self.catalog.store(space, slug).declare(doc or {})
+        self.catalog.store(space, slug).declare(doc)
         with self.db.transaction() as conn:
             conn.execute(
                 "UPDATE apps SET version = ?, title = ? WHERE space = ? AND slug = ?",

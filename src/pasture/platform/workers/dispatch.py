@@ -524,6 +524,8 @@ def commands_of(
     if not isinstance(manifest, list):
         return [], ["the worker's commands are not a list"]
     for entry in manifest:
+        if isinstance(entry, dict) and "schema" in entry and "name" not in entry:
+            continue  # the app's tables (`tables_of`), no command
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
             registry.problems.append("a command without a name")
             continue
@@ -551,6 +553,19 @@ def commands_of(
         for c in registry.commands()
     ]
     return commands, registry.problems
+
+
+def tables_of(manifest: Any) -> Any:
+    """The tables worker.py's `schema` declares, as vocab.json's `$defs`; None for none.
+    What the worker process said is only read here: the deploy checks it as a vocabulary
+    (`pasture.store.vocab.read_app`), whatever it is."""
+    if not isinstance(manifest, list):
+        return None
+    for entry in manifest:
+        if isinstance(entry, dict) and "schema" in entry and "name" not in entry:
+            found = entry["schema"]
+            return found.get("$defs") if isinstance(found, dict) else found
+    return None
 
 
 def handlers_of(manifest: Any) -> dict[str, str]:
@@ -620,5 +635,6 @@ __all__ = [
     "Workers",
     "clashes",
     "commands_of",
+    "tables_of",
     "untrusted",
 ]

@@ -13,7 +13,10 @@ server's log. In order:
    too) and its `setup(app)` is called with a registry; every registration
    problem is noted. Its handlers (`@query`, `@mutation`, `@action`,
    `pasture.commands.handlers`) are checked, and each one tagged as a tool is
-   registered as a command of its name. It answers `{"ready": {"commands": [...]}}` or
+   registered as a command of its name. Its module-level `schema` (its tables,
+   `pasture.commands.app_tables`) is read as a vocab.json document, the last entry
+   of the manifest (`{"schema": {"$defs": …}}`). It answers
+   `{"ready": {"commands": [...]}}` or
    `{"problems": [...]}`; at a deploy's check (`mode: "check"`) that is all.
 3. Then one call at a time: `{"call": id, "command", "args", "caller",
    "read_only", "secrets"?}` runs the command with a `ctx` whose store asks the
@@ -49,6 +52,7 @@ from typing import Any
 
 from pasture.caller import Caller
 from pasture.commands import handlers as _handlers
+from pasture.commands.app_tables import schema_document
 from pasture.commands.appstore import AppStore
 from pasture.commands.model import Command, Context
 from pasture.commands.registry import BadCommand, CheckedRun, CommandFailed, Registry
@@ -56,6 +60,7 @@ from pasture.errors import PastureError, Refused
 from pasture.platform.workers.protocol import Channel, Closed, refusal_message, refusal_of
 from pasture.result import Result
 from pasture.store.base import Answer, Applied, Bundle
+from pasture.store.vocab import SCHEMA, read_app
 
 logger = logging.getLogger("pasture.worker")
 
@@ -222,6 +227,7 @@ class Host:
         self.current: Any = None  # the id of the call being answered
         self.registry = WorkerRegistry(self.at)
         self.handlers: dict[str, _handlers.Handler] = {}
+        self.schema: dict[str, Any] = {}  # worker.py's tables, as vocab.json's $defs
         self.changes = 0
         self.reported = 0
 
@@ -239,6 +245,7 @@ class Host:
             return [raised(e, str(path))]
         problems = set_up(vars(module), self.registry, str(path))
         problems += self.take_handlers()
+        problems += self.take_schema(vars(module))
         self.registry.on_change(self._changed)
         return problems
 
@@ -264,8 +271,21 @@ class Host:
             )
         return []
 
+    def take_schema(self, namespace: Mapping[str, Any]) -> list[str]:
+        """worker.py's `schema`, read as a vocab.json document for the manifest; what is
+        wrong in it said all at once, the rules the server holds it to as well."""
+        defs, problems = schema_document(namespace.get("schema"))
+        if problems:
+            _, found = read_app(None, defs)
+            return [f"schema: {p}" for p in [*problems, *found[SCHEMA]]]
+        self.schema = defs
+        return []
+
     def manifest(self) -> list[dict[str, Any]]:
-        return manifest(self.registry.commands(), self.handlers)
+        listed = manifest(self.registry.commands(), self.handlers)
+        if self.schema:  # its tables, as vocab.json would declare them
+            listed.append({"schema": {"$defs": self.schema}})
+        return listed
 
     def _changed(self) -> None:
         self.changes += 1
