@@ -30,7 +30,7 @@ from pasture.store.base import Answer, Applied, Bundle
 from pasture.store.bundles import listed
 
 if TYPE_CHECKING:
-    from pasture.store.base import Store
+    from pasture.store.base import Store, Transaction
 
 
 @dataclass
@@ -62,6 +62,17 @@ class AppStore:
     def _write(self, bundles: list[Bundle]) -> Applied:
         """Write bundles in one transaction, as the caller."""
         raise NotImplementedError
+
+    # -- a transaction over many reads and writes (a mutation's, a query's snapshot) -----
+    def begin(self, *, read_only: bool = False, by_code: bool = False) -> None:
+        """Hold every read and write from here in one transaction until `end`; with
+        `read_only`, one snapshot that cannot write. One at a time. `by_code`: the call's
+        own code asks (an action's `ctx.run_mutation`), not the platform."""
+        raise Refused("this store keeps no transactions open — each write is one of its own")
+
+    def end(self, *, keep: bool, by_code: bool = False) -> None:
+        """End the transaction `begin` opened: keep what it wrote, or none of it. With none
+        open, nothing happens; `by_code`, nor with one the platform began."""
 
     # -- writing, one call or one batch ------------------------------------------------------
     def apply(self, bundles: Bundle | Sequence[Bundle]) -> Applied:
@@ -106,6 +117,7 @@ class StoreAsCaller(AppStore):
         super().__init__(read_only=read_only)
         self.store = store
         self.caller = caller
+        self._held: Transaction | None = None
 
     def query(self, filter: str) -> Answer:
         return self.store.query(filter, self.caller)
@@ -115,6 +127,16 @@ class StoreAsCaller(AppStore):
 
     def _write(self, bundles: list[Bundle]) -> Applied:
         return self.store.apply(bundles, self.caller)
+
+    def begin(self, *, read_only: bool = False, by_code: bool = False) -> None:
+        if self._held is not None:
+            raise Refused("a transaction is open already — end it before beginning another")
+        self._held = self.store.begin(read_only=read_only)
+
+    def end(self, *, keep: bool, by_code: bool = False) -> None:
+        held, self._held = self._held, None
+        if held is not None:
+            (held.commit if keep else held.rollback)()
 
 
 __all__ = ["AppStore", "Batch", "StoreAsCaller"]

@@ -203,14 +203,66 @@ class _NoSecrets(Mapping[str, str]):
 
 @dataclass
 class HandlerContext:
-    """What a handler is called with: `auth`, `store` (as the caller; read-only for a
-    query), `at` (the app, `space/app`), `secrets` (an action's only)."""
+    """What a handler is called with: `auth`, `db` (the app's tables, `pasture.commands.
+    app_db`) and `store` (the same store as bundles and filters), both as the caller and
+    read-only for a query; `at` (the app, `space/app`), `secrets` (an action's only), and
+    an action's `run_mutation`."""
 
     auth: Auth
     store: Any
     at: str
     secrets: Mapping[str, str]
     caller: Caller
+    kind: Kind = "mutation"
+    name: str = ""
+
+    @property
+    def db(self) -> Any:
+        """The app's tables: `ctx.db.todos.get(id)`, `.insert({...})`, `.with_index(…)`."""
+        from pasture.commands.app_db import Database
+
+        return Database(self.store)
+
+    def run_mutation(self, name: str, args: Mapping[str, Any] | None = None) -> Any:
+        """Run the mutation `name` of this app as one transaction of its own, kept only when
+        it answers with JSON, and give back what it answered (an action's alone: a
+        mutation's writes are one transaction already, and a query writes nothing)."""
+        if self.kind != "action":
+            raise Refused(
+                f"{self.name} is a {self.kind}, and only an action runs mutations with "
+                "ctx.run_mutation — call the function itself"
+            )
+        handler = next((h for h in declared() if h.name == name and h.kind == "mutation"), None)
+        if handler is None:
+            raise Refused(f"{str(name)[:60]} is not a mutation of this app")
+        inner = HandlerContext(
+            auth=Auth(self.caller, handler.name),
+            store=self.store,
+            at=self.at,
+            secrets=_NoSecrets(handler.name, "mutation"),
+            caller=self.caller,
+            kind="mutation",
+            name=handler.name,
+        )
+        self.store.begin(by_code=True)
+        kept = False
+        try:
+            answer = (
+                handler.function(inner, dict(args or {}))
+                if handler.takes_args
+                else handler.function(inner)
+            )
+            try:
+                _json.dumps(answer)
+            except (TypeError, ValueError):
+                raise Refused(
+                    f"{handler.name} answered with something that is not JSON "
+                    f"({type(answer).__name__}), so nothing it wrote was kept"
+                ) from None
+            kept = True
+        finally:
+            self.store.end(keep=kept, by_code=True)
+        return answer
 
 
 # -- the handlers -------------------------------------------------------------------------------
@@ -408,6 +460,8 @@ def run(handler: Handler, args: Mapping[str, Any] | None, ctx: Context, *, as_to
         at=ctx.at,
         secrets=secrets,
         caller=ctx.caller,
+        kind=handler.kind,
+        name=handler.name,
     )
     answer = (
         handler.function(handed, dict(args or {}))

@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 from pasture.caller import Caller
 from pasture.commands.appstore import AppStore
+from pasture.errors import Refused
 from pasture.platform.access.gate import Gate
 from pasture.platform.catalog import Catalog
 from pasture.platform.db.bus import Bus, Change
 from pasture.platform.nouns import Reached, plural
 from pasture.result import Result
 from pasture.store.answers import answer_data, answer_text
-from pasture.store.base import Answer, Applied, Bundle
+from pasture.store.base import Answer, Applied, Bundle, Transaction
 
 if TYPE_CHECKING:
     from pasture.platform.access.audit import Call
@@ -47,12 +48,14 @@ class Graph:
         via_web: bool = False,
         noted: Call | None = None,
         checked: Reached | None = None,
+        publish: bool = True,
     ) -> tuple[Reached, Applied]:
         """Write bundles as the caller, if the app's access lets them; Refused otherwise.
 
         `noted`: the audit's record of this call, told which app it reached. `checked`:
         the app as this call reached it a moment ago, already allowed to write: not
-        reached or checked again."""
+        reached or checked again. `publish`: tell live pages now (not inside a transaction,
+        whose writes are news only once it commits)."""
         reached = checked
         if reached is None:
             reached = self.gate.reach(caller, app, via_web=via_web)
@@ -60,7 +63,8 @@ class Graph:
                 noted.app = reached.at
             self.gate.check_write(caller, reached)
         applied = self.catalog.store(reached.space, reached.slug).apply(bundles, caller)
-        self.bus.publish(Change("write", reached.space, reached.slug))
+        if publish:
+            self.bus.publish(Change("write", reached.space, reached.slug))
         return reached, applied
 
     def read(
@@ -182,6 +186,32 @@ class CheckedStore(AppStore):
         self.at = at
         self.via_web = via_web
         self._checked = checked
+        # The transaction held open (`begin`), the app it is of, and whether the call's
+        # own code began it (`end` from its code ends only what its code began).
+        self._held: tuple[Transaction, Reached, bool] | None = None
+
+    def begin(self, *, read_only: bool = False, by_code: bool = False) -> None:
+        if self._held is not None:
+            raise Refused(
+                "a transaction is open already — a mutation's writes are one transaction; an "
+                "action runs each mutation (ctx.run_mutation) in one of its own, one after another"
+            )
+        reached = self._checked or self.graph.gate.reach(self.caller, self.at, via_web=self.via_web)
+        store = self.graph.catalog.store(reached.space, reached.slug)
+        self._held = (store.begin(read_only=read_only), reached, by_code)
+
+    def end(self, *, keep: bool, by_code: bool = False) -> None:
+        held = self._held
+        if held is None or (by_code and not held[2]):
+            return
+        self._held = None
+        transaction, reached, _ = held
+        if not keep:
+            transaction.rollback()
+            return
+        transaction.commit()
+        if transaction.wrote:
+            self.graph.bus.publish(Change("write", reached.space, reached.slug))
 
     def _spend(self) -> Reached | None:
         """The call's own reach, once: for the first use of the store, then never again."""
@@ -200,5 +230,10 @@ class CheckedStore(AppStore):
     def _write(self, bundles: list[Bundle]) -> Applied:
         checked = self._spend()
         return self.graph.write(
-            self.caller, self.at, bundles, via_web=self.via_web, checked=checked
+            self.caller,
+            self.at,
+            bundles,
+            via_web=self.via_web,
+            checked=checked,
+            publish=self._held is None,
         )[1]

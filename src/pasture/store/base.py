@@ -36,6 +36,20 @@ class Applied:
     aliases: dict[str, str] = field(default_factory=dict)
 
 
+class Transaction(Protocol):
+    """A transaction a store holds open for the thread that began it (`Store.begin`)."""
+
+    wrote: bool  # it has written something
+
+    def commit(self) -> None:
+        """Keep what it wrote, and end it."""
+        ...
+
+    def rollback(self) -> None:
+        """Keep nothing it wrote, and end it."""
+        ...
+
+
 class Store(Protocol):
     """One app's graph. `max_rows`: the rows one answer holds at most, None for no bound
     (`pasture.store.pages`)."""
@@ -48,6 +62,11 @@ class Store(Protocol):
 
     def apply(self, bundles: Bundle | Sequence[Bundle], caller: Caller) -> Applied:
         """Write one bundle or a list of them, all or nothing."""
+        ...
+
+    def begin(self, *, read_only: bool = False) -> Transaction:
+        """Hold this thread's reads and writes in one transaction until it is committed or
+        rolled back; `read_only`: a snapshot that reads one moment and cannot write."""
         ...
 
     def query(self, filter: str, caller: Caller) -> Answer:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
@@ -53,6 +54,9 @@ _FTS = [
 ]
 
 
+_SPARE = 4  # snapshot connections kept at rest
+
+
 class SqliteStore(SqlStore[sqlite3.Connection]):
     """One app's graph in one SQLite file (see `pasture.store.base.Store`)."""
 
@@ -72,6 +76,10 @@ class SqliteStore(SqlStore[sqlite3.Connection]):
         self._data_version: int | None = None
         self._top: int | None = None  # the largest `_e` there is
         self._people: dict[str, str | None] = {}  # eid -> name of callers kept as persons
+        # Connections of snapshots (`begin(read_only=True)`) at rest, for the next: a query
+        # handler's reads see one moment without holding the store's one connection.
+        self._spare: list[sqlite3.Connection] = []
+        self._spare_lock = threading.Lock()  # not the store's: a write transaction holds that
         db = self._db
         with self._faults:
             db.execute(f"PRAGMA busy_timeout = {int(faults.busy_seconds() * 1000)}")
@@ -90,13 +98,43 @@ class SqliteStore(SqlStore[sqlite3.Connection]):
     def close(self) -> None:
         with self._lock:
             self._db.close()
+            with self._spare_lock:
+                for spare in self._spare:
+                    spare.close()
+                self._spare.clear()
 
     # -- the connection and its transactions ----------------------------------------------
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
+        held = self._held
+        if held and threading.get_ident() not in held and any(t.writes for t in held.values()):
+            # Another thread holds the one connection in a write transaction: read what is
+            # committed through a connection of its own rather than wait for it to end.
+            with self._snapshot_connection() as db:
+                yield db
+            return
         with self._lock:  # one connection: one statement at a time
             yield self._db
+
+    @contextlib.contextmanager
+    def _snapshot_connection(self) -> Iterator[sqlite3.Connection]:
+        with self._spare_lock:
+            db = self._spare.pop() if self._spare else None
+        if db is None:
+            with self._faults:
+                db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+                db.execute(f"PRAGMA busy_timeout = {int(faults.busy_seconds() * 1000)}")
+        try:
+            yield db
+        except BaseException:
+            db.close()  # what it was in the middle of is not known: not kept
+            raise
+        with self._spare_lock:
+            if len(self._spare) < _SPARE:
+                self._spare.append(db)
+                return
+        db.close()
 
     @contextlib.contextmanager
     def _writing(self, bundles: int | None = None) -> Iterator[sqlite3.Connection]:

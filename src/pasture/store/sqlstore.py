@@ -20,6 +20,13 @@ It is an abstract base rather than one class handed a backend object because
 every difference is a step of the same write or read: here the whole of each
 reads top to bottom, and a backend's module holds only its side of the steps,
 each a method named below as abstract or as a default it may override.
+
+A **transaction** (`begin`) holds one write transaction, or one snapshot for reading,
+open across many writes and reads of the thread that began it, until it is committed
+or rolled back: a mutation's writes are all kept or none are, and a query reads one
+moment. Another thread's reads and writes go on as before (on SQLite, whose store has
+one connection, they wait for a write transaction to end; a snapshot has a connection
+of its own).
 """
 
 from __future__ import annotations
@@ -102,6 +109,45 @@ class Faults:
                 raise sentence from None
 
 
+class _RolledBack(Exception):
+    """Ends a transaction's block so that the backend rolls it back."""
+
+
+class Transaction:
+    """A transaction `SqlStore.begin` opened for the thread that began it: every read and
+    write of that thread's on the store is in it until `commit` or `rollback` (either
+    ends it; ending it again does nothing)."""
+
+    def __init__(self, store: SqlStore[Any], stack: contextlib.ExitStack, conn: Any, writes: bool):
+        self.store = store
+        self.stack = stack
+        self.conn = conn  # what its reads (and writes) run through
+        self.writes = writes  # a write transaction, not a snapshot
+        self.thread = threading.get_ident()
+        self.wrote = False  # it has written something (to be committed)
+
+    @property
+    def open(self) -> bool:
+        return self.store._held.get(self.thread) is self
+
+    def commit(self) -> None:
+        """Keep what it wrote (a snapshot: only end it)."""
+        if self._end():
+            self.stack.close()
+
+    def rollback(self) -> None:
+        """Keep nothing it wrote."""
+        if self._end():
+            with contextlib.suppress(_RolledBack):
+                self.stack.__exit__(_RolledBack, _RolledBack(), None)
+
+    def _end(self) -> bool:
+        if not self.open:
+            return False
+        del self.store._held[self.thread]
+        return True
+
+
 class SqlStore(ABC, Generic[C]):
     """One app's graph in SQL tables (see `pasture.store.base.Store`); `C` is what the
     backend's writes run through."""
@@ -123,6 +169,7 @@ class SqlStore(ABC, Generic[C]):
         self._rank: dict[str, int] = {}
         self._kind_sql = ""
         self._all_tables: list[str] = []
+        self._held: dict[int, Transaction] = {}  # thread -> the transaction it holds open
 
     # -- the Store interface ------------------------------------------------------------
 
@@ -164,6 +211,9 @@ class SqlStore(ABC, Generic[C]):
 
     def apply(self, bundles: Bundle | Sequence[Bundle], caller: Caller) -> Applied:
         vocab = self._vocab
+        held = self._held.get(threading.get_ident()) if self._held else None
+        if held is not None:
+            return self._apply_held(held, bundles, caller)
         checked = self._check_first(bundles, vocab)
         with (
             self._lock,
@@ -177,10 +227,54 @@ class SqlStore(ABC, Generic[C]):
             self._keepable(checked)
             return self._write(cur, checked, caller, vocab, top, person)
 
+    def begin(self, *, read_only: bool = False) -> Transaction:
+        """Open a transaction for this thread's reads and writes (see the module); with
+        `read_only`, a snapshot that reads one moment and writes nothing. A thread holds
+        one at a time."""
+        if threading.get_ident() in self._held:
+            raise Refused(
+                "a transaction is open already — a mutation's writes are one transaction; "
+                "an action runs each mutation (ctx.run_mutation) in one of its own, one after "
+                "another"
+            )
+        stack = contextlib.ExitStack()
+        try:
+            if read_only:
+                conn: Any = stack.enter_context(self._snapshot_connection())
+                with self._faults:
+                    conn.execute(self.snapshot)
+                stack.callback(conn.execute, "COMMIT")
+            else:
+                stack.enter_context(self._lock)
+                conn = stack.enter_context(self._writing())
+        except BaseException:
+            stack.close()
+            raise
+        held = self._held[threading.get_ident()] = Transaction(self, stack, conn, not read_only)
+        return held
+
+    def _apply_held(
+        self, held: Transaction, bundles: Bundle | Sequence[Bundle], caller: Caller
+    ) -> Applied:
+        if not held.writes:
+            raise Refused(
+                "a query reads and cannot write — make it a mutation to change the app's data"
+            )
+        with metrics.database("app", "write"), self._faults:
+            cur = held.conn
+            top, person = self._head(cur, caller)
+            checked = b.check(bundles, self._vocab)
+            self._keepable(checked)
+            applied = self._write(cur, checked, caller, self._vocab, top, person)
+        held.wrote = True
+        return applied
+
     def query(self, filter: str, caller: Caller) -> Answer:
         compiled = self._compile(filter)
-        with metrics.database("app", "read"), self._faults, self._reading() as conn:
-            if compiled.refs:
+        held = self._held.get(threading.get_ident()) if self._held else None
+        reading = contextlib.nullcontext(held.conn) if held is not None else self._reading()
+        with metrics.database("app", "read"), self._faults, reading as conn:
+            if compiled.refs and held is None:
                 # the rows and the names they refer to are read from one snapshot
                 conn.execute(self.snapshot)
                 try:
@@ -231,6 +325,11 @@ class SqlStore(ABC, Generic[C]):
         """The connection a read runs through, outside any write, for as long as the block
         lasts: the backend holds whatever lock it needs for it (this store's lock is not
         held through a read, so reads need not wait for each other or for a write)."""
+
+    def _snapshot_connection(self) -> contextlib.AbstractContextManager[Executes]:
+        """The connection a snapshot (`begin(read_only=True)`) holds for as long as it lasts;
+        by default the one reads run through."""
+        return self._reading()
 
     @abstractmethod
     def _writing(self, bundles: int | None = None) -> contextlib.AbstractContextManager[C]:
@@ -557,4 +656,4 @@ def run(cur: Cursor, sql: str, params: list[tuple[Any, ...]]) -> None:
         cur.executemany(sql, params)
 
 
-__all__ = ["DOC_KIND", "Cursor", "Executes", "SqlStore", "run"]
+__all__ = ["DOC_KIND", "Cursor", "Executes", "SqlStore", "Transaction", "run"]

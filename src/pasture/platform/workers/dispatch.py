@@ -293,7 +293,9 @@ class Workers:
         `kind` is the handler's (query, mutation, action) the command is, or None for one
         registered with `app.register`: an action's call and a registered one's get the
         app's secrets, no other."""
-        return self._call(version, name, {"command": name}, args, ctx, kind in (None, "action"))
+        return self._call(
+            version, name, {"command": name}, args, ctx, kind in (None, "action"), kind
+        )
 
     def run_handler(
         self,
@@ -306,7 +308,7 @@ class Workers:
     ) -> Result:
         """Run one handler as the app's page calls it (its input unchecked); as `run`, the
         secrets only an action's."""
-        return self._call(version, name, {"handler": name}, args, ctx, kind == "action")
+        return self._call(version, name, {"handler": name}, args, ctx, kind == "action", kind)
 
     def _call(
         self,
@@ -316,6 +318,7 @@ class Workers:
         args: Mapping[str, Any],
         ctx: Context,
         secrets: bool,
+        kind: str | None,
     ) -> Result:
         settings = self.settings(version.space, version.slug)
         if not settings.trusted:
@@ -344,8 +347,13 @@ class Workers:
                 pool.release(process, False)
                 continue
             break
-        healthy = False
+        healthy = kept = False
         try:
+            # A mutation's reads and writes are one transaction, kept only once it has
+            # answered with JSON; a query's reads are one snapshot. (An action's are
+            # neither: each mutation it runs is one of its own, begun by its code.)
+            if kind in ("mutation", "query"):
+                ctx.store.begin(read_only=kind == "query")
             answer = process.call(name, message, ctx)
             # It registered or removed commands while it ran: they are the app's now.
             if "commands" in answer and pool.pin(process):
@@ -357,11 +365,14 @@ class Workers:
                 if not healthy:
                     metrics.worker_limit(version.at, "memory")
                 raise
-            healthy = True
+            healthy = kept = True
+            ctx.store.end(keep=True)
             return result
         except Stopped as e:
             raise CommandFailed(e.sentence) from None
         finally:
+            if not kept:
+                ctx.store.end(keep=False)  # whatever it began and did not end, kept by none
             pool.release(process, healthy)
             if not healthy:
                 self._refill(pool)

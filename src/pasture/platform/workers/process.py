@@ -59,6 +59,7 @@ from pasture.platform.workers.sandbox import (
     seconds,
     worker_env,
 )
+from pasture.store.pages import Rows
 
 logger = logging.getLogger("pasture.platform")
 
@@ -751,13 +752,25 @@ def _store_answer(asked: dict[str, Any], call: str, ctx: Context) -> dict[str, A
             filter = asked.get("filter")
             if not isinstance(filter, str):
                 raise Refused("a filter is text, like .line.sku=V60-02")
-            return {"answer": ctx.store.query(filter)}
+            answer = ctx.store.query(filter)
+            if isinstance(answer, Rows):  # a page: where the next begins goes with it
+                return {"answer": answer, "more": answer.more, "cursor": answer.cursor}
+            return {"answer": answer}
         if op == "apply":
             applied = ctx.store.apply(asked.get("bundles") or [])
             return {"entities": list(applied.entities), "aliases": dict(applied.aliases)}
         if op == "schema":
             return {"schema": ctx.store.schema()}
-        raise Refused("ctx.store reads (query), writes (apply, batch) and describes (schema)")
+        if op == "begin":  # an action's ctx.run_mutation: its mutation's one transaction
+            ctx.store.begin(by_code=True)
+            return {"begun": True}
+        if op == "end":
+            ctx.store.end(keep=asked.get("keep") is True, by_code=True)
+            return {"ended": True}
+        raise Refused(
+            "ctx.store reads (query), writes (apply, batch), describes (schema) and holds "
+            "a mutation's transaction (begin, end)"
+        )
     except PastureError as refused:
         return {"refused": refusal_message(refused)}
     except Exception:

@@ -60,6 +60,7 @@ from pasture.errors import PastureError, Refused
 from pasture.platform.workers.protocol import Channel, Closed, refusal_message, refusal_of
 from pasture.result import Result
 from pasture.store.base import Answer, Applied, Bundle
+from pasture.store.pages import Rows
 from pasture.store.vocab import SCHEMA, read_app
 
 logger = logging.getLogger("pasture.worker")
@@ -173,11 +174,20 @@ def manifest(
 class RemoteStore(AppStore):
     """`ctx.store` in a worker: every read and write is the server's, as the call's caller."""
 
-    def __init__(self, channel: Channel, call: str, *, read_only: str | None) -> None:
+    def __init__(
+        self,
+        channel: Channel,
+        call: str,
+        *,
+        read_only: str | None,
+        described: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(read_only=read_only)
         self.channel = channel
         self.call = call
         self.ended = False
+        # The app's schema, asked once a process: its version's, which no call changes.
+        self.described = described if described is not None else {}
 
     def _ask(self, message: dict[str, Any]) -> dict[str, Any]:
         if self.ended:
@@ -202,12 +212,25 @@ class RemoteStore(AppStore):
         return reply
 
     def query(self, filter: str) -> Answer:
-        answer: Answer = self._ask({"store": "query", "filter": filter})["answer"]
+        reply = self._ask({"store": "query", "filter": filter})
+        answer: Answer = reply["answer"]
+        if "more" in reply and isinstance(answer, list):
+            cursor = reply.get("cursor")
+            return Rows(
+                answer, cursor if isinstance(cursor, str) else None, more=bool(reply["more"])
+            )
         return answer
 
     def schema(self) -> dict[str, Any]:
-        described: dict[str, Any] = self._ask({"store": "schema"})["schema"]
-        return described
+        if not self.described:
+            self.described.update(self._ask({"store": "schema"})["schema"])
+        return self.described
+
+    def begin(self, *, read_only: bool = False, by_code: bool = False) -> None:
+        self._ask({"store": "begin"})
+
+    def end(self, *, keep: bool, by_code: bool = False) -> None:
+        self._ask({"store": "end", "keep": keep})
 
     def _write(self, bundles: list[Bundle]) -> Applied:
         reply = self._ask({"store": "apply", "bundles": bundles})
@@ -225,6 +248,7 @@ class Host:
         # Confined, the scratch is a filesystem of its size: full, a write says ENOSPC.
         self.sized = bool(hello.get("sized"))
         self.current: Any = None  # the id of the call being answered
+        self.described: dict[str, Any] = {}  # the app's schema, once a call has asked
         self.registry = WorkerRegistry(self.at)
         self.handlers: dict[str, _handlers.Handler] = {}
         self.schema: dict[str, Any] = {}  # worker.py's tables, as vocab.json's $defs
@@ -334,7 +358,10 @@ class Host:
         _reap()
         caller = message.get("caller") or {}
         store = RemoteStore(
-            self.channel, str(message["call"]), read_only=message.get("read_only") or None
+            self.channel,
+            str(message["call"]),
+            read_only=message.get("read_only") or None,
+            described=self.described,
         )
         # This call's secrets alone (the server sends them only where they are due), emptied
         # when it ends: what the next call finds of them is what the code itself kept.
