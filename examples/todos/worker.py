@@ -1,28 +1,32 @@
-"""Todos, written as handlers: each person's own list, for them and for their agents.
+"""Todos, as the agent-tools document writes them: each person's own list, for them and for
+their agents.
 
-`todos` (a query), `set_todo_done` and `clear_done` (mutations; the last is
-consequential: hard to undo) are tagged as tools: an agent
-calls them over MCP (`command`), in the page through WebMCP, and a person at the
+The table is declared here (`schema`), with an index by owner, so the list reads newest
+first by the index rather than by sorting. `todos` (a query), `set_todo_done` and
+`clear_done` (mutations; the last is consequential: hard to undo) are tagged as tools: an
+agent calls them over MCP (`command`), in the page through WebMCP, and a person at the
 command line. `add_todo` is not: only the app's own page calls it, with
-`call("add_todo", {text})` from `./api/client.js`. Whoever calls is
-`ctx.auth`, never an argument: each person sees and changes their own todos.
+`call("add_todo", {text})` from `./api/client.js`. Whoever calls is `ctx.auth`, never an
+argument: each person sees and changes their own todos. A mutation's writes are one
+transaction: kept only when it answers.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from pasture import Refused, boolean, id, mutation, query
+from pasture import Refused, boolean, id, mutation, query, string, table, user_id
 
 MAX_TEXT = 500
 
+schema = {
+    "todos": table(text=string(), done=boolean().default(False), owner=user_id()).index(
+        "by_owner", ["owner"]
+    ),
+}
 
-def shown(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": row["entity"]["eid"],
-        "text": row["todo"]["text"],
-        "done": bool(row["todo"]["done"]),
-    }
+
+def mine(ctx, me):
+    """The caller's todos, newest first, by the index."""
+    return ctx.db.todos.with_index("by_owner", lambda q: q.eq("owner", me.user_id)).order("desc")
 
 
 @query(
@@ -33,8 +37,7 @@ def shown(row: dict[str, Any]) -> dict[str, Any]:
 )
 def todos(ctx):
     me = ctx.auth.require_identity()
-    rows = ctx.store.query(f".todo.owner={me.user_id}&.todo!")
-    return [shown(row) for row in reversed(rows)]
+    return mine(ctx, me).collect()
 
 
 @mutation(
@@ -42,7 +45,7 @@ def todos(ctx):
         "description": "Mark one of the current user's todos done or not done. "
         "Get todo ids from the todos tool.",
         "title": "Mark a todo done",
-        "args": {"todo_id": id("todo"), "done": boolean()},
+        "args": {"todo_id": id("todos"), "done": boolean()},
     }
 )
 def set_todo_done(ctx, args):
@@ -51,10 +54,10 @@ def set_todo_done(ctx, args):
     # The page's calls are not checked against the args above: this handler checks its own.
     if not isinstance(todo_id, str) or not isinstance(done, bool):
         raise Refused("set_todo_done takes a todo_id (text) and done (true or false)")
-    found = ctx.store.query(f"id={todo_id}&.todo!") if todo_id.isalnum() else []
-    if not found or found[0]["todo"]["owner"] != me.user_id:
+    todo = ctx.db.todos.get(todo_id)
+    if todo is None or todo["owner"] != me.user_id:
         raise Refused("Todo not found.")
-    ctx.store.apply({"entity": found[0]["entity"], "todo": {"done": done}})
+    ctx.db.todos.update(todo_id, {"done": done})
     return {"id": todo_id, "done": done}
 
 
@@ -67,10 +70,9 @@ def set_todo_done(ctx, args):
 )
 def clear_done(ctx):
     me = ctx.auth.require_identity()
-    done = ctx.store.query(f".todo.owner={me.user_id}&.todo.done=true&.todo!")
-    with ctx.store.batch():  # all of them or none
-        for row in done:
-            ctx.store.apply({"entity": row["entity"], "tombstone": {}})
+    done = mine(ctx, me).filter(lambda q: q.eq("done", True)).collect()
+    for todo in done:  # one transaction: all of them or none
+        ctx.db.todos.delete(todo["id"])
     return {
         "text": f"cleared {len(done)} done todo{'' if len(done) == 1 else 's'}",
         "data": {"cleared": len(done)},
@@ -84,10 +86,5 @@ def add_todo(ctx, args):
     text = args.get("text")
     if not isinstance(text, str) or not text.strip() or len(text) > MAX_TEXT:
         raise Refused(f"a todo is some text, at most {MAX_TEXT} characters")
-    applied = ctx.store.apply(
-        {
-            "entity": {"eid": "$todo"},
-            "todo": {"text": text.strip(), "done": False, "owner": me.user_id},
-        }
-    )
-    return {"id": applied.entities[0], "text": text.strip(), "done": False}
+    todo_id = ctx.db.todos.insert({"text": text.strip(), "owner": me.user_id})
+    return ctx.db.todos.get(todo_id)

@@ -21,12 +21,27 @@ from pasture.errors import DeployRefused, NotFound, Refused
 from pasture.platform.service import Service
 from pasture.schema import InputSchema
 
+# The component the apps these tests write their own worker.py for keep, in vocab.json.
+TODO_VOCAB = {
+    "$defs": {
+        "todo": {
+            "properties": {
+                "text": {"type": "string"},
+                "done": {"type": "boolean"},
+                "owner": {"type": "string"},
+            }
+        }
+    },
+    "tools": False,
+}
+
 
 def todos_app(tmp_path: Path, source: str | None = None) -> Path:
     folder = tmp_path / "src" / "todos"
     shutil.copytree(TODOS, folder, dirs_exist_ok=True)
     if source is not None:
         (folder / "worker.py").write_text(textwrap.dedent(source))
+        (folder / "vocab.json").write_text(json.dumps(TODO_VOCAB))
     return folder
 
 
@@ -62,7 +77,7 @@ def test_tagged_handlers_are_commands_and_the_rest_only_the_pages(
             "todo_id": {
                 "type": "string",
                 "pattern": "^[0-9a-f]{16}$",
-                "description": "the id of a todo",
+                "description": "the id of a row of todos",
             },
             "done": {"type": "boolean"},
         },
@@ -81,7 +96,8 @@ def test_each_person_sees_and_changes_only_their_own(todos: Service, ada: Caller
     todos.call_handler(bo, "ada/todos", "add_todo", {"text": "bo's"}, via_web=True)
     listed = todos.run_command(ada, "todos", {}, "ada/todos")
     assert [t["text"] for t in listed.data["result"]] == ["ada's"]
-    assert listed.text == f'[{{"id": "{mine["id"]}", "text": "ada\'s", "done": false}}]'
+    [row] = json.loads(listed.text)  # the rows themselves, as JSON, for an agent reading text
+    assert row == {**mine, "done": False} and row["owner"] == ada.eid
     with pytest.raises(Refused) as refused:
         todos.call_handler(
             bo, "ada/todos", "set_todo_done", {"todo_id": mine["id"], "done": True}, via_web=True
@@ -111,7 +127,8 @@ def test_an_agents_input_is_checked_all_problems_in_one_sentence(
     with pytest.raises(Refused) as refused:
         todos.run_command(ada, "set_todo_done", {"todo_id": "0" * 16, "done": True}, "todos")
     assert (
-        refused.value.sentence == "todo_id is not the id of a todo in ada/todos that you can read"
+        refused.value.sentence
+        == "todo_id is not the id of a row of todos in ada/todos that you can read"
     )
     # The page's own call is the handler's to check.
     with pytest.raises(Refused) as refused:

@@ -87,7 +87,7 @@ class Arg:
             return {
                 "type": "string",
                 "pattern": f"^{EID.pattern}$",
-                "description": f"the id of a {self.kind}",
+                "description": f"the id of a row of {self.kind}",
             }
         return {"type": self.type}
 
@@ -473,7 +473,7 @@ def run(handler: Handler, args: Mapping[str, Any] | None, ctx: Context, *, as_to
 
 def _check_id(ctx: Context, name: str, value: str, kind: str) -> None:
     if not EID.fullmatch(value) or not ctx.store.query(f"id={value}&.{kind}!"):
-        raise Refused(f"{name} is not the id of a {kind} in {ctx.at} that you can read")
+        raise Refused(f"{name} is not the id of a row of {kind} in {ctx.at} that you can read")
 
 
 def result_of(answer: Any) -> Result:
