@@ -139,7 +139,8 @@ def test_what_the_door_refuses_is_logged_with_its_status(site: Site, log: Log) -
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
-    who=st.text(st.characters(exclude_categories=("Cs",)), max_size=40),
+    # (no NUL: PostgreSQL keeps no text that holds one, and refuses it with its sentence)
+    who=st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), max_size=40),
     miles=st.floats(allow_nan=False, allow_infinity=False, min_value=0, max_value=1e6),
 )
 def test_a_log_line_carries_no_token_password_or_argument_value(
