@@ -376,11 +376,51 @@ def test_webmcp_lets_the_person_whose_tab_it_is_write_only_if_they_may(served: S
             # A crash reaches the agent in the tab as its sentence too.
             crashed = ada.webmcp.call_tool("crash_set", {})
             assert crashed == refusal(CASES["crash_set"])
+            # A mutation that fails after writing keeps nothing of it, here too.
+            failed = ada.webmcp.call_tool(
+                "note_then", {"text": "in the browser, then", "end": "raise"}
+            )
+            assert failed == refusal(MUTATION_ENDS["raise"])
         finally:
             browser.close()
     assert problems == []
     notes = [n for n in served.notes(TILL) if "in the browser" in n]
     assert notes == ["ada in the browser"]
+
+
+# -- 2b. a mutation's writes: all of them or none, through every door ------------------------
+MUTATION_ENDS = {
+    "raise": "note_then failed in its own code (ValueError) — nothing about the request was "
+    "wrong as far as pasture can tell; the server's log has the details",
+    "exit": "note_then stopped: its worker process ended in the middle of the call (exit code "
+    "3), and is started again for the next one — the server's log has what it printed",
+    "unjson": "note_then answered with something that is not JSON (set) — its data is made of "
+    "text, numbers, true/false, null, lists and objects",
+}
+
+
+@pytest.mark.parametrize("end", list(MUTATION_ENDS))
+def test_a_mutation_that_fails_keeps_nothing_at_any_door(served: Served, end: str) -> None:
+    web, mcp = f"web {end}", f"mcp {end}"
+    answer = served.command(TILL, "note_then", {"text": web, "end": end})
+    assert answer.status_code == 424, answer.text
+    said = {"web": answer.json()["error"]}
+
+    async def main() -> None:
+        async with served.mcp("ada", "auto") as client:
+            result = await client.call_tool(
+                "command", {"name": "note_then", "args": {"text": mcp, "end": end}, "app": TILL}
+            )
+            said["mcp"] = refused(result)
+
+    anyio.run(main)
+    notes = served.notes(TILL)
+    assert not any(n.startswith((web, mcp)) for n in notes), notes
+    assert said["web"] == said["mcp"]
+    assert said["web"].split(" — ")[0] == MUTATION_ENDS[end].split(" — ")[0], said
+    kept = served.command(TILL, "note_then", {"text": f"kept after {end}", "end": "ok"})
+    assert kept.json()["text"] == f"noted kept after {end} twice", kept.text
+    assert {f"kept after {end}", f"kept after {end} again"} <= set(served.notes(TILL))
 
 
 # -- 3. fifty slow calls starve nobody else ---------------------------------------------------

@@ -46,9 +46,24 @@ WORKER = textwrap.dedent(
     import sys
     import time
 
-    from pasture import Result
+    from pasture import Result, mutation, string
 
     TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+
+
+    @mutation(tool={"description": "Write a note, then end as told: ok, raise, exit or unjson",
+                    "args": {"text": string(), "end": string()}})
+    def note_then(ctx, args):
+        # A mutation: what it wrote is kept only if it answers with JSON.
+        ctx.store.apply({"entity": {"eid": "$n"}, "note": {"text": args["text"]}})
+        ctx.store.apply({"entity": {"eid": "$m"}, "note": {"text": args["text"] + " again"}})
+        if args["end"] == "raise":
+            raise ValueError("after writing")
+        if args["end"] == "exit":
+            os._exit(3)
+        if args["end"] == "unjson":
+            return {1, 2}
+        return f"noted {args['text']} twice"
 
 
     def note_add(args, ctx):
