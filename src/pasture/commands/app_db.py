@@ -372,7 +372,8 @@ def _row(found: Mapping[str, Any], name: str) -> Row:
     created = found.get("created") or {}
     row: Row = {"id": found["entity"]["eid"], "created_at": created.get("at")}
     for column, value in (found.get(name) or {}).items():
-        row[column] = value.get("eid") if isinstance(value, Mapping) and "eid" in value else value
+        # a store's rows are plain dicts; a check against the Mapping ABC shows in a read's time
+        row[column] = value.get("eid") if isinstance(value, dict) and "eid" in value else value
     return row
 
 
