@@ -1,6 +1,19 @@
 """The store against the same work written by hand in SQL, side by side in one run.
 
-    .venv/bin/python benchmarks/store.py [--entities 100000] [--rounds 21] [--batches 5]
+    .venv/bin/python benchmarks/store.py [--only SECTION] [--quick] [--postgres [URL]]
+        [--entities 100000] [--rounds 21] [--batches 5] [--rows 1000000] [--owners 1000]
+
+Two sections, each runnable alone with `--only` (given again for more than one):
+`graph`, the run club's entities against a typed table (below), and `tables`, a
+table declared as examples/todos declares it at a million rows (see `tables_section`):
+`reads` (by its index, through ctx.db and as a filter), `pages` (the last page by
+cursor against the first) and `mutations` (a mutation through the worker against an
+action's ctx.store.apply). `--quick` is every size made small, for a look while
+working. Every figure ends up in one summary line at the end:
+
+    name  value  baseline  ratio (goal …)
+
+## graph
 
 Both sides hold the same data: ours through `apply` (a `jog` and a `doc` on
 each entity, written by one caller), the hand-written side through plain
@@ -40,6 +53,45 @@ work on the machine from landing on one side only), `--batches` batches, and
 
 Goals on a 2-core machine: every query at most 1.5×, a batch of 10,000 bundles
 at most 2×, and at least 1,000 one-call applies a second.
+
+## tables
+
+A table declared as examples/todos/worker.py declares it (its `schema`, read from
+that file) — `todos`: text, done (default False), owner (a person), and the index
+`by_owner` on owner — holding `--rows` rows (1,000,000) spread at random over
+`--owners` owners (1,000: about 1,000 each). Each owner's first todo is written
+as them, so they are people of the app; the rest by one caller, 10,000 bundles an
+`apply` (as an import would), a quarter of them done; then ANALYZE.
+
+- reads: one owner's newest 50 by the index,
+  `ctx.db.todos.with_index("by_owner", lambda q: q.eq("owner", X)).order("desc").take(50)`
+  in process (`Database(StoreAsCaller(store, caller))`; a handler's rows,
+  `{id, created_at, text, done, owner}`), and the filter line it runs
+  (`.todos!&.todos.owner=X&.created?&sort=-todos.owner,-created.at&limit=50`)
+  through `store.query` (the store's rows, the owner and creator with their
+  names). Each against a SELECT written by hand on the same database file (the
+  same schema on PostgreSQL) for the same columns — joined to `entity` for the
+  names where the store's rows carry them — by the same index in the same order
+  (`WHERE owner = ? ORDER BY owner DESC, _e DESC LIMIT 50`), its rows made flat
+  dicts. Every plan is printed, saying whether it names the declared index.
+  Goal: at most 1.5×.
+- pages: the last page of all the rows newest first
+  (`.todos!&sort=-created.at&limit=50&after=<cursor>`, the cursor found once by
+  walking there 1,000 rows a page) against the first page of the same filter; an
+  OFFSET to the same page in SQL is printed beside for reference. Goal: at most
+  1.5× (a cursor seeks; an offset counts).
+- mutations: a todo added through the worker, a `@mutation` doing
+  `ctx.db.todos.insert` in the transaction the server begins around the call,
+  against an `@action` doing the same row's `ctx.store.apply` (its own write, no
+  transaction of the call's), both in one app deployed by the owner in their own
+  space and called through `Service.call_handler`: `--mutation-calls` calls of
+  each (2,000) over `--rounds` rounds, taking turns going first. The same apply in
+  a mutation is printed beside, to tell the transaction's cost from ctx.db's.
+  Goal: at least 0.8× the action's calls a second.
+
+On PostgreSQL (`--postgres`) the same, the store in a schema of its own and the
+hand-written SQL on a connection to that schema; mutations only with a throwaway
+server (a Service makes the platform's tables in the database it is given).
 """
 
 from __future__ import annotations
@@ -51,7 +103,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -156,6 +208,7 @@ def side_by_side(
     theirs: Callable[[], object],
     rounds: int,
     bare: Callable[[], object],
+    goal: float | None = 1.5,
 ) -> float:
     """Ours against the hand-written SQL that returns the same rows; and its SQL alone."""
     ours_t: list[float] = []
@@ -175,17 +228,81 @@ def side_by_side(
         statistics.median(theirs_t),
         f" (its SQL alone, rows left as tuples: {sql_alone * 1000:.3f} ms, "
         f"ratio {mine / sql_alone:.2f}×)",
+        goal=goal,
     )
 
 
-def report(name: str, ours: float, theirs: float, more: str = "") -> float:
+def report(
+    name: str,
+    ours: float,
+    theirs: float,
+    more: str = "",
+    *,
+    goal: float | None = None,
+    against: str = "hand-written SQL",
+) -> float:
+    """Print seconds `ours` against `theirs` and their ratio; kept for the summary, whose goal
+    is at most `goal`×."""
     ratio = ours / theirs
     print(
-        f"{name}: ours {ours * 1000:.3f} ms, hand-written SQL {theirs * 1000:.3f} ms, "
+        f"{name}: ours {ours * 1000:.3f} ms, {against} {theirs * 1000:.3f} ms, "
         f"ratio {ratio:.2f}×{more}",
         flush=True,
     )
+    FIGURES.append(Figure(name, ours * 1000, theirs * 1000, "ms", ratio, goal, at_most=True))
     return ratio
+
+
+class Figure:
+    """One line of the summary: a figure, its baseline in the same run, their ratio, the goal
+    (at most that ratio, or with `at_most` False at least)."""
+
+    def __init__(
+        self,
+        name: str,
+        value: float,
+        baseline: float,
+        unit: str,
+        ratio: float,
+        goal: float | None,
+        *,
+        at_most: bool,
+    ) -> None:
+        self.name, self.value, self.baseline, self.unit = name, value, baseline, unit
+        self.ratio, self.goal, self.at_most = ratio, goal, at_most
+
+    def line(self, width: int) -> str:
+        goal = ""
+        if self.goal is not None:
+            met = self.ratio <= self.goal if self.at_most else self.ratio >= self.goal
+            goal = (
+                f"  (goal {'≤' if self.at_most else '≥'}{self.goal:g}×: "
+                f"{'met' if met else 'MISSED'})"
+            )
+        figure = (
+            f"{self.value:,.3f} {self.unit}"
+            if self.unit == "ms"
+            else f"{self.value:,.0f} {self.unit}"
+        )
+        base = (
+            f"{self.baseline:,.3f} {self.unit}"
+            if self.unit == "ms"
+            else f"{self.baseline:,.0f} {self.unit}"
+        )
+        return f"  {self.name:<{width}}  {figure:>14}  {base:>14}  {self.ratio:6.2f}×{goal}"
+
+
+FIGURES: list[Figure] = []
+
+
+def summary() -> None:
+    """Every figure of the run in one line each: `name  value  baseline  ratio (goal …)`."""
+    if not FIGURES:
+        return
+    width = max(len(f.name) for f in FIGURES)
+    print("\nsummary: name, value, baseline, ratio (goal)", flush=True)
+    for f in FIGURES:
+        print(f.line(width), flush=True)
 
 
 Query = tuple[str, str, str, tuple[Any, ...], Shape]
@@ -316,6 +433,7 @@ def measure(
         f"apply {args.batch} bundles in one call",
         statistics.median(batch_ours),
         statistics.median(batch_theirs),
+        goal=2.0,
     )
 
     # One bundle a call: each its own transaction on both sides, alternating rounds.
@@ -337,13 +455,46 @@ def measure(
     return ratios, one
 
 
-def main() -> int:
+SECTIONS = ("graph", "reads", "pages", "mutations")
+GROUPS = {"tables": ("reads", "pages", "mutations")}
+QUICK = {  # --quick: every size small, for a look while working
+    "entities": 20_000,
+    "rounds": 5,
+    "batches": 2,
+    "calls": 500,
+    "rows": 100_000,
+    "mutation_calls": 300,
+}
+FULL = {
+    "entities": 100_000,
+    "rounds": 21,
+    "batches": 5,
+    "calls": 2_000,
+    "rows": 1_000_000,
+    "mutation_calls": 2_000,
+}
+
+
+def options() -> tuple[argparse.Namespace, list[str]]:
+    """The options, and the sections to run in their order."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--entities", type=int, default=100_000)
-    parser.add_argument("--rounds", type=int, default=21)
-    parser.add_argument("--batches", type=int, default=5)
-    parser.add_argument("--batch", type=int, default=10_000)
-    parser.add_argument("--calls", type=int, default=2_000)
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=[*SECTIONS, *GROUPS],
+        help="run only this section (again for more): graph, or tables (reads, pages, mutations)",
+    )
+    parser.add_argument("--quick", action="store_true", help="every size small, for a look")
+    parser.add_argument("--entities", type=int, help="graph: entities (100,000)")
+    parser.add_argument("--rounds", type=int, help="runs of each figure, alternating (21)")
+    parser.add_argument("--batches", type=int, help="graph: batches timed (5)")
+    parser.add_argument("--batch", type=int, default=10_000, help="graph: bundles a batch")
+    parser.add_argument("--calls", type=int, help="graph: one-bundle applies (2,000)")
+    parser.add_argument("--rows", type=int, help="tables: rows of todos (1,000,000)")
+    parser.add_argument("--owners", type=int, default=1_000, help="tables: owners (1,000)")
+    parser.add_argument(
+        "--mutation-calls", type=int, help="tables: calls of each handler, over the rounds (2,000)"
+    )
     parser.add_argument(
         "--postgres",
         nargs="?",
@@ -352,8 +503,32 @@ def main() -> int:
         help="the same figures on PostgreSQL (a throwaway server unless a URL is given)",
     )
     args = parser.parse_args()
+    for key, value in (QUICK if args.quick else FULL).items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    chosen = set()
+    for name in args.only or [*SECTIONS]:
+        chosen.update(GROUPS.get(name, (name,)))
+    return args, [s for s in SECTIONS if s in chosen]
+
+
+def main() -> int:
+    args, sections = options()
     if args.postgres is not None:
-        return postgres(args)
+        postgres(args, sections)
+    else:
+        if "graph" in sections:
+            graph_sqlite(args)
+        if set(sections) & {"reads", "pages"}:
+            tables_sqlite(args, sections)
+        if "mutations" in sections:
+            mutations(args)
+    summary()
+    return 0
+
+
+def graph_sqlite(args: argparse.Namespace) -> None:
+    """The graph section on SQLite: the run club's entities against a typed table."""
     rng = random.Random(7)
     with tempfile.TemporaryDirectory() as tmp:
         store: SqliteStore = open_store(Path(tmp) / "ours.db")
@@ -397,9 +572,364 @@ def main() -> int:
         + ", batch ≤2× "
         + ("met" if ratios["batch"] <= 2 else "MISSED")
         + ", ≥1,000 applies/s "
-        + ("met" if per_second >= 1000 else "MISSED")
+        + ("met" if per_second >= 1000 else "MISSED"),
+        flush=True,
     )
-    return 0
+
+
+# -- tables: examples/todos's table at a million rows ------------------------------------------
+
+TODOS = Path(__file__).resolve().parents[1] / "examples" / "todos"
+PAGE = ".todos!&sort=-created.at&limit=50"  # the pages' filter: newest first, 50 a page
+
+
+def todos_vocab() -> dict[str, Any]:
+    """examples/todos/worker.py's `schema`, as the vocabulary a deploy declares from it."""
+    import importlib.util
+
+    from pasture.commands.app_tables import schema_document
+
+    spec = importlib.util.spec_from_file_location("todos_worker", TODOS / "worker.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    defs, problems = schema_document(module.schema)
+    assert not problems, problems
+    return {"$defs": defs}
+
+
+def load_todos(store: Any, args: argparse.Namespace) -> list[Caller]:
+    """`--rows` todos over `--owners` owners (see `tables_section`); the owners."""
+    rng = random.Random(11)
+    owners = [Caller(new_eid(), f"person{i}") for i in range(args.owners)]
+    start = time.perf_counter()
+    for who in owners:  # written as them: each owner becomes a person of the app
+        store.apply({"todos": {"text": "my first todo", "owner": who.eid}}, who)
+    left = args.rows - len(owners)
+    for i in range(0, left, 10_000):
+        store.apply(
+            [
+                {
+                    "todos": {
+                        "text": f"todo {i + j}: {' '.join(rng.choices(WORDS, k=4))}",
+                        "done": rng.random() < 0.25,
+                        "owner": rng.choice(owners).eid,
+                    }
+                }
+                for j in range(min(10_000, left - i))
+            ],
+            ADA,
+        )
+    took = time.perf_counter() - start
+    print(
+        f"loaded {args.rows:,} todos over {args.owners:,} owners (about "
+        f"{args.rows // args.owners:,} each, at random), 10,000 bundles an apply: "
+        f"{took:.1f} s, {args.rows / took:,.0f} rows a second",
+        flush=True,
+    )
+    return owners
+
+
+Explain = Callable[[str, Sequence[Any]], list[str]]
+
+
+def show_plans(name: str, index: str, plans: dict[str, list[str]]) -> None:
+    """Print each side's plan, and say whether each names the declared `index`."""
+    for side, plan in plans.items():
+        uses = "uses" if any(index in step for step in plan) else "DOES NOT use"
+        print(f"  plan of {name}, {side} ({uses} {index}):", flush=True)
+        for step in plan:
+            print(f"    {step}", flush=True)
+
+
+def table_reads(
+    store: Any, base: Any, mark: str, explain: Explain, index: str, owner: str, rounds: int
+) -> None:
+    """One owner's newest 50 by the index: through ctx.db and as a filter line, each against
+    the hand-written SELECT (`base` a connection to the same data, `mark` its parameter)."""
+    from pasture.commands.app_db import Database
+    from pasture.commands.appstore import StoreAsCaller
+
+    db = Database(StoreAsCaller(store, ADA))
+
+    def via_db() -> list[dict[str, Any]]:
+        by_owner = db.todos.with_index("by_owner", lambda q: q.eq("owner", owner))
+        return by_owner.order("desc").take(50)
+
+    line = db.todos.with_index("by_owner", lambda q: q.eq("owner", owner)).order("desc").line(50)
+
+    def via_filter() -> object:
+        return store.query(line, ADA)
+
+    # the handler's rows: {id, created_at, text, done, owner}
+    db_sql = (
+        f'SELECT _eid, _created_at, "text", done, owner FROM c_todos WHERE owner = {mark} '
+        "ORDER BY owner DESC, _e DESC LIMIT 50"
+    )
+
+    def db_rows(rows: list[Any]) -> list[dict[str, Any]]:
+        return [
+            {"id": r[0], "created_at": r[1], "text": r[2], "done": bool(r[3]), "owner": r[4]}
+            for r in rows
+        ]
+
+    # the store's rows: its columns, the owner and the creator with their names, created.at
+    line_sql = (
+        'SELECT t._eid, t."text", t.done, t.owner, o.name, t._created_at, t._created_by, '
+        "c.name FROM c_todos t LEFT JOIN entity o ON o.eid = t.owner "
+        f"LEFT JOIN entity c ON c.eid = t._created_by WHERE t.owner = {mark} "
+        "ORDER BY t.owner DESC, t._e DESC LIMIT 50"
+    )
+
+    def line_rows(rows: list[Any]) -> list[dict[str, Any]]:
+        return [
+            {
+                "eid": r[0],
+                "text": r[1],
+                "done": bool(r[2]),
+                "owner": r[3],
+                "owner_name": r[4],
+                "created_at": r[5],
+                "created_by": r[6],
+                "created_by_name": r[7],
+            }
+            for r in rows
+        ]
+
+    params = (owner,)
+    hand = [r[0] for r in base.execute(db_sql, params).fetchall()]
+    assert [r["id"] for r in via_db()] == hand, "ctx.db and the SQL answer other rows"
+    assert [r["entity"]["eid"] for r in via_filter()] == hand, "the filter answers other rows"
+    assert line_rows(base.execute(line_sql, params).fetchall())[0]["owner_name"]
+    print(f"  {len(hand)} rows of one owner's {count_of(base, mark, owner):,}", flush=True)
+    print(f"  ctx.db's filter line: {line}", flush=True)
+    compiled = store._compile(line)
+    show_plans(
+        "the read by owner",
+        index,
+        {
+            "ours": explain(compiled.sql, compiled.params),
+            "ctx.db's SQL": explain(db_sql, params),
+            "the filter's SQL": explain(line_sql, params),
+        },
+    )
+    side_by_side(
+        "by_owner newest 50 through ctx.db",
+        via_db,
+        lambda: db_rows(base.execute(db_sql, params).fetchall()),
+        rounds,
+        lambda: base.execute(db_sql, params).fetchall(),
+    )
+    side_by_side(
+        "by_owner newest 50 as a filter",
+        via_filter,
+        lambda: line_rows(base.execute(line_sql, params).fetchall()),
+        rounds,
+        lambda: base.execute(line_sql, params).fetchall(),
+    )
+    through_db, as_filter = paired(via_db, via_filter, rounds)
+    print(
+        f"  ctx.db's read, {through_db * 1000:.3f} ms, against the store reading its line "
+        f"alone, {as_filter * 1000:.3f} ms, in turns: {through_db / as_filter:.2f}×, the rest "
+        "ctx.db's own (the table's schema, the line, each row made a handler's)",
+        flush=True,
+    )
+
+
+def count_of(base: Any, mark: str, owner: str) -> int:
+    return int(
+        base.execute(f"SELECT count(*) FROM c_todos WHERE owner = {mark}", (owner,)).fetchone()[0]
+    )
+
+
+def table_pages(store: Any, base: Any, rows: int, rounds: int) -> None:
+    """The last page by cursor against the first, of `PAGE` over all `rows` rows."""
+    start = time.perf_counter()
+    cursor: str | None = None
+    seen = 0
+    while seen < rows - 50:  # to just before the last 50 rows, 1,000 (or fewer) a page
+        step = min(1000, rows - 50 - seen)
+        line = f".todos!&sort=-created.at&limit={step}"
+        page = store.query(line if cursor is None else f"{line}&after={cursor}", ADA)
+        seen += len(page)
+        cursor = page.cursor
+        assert cursor is not None and len(page) == step
+    print(
+        f"  walked {seen:,} rows to the last page's cursor in {time.perf_counter() - start:.1f} s",
+        flush=True,
+    )
+    last_line = f"{PAGE}&after={cursor}"
+    first, last = store.query(PAGE, ADA), store.query(last_line, ADA)
+    assert len(first) == 50 and first.more and first.cursor
+    assert len(last) == 50 and not last.more, "the last page is the last 50 rows"
+    oldest = base.execute("SELECT _eid FROM c_todos ORDER BY _e LIMIT 50").fetchall()
+    assert [r["entity"]["eid"] for r in last] == [r[0] for r in reversed(oldest)]
+    last_t, first_t = paired(
+        lambda: store.query(last_line, ADA), lambda: store.query(PAGE, ADA), rounds
+    )
+    report(
+        f"the last page of {rows:,} by cursor",
+        last_t,
+        first_t,
+        goal=1.5,
+        against="the first page",
+    )
+    offset = f"SELECT _eid FROM c_todos ORDER BY _e DESC LIMIT 50 OFFSET {rows - 50}"
+    took = statistics.median(timed(lambda: base.execute(offset).fetchall()) for _ in range(3))
+    print(
+        f"  (for reference: the same page by an OFFSET of {rows - 50:,} in hand-written SQL, "
+        f"its ids only: {took * 1000:.3f} ms)",
+        flush=True,
+    )
+
+
+def paired(
+    ours: Callable[[], object], theirs: Callable[[], object], rounds: int
+) -> tuple[float, float]:
+    """The median seconds a call of each, their runs taking turns."""
+    ours()
+    theirs()
+    ours_t: list[float] = []
+    theirs_t: list[float] = []
+    for _ in range(rounds):
+        ours_t.append(timed(ours))
+        theirs_t.append(timed(theirs))
+    return statistics.median(ours_t), statistics.median(theirs_t)
+
+
+TODOS_WORKER = '''
+"""examples/todos's table, a todo added two ways: by a mutation through ctx.db (the server
+holds one transaction around the call), and by an action through ctx.store.apply (no
+transaction of the call's own: the apply is a write of its own, as every write was before
+mutations were transactions); and the apply in a mutation, to tell the two costs apart."""
+
+from pasture import action, boolean, mutation, string, table, user_id
+
+schema = {
+    "todos": table(text=string(), done=boolean().default(False), owner=user_id()).index(
+        "by_owner", ["owner"]
+    ),
+}
+
+
+@mutation
+def add_db(ctx, args):
+    me = ctx.auth.require_identity()
+    return ctx.db.todos.insert({"text": args["text"], "owner": me.user_id})
+
+
+def _apply(ctx, args):
+    me = ctx.auth.require_identity()
+    todo = {"text": args["text"], "owner": me.user_id}
+    return ctx.store.apply({"entity": {"eid": "$t"}, "todos": todo}).entities[0]
+
+
+@action
+def add_store(ctx, args):
+    return _apply(ctx, args)
+
+
+@mutation
+def add_store_held(ctx, args):
+    return _apply(ctx, args)
+'''
+
+
+def mutations(args: argparse.Namespace, url: str = "") -> None:
+    """Mutations a second through the worker: `add_db` (a `@mutation` doing
+    `ctx.db.todos.insert`, in the transaction the server begins around the call and commits
+    when it answers) against `add_store` (an `@action` doing the same row's
+    `ctx.store.apply`, its own write), both deployed in one app in the owner's own space
+    (trusted to run code) and called through `Service.call_handler`, as a page's `call()`
+    is; `--mutation-calls` calls of each over `--rounds` rounds, taking turns first. The
+    same apply in a mutation (`add_store_held`) is printed beside: what the transaction
+    costs, apart from ctx.db's."""
+    import os
+    import shutil
+
+    from pasture.platform.service import Service
+
+    os.environ["PASTURE_USER"] = "ada"
+    home = Path(tempfile.mkdtemp(prefix="pasture-bench-todos-"))
+    service = Service(home / "home", database_url=url)
+    try:
+        owner = service.local_owner()
+        service.deploy(owner, {"worker.py": TODOS_WORKER.encode()}, app="todos")
+        names = ("add_db", "add_store", "add_store_held")
+
+        def calls(name: str, n: int) -> float:
+            start = time.perf_counter()
+            for i in range(n):
+                service.call_handler(owner, "todos", name, {"text": f"todo {i}"})
+            return n / (time.perf_counter() - start)
+
+        for name in names:
+            calls(name, 20)  # the worker started, ctx.db's schema asked for once, warm
+        per_round = max(1, args.mutation_calls // args.rounds)
+        rates: dict[str, list[float]] = {name: [] for name in names}
+        for r in range(args.rounds):
+            for name in names[r % len(names) :] + names[: r % len(names)]:
+                rates[name].append(calls(name, per_round))
+        db, store, held = (statistics.median(rates[n]) for n in names)
+        backend = "PostgreSQL" if url else "SQLite"
+        print(
+            f"mutations through the worker on {backend}, {per_round} calls of each a round, "
+            f"{args.rounds} rounds:",
+            flush=True,
+        )
+        print(f"  a mutation, ctx.db.todos.insert:        {db:8,.0f} calls a second", flush=True)
+        print(f"  an action, ctx.store.apply:             {store:8,.0f} calls a second", flush=True)
+        print(
+            f"  a mutation, ctx.store.apply:            {held:8,.0f} calls a second "
+            f"({held / store:.2f}× the action: the transaction's cost)",
+            flush=True,
+        )
+        count = service.graph.query(owner, "todos", ".todos!&.count!").data["count"]
+        assert count == len(names) * (20 + per_round * args.rounds), count  # all kept
+        ratio = db / store
+        print(f"mutations a second: ratio {ratio:.2f}× (goal: at least 0.8×)", flush=True)
+        FIGURES.append(
+            Figure(
+                "mutations a second (ctx.db in its transaction)",
+                db,
+                store,
+                "/s",
+                ratio,
+                0.8,
+                at_most=False,
+            )
+        )
+    finally:
+        service.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def tables_sqlite(args: argparse.Namespace, sections: list[str]) -> None:
+    """reads and pages on SQLite: the hand-written SQL through a connection of its own to
+    the store's file."""
+    from pasture.store.dialect import SQLITE
+    from pasture.store.tables import declared_index
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store: SqliteStore = open_store(Path(tmp) / "todos.db")
+        store.declare(todos_vocab())
+        print(f"tables on SQLite: {args.rows:,} rows of todos", flush=True)
+        owners = load_todos(store, args)
+        store._db.execute("ANALYZE")
+        store._compiled.clear()
+        base = sqlite3.connect(store.path, isolation_level=None, cached_statements=1024)
+
+        def explain(sql: str, params: Sequence[Any]) -> list[str]:
+            return [r[3] for r in base.execute(f"EXPLAIN QUERY PLAN {sql}", tuple(params))]
+
+        index = declared_index(SQLITE, "todos", "by_owner")
+        if "reads" in sections:
+            middle = owners[len(owners) // 2].eid
+            table_reads(store, base, "?", explain, index, middle, args.rounds)
+        if "pages" in sections:
+            table_pages(store, base, args.rows, args.rounds)
+        base.close()
+        store.close()
 
 
 # -- PostgreSQL -------------------------------------------------------------------------------
@@ -417,8 +947,34 @@ PG_BASELINE = [
 PG_INSERT = INSERT.replace("?", "%s")
 
 
-def postgres(args: argparse.Namespace) -> int:
-    """The same figures with both sides on one PostgreSQL server, each in its own schema.
+def postgres(args: argparse.Namespace, sections: list[str]) -> None:
+    """The chosen sections on one PostgreSQL server: the one at `--postgres URL` (else
+    `$PASTURE_DATABASE_URL`), or a throwaway server of this run's own."""
+    import contextlib
+    import os
+
+    url = args.postgres or os.environ.get("PASTURE_DATABASE_URL", "")
+    with contextlib.ExitStack() as stack:
+        throwaway = not url
+        if throwaway:
+            sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
+            from helpers import pg_server
+
+            url = stack.enter_context(pg_server.server())
+            print("a throwaway PostgreSQL server for this run", flush=True)
+        if "graph" in sections:
+            graph_postgres(url, args)
+        if set(sections) & {"reads", "pages"}:
+            tables_postgres(url, args, sections)
+        if "mutations" in sections:
+            if throwaway:
+                mutations(args, url)
+            else:  # a Service makes the platform's own tables in the database it is given
+                print("mutations: on PostgreSQL with a throwaway server only", flush=True)
+
+
+def graph_postgres(url: str, args: argparse.Namespace) -> None:
+    """The graph section with both sides on one PostgreSQL server, each in its own schema.
 
     Ours is `PostgresStore` in schema `bench_ours`; the hand-written side is a
     plain typed table `runs` in schema `bench_theirs` with the same indexes, a
@@ -428,20 +984,12 @@ def postgres(args: argparse.Namespace) -> int:
     transaction a call.
     """
     import contextlib
-    import os
 
     import psycopg
 
     from pasture.store.postgres import open_postgres_store
 
-    url = args.postgres or os.environ.get("PASTURE_DATABASE_URL", "")
     with contextlib.ExitStack() as stack:
-        if not url:
-            sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "store"))
-            import pg_server
-
-            url = stack.enter_context(pg_server.server())
-            print("a throwaway PostgreSQL server for this run", flush=True)
         admin = stack.enter_context(psycopg.connect(url, autocommit=True))
         for name in ("bench_ours", "bench_theirs"):
             admin.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
@@ -487,7 +1035,41 @@ def postgres(args: argparse.Namespace) -> int:
         print(f"one-call applies: {1 / one:,.0f} a second", flush=True)
         for name in ("bench_ours", "bench_theirs"):
             admin.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
-    return 0
+
+
+def tables_postgres(url: str, args: argparse.Namespace, sections: list[str]) -> None:
+    """reads and pages on PostgreSQL: the store in schema `bench_todos`, the hand-written SQL
+    through a connection of its own to the same schema."""
+    import contextlib
+
+    import psycopg
+
+    from pasture.store.dialect import POSTGRES
+    from pasture.store.postgres import open_postgres_store
+    from pasture.store.tables import declared_index
+
+    with contextlib.ExitStack() as stack:
+        admin = stack.enter_context(psycopg.connect(url, autocommit=True))
+        admin.execute("DROP SCHEMA IF EXISTS bench_todos CASCADE")
+        stack.callback(admin.execute, "DROP SCHEMA IF EXISTS bench_todos CASCADE")
+        store = stack.enter_context(open_postgres_store(url, "bench_todos"))
+        store.declare(todos_vocab())
+        print(f"tables on PostgreSQL: {args.rows:,} rows of todos", flush=True)
+        owners = load_todos(store, args)
+        admin.execute("VACUUM ANALYZE bench_todos.entity, bench_todos.c_todos")
+        store._compiled.clear()
+        base = stack.enter_context(psycopg.connect(url, autocommit=True))
+        base.execute("SET search_path TO bench_todos")
+
+        def explain(sql: str, params: Sequence[Any]) -> list[str]:
+            return [r[0] for r in base.execute(f"EXPLAIN {sql}", tuple(params))]
+
+        index = declared_index(POSTGRES, "todos", "by_owner")
+        if "reads" in sections:
+            middle = owners[len(owners) // 2].eid
+            table_reads(store, base, "%s", explain, index, middle, args.rounds)
+        if "pages" in sections:
+            table_pages(store, base, args.rows, args.rounds)
 
 
 if __name__ == "__main__":
