@@ -120,6 +120,23 @@ def test_a_refused_deploy_says_every_problem(pasture: PastureMain, tmp_path: Pat
     assert pasture("app", "list").stdout.startswith("you have no apps yet")
 
 
+def test_an_app_carrying_worker_js_is_refused_saying_where_its_code_goes(
+    pasture: PastureMain, tmp_path: Path
+) -> None:
+    app = tmp_path / "cart"
+    shutil.copytree(RUNS, app)
+    (app / "worker.js").write_text("export function setup(app) { app.register('cart add') }\n")
+    done = pasture("deploy", str(app))
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr == (
+        "worker.js: pasture runs an app's code from worker.py, in Python, and never runs "
+        'worker.js — write its commands in worker.py (the guide\'s "Commands written as code", '
+        "/docs.md), or give a script of the app's pages another name\n"
+    )
+    assert pasture("app", "list").stdout.startswith("you have no apps yet")
+
+
 def test_spaces_members_users_and_tokens(pasture: PastureMain) -> None:
     assert pasture("user", "new", "bo").returncode == 0
     made = pasture("space", "new", "club")

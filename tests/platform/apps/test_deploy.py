@@ -247,3 +247,44 @@ def test_an_app_is_at_most_a_thousand_files_and_64_mb(service: Service, ada: Cal
     assert not (service.home / "apps" / "ada" / "many").exists()
     fits = {f"f{n}.txt": "" for n in range(999)}
     service.deploy(ada, {"index.html": "<title>x</title>", **fits}, app="fits")
+
+
+WORKER_JS = (
+    "{name}: pasture runs an app's code from worker.py, in Python, and never runs {name} — "
+    'write its commands in worker.py (the guide\'s "Commands written as code", /docs.md), or '
+    "give a script of the app's pages another name"
+)
+
+
+def test_an_app_carrying_code_for_another_platform_is_refused_and_nothing_installed(
+    service: Service, ada: Caller, tmp_path: Path
+) -> None:
+    """A worker.js (or .mjs, .ts) beside index.html would deploy with its code never run."""
+    code = "export default { register(app) { app.register('cart add', {}) } }\n"
+    files = {p.name: p.read_bytes() for p in RUNS.iterdir()}
+    for name in ("worker.js", "worker.mjs", "worker.ts", "Worker.JS"):
+        with pytest.raises(DeployRefused) as refused:
+            service.deploy(ada, {**files, name: code}, app="cart")
+        assert str(refused.value) == WORKER_JS.format(name=name)
+    with pytest.raises(NotFound):
+        service.gate.app_info(ada, "cart")
+    assert not (service.home / "apps" / "ada" / "cart").exists()
+
+    # Said beside every other problem, and the version before keeps serving.
+    folder = copy_runs(tmp_path)
+    service.deploy(ada, folder)
+    (folder / "worker.js").write_text(code)
+    (folder / "tools.json").write_text("{")
+    with pytest.raises(DeployRefused) as refused:
+        service.deploy(ada, folder)
+    assert refused.value.problems[0] == WORKER_JS.format(name="worker.js")
+    assert refused.value.problems[1].startswith("tools.json: ")
+    assert service.gate.app_info(ada, "runs").version == 1
+    assert not (service.home / "apps" / "ada" / "runs" / "v2").exists()
+
+    # A page's own script of that name in a folder of its pages is a page, as before.
+    (folder / "worker.js").unlink()
+    shutil.copy(RUNS / "tools.json", folder / "tools.json")
+    (folder / "js").mkdir()
+    (folder / "js" / "worker.js").write_text("onmessage = (e) => postMessage(e.data);\n")
+    assert service.deploy(ada, folder).text == REPORT.format(n=2)

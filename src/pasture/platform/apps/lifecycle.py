@@ -112,6 +112,7 @@ class Apps:
             raise DeployRefused(
                 problems or ["there are no files to deploy — put index.html in the folder"]
             )
+        problems.extend(_deploy.foreign_workers(raw))  # code of another platform, never run
 
         current = self.db.one("SELECT * FROM apps WHERE space = ? AND slug = ?", space, slug)
         previous: Vocabulary | None = None

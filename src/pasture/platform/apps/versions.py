@@ -39,6 +39,23 @@ def is_source(path: str) -> bool:
     return folded in SOURCE_FILES or folded.endswith(_SOURCE_ENDINGS)
 
 
+# An app's code written for another platform, beside index.html: pasture runs an app's code
+# from worker.py alone, so an app carrying one of these would deploy with it never run.
+FOREIGN_WORKERS = ("worker.js", "worker.mjs", "worker.ts")
+
+
+def foreign_workers(files: Mapping[str, object]) -> list[str]:
+    """A sentence for each worker file of another platform at the app's root (in any letter
+    case), which pasture would never run."""
+    return [
+        f"{path}: pasture runs an app's code from worker.py, in Python, and never runs {path} "
+        '— write its commands in worker.py (the guide\'s "Commands written as code", '
+        "/docs.md), or give a script of the app's pages another name"
+        for path in sorted(files)
+        if path.lower() in FOREIGN_WORKERS
+    ]
+
+
 _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules"})
 # An app's bounds, a version's: every file is written (and synced) on each deploy, and kept.
 MAX_FILES = 1_000
