@@ -18,6 +18,8 @@
      │    ├── Conflict       a compare-and-set guard saw a value move (HTTP 409)
      │    ├── TooLarge       a body over the most one call takes (HTTP 413)
      │    ├── NotJson        a body not declared as JSON where only JSON is taken (HTTP 415)
+     │    ├── Cancelled      a call its caller stopped while it ran: Ctrl-C, an agent's
+     │    │                  cancel, a request gone (exit code 130; `pasture.long_calls`)
      │    └── TooMany        too many calls or tries in too short a time (HTTP 429);
      │                       .retry_after is the seconds to wait (`pasture.platform.access.limits`)
      └── Fault             nothing the caller did wrong: something on the server's side
@@ -169,3 +171,10 @@ class NotJson(Refused):
     """A body that is not declared as JSON, where only JSON is taken: HTTP's 415."""
 
     status = 415
+
+
+class Cancelled(Refused):
+    """A call its caller asked to stop while it ran (`pasture.long_calls`); the sentence says
+    what became of what it wrote. At a terminal, the exit code of Ctrl-C."""
+
+    exit_code = 130

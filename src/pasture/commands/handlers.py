@@ -52,6 +52,7 @@ from typing import Any, Literal, overload
 from pasture.caller import Caller
 from pasture.commands.model import Context
 from pasture.errors import Refused, Unauthorized
+from pasture.long_calls import LongCall, progress_of
 from pasture.names import LOWER_WORD
 from pasture.result import Result
 
@@ -205,8 +206,9 @@ class _NoSecrets(Mapping[str, str]):
 class HandlerContext:
     """What a handler is called with: `auth`, `db` (the app's tables, `pasture.commands.
     app_db`) and `store` (the same store as bundles and filters), both as the caller and
-    read-only for a query; `at` (the app, `space/app`), `secrets` (an action's only), and
-    an action's `run_mutation`."""
+    read-only for a query; `at` (the app, `space/app`), `secrets` (an action's only), an
+    action's `run_mutation`, and for a call that takes a while `progress()` and
+    `cancelled` (`pasture.long_calls`)."""
 
     auth: Auth
     store: Any
@@ -215,6 +217,17 @@ class HandlerContext:
     caller: Caller
     kind: Kind = "mutation"
     name: str = ""
+    long_call: LongCall = field(default_factory=LongCall)
+
+    def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        """Say how far the call has come: `done` of `total` (None: not known), and a line
+        for people; shown where the door can, a few times a second at most."""
+        self.long_call.report(progress_of(done, total, message))
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the caller asked the call to stop: look now and then, and stop."""
+        return self.long_call.cancelled
 
     @property
     def db(self) -> Any:
@@ -243,6 +256,7 @@ class HandlerContext:
             caller=self.caller,
             kind="mutation",
             name=handler.name,
+            long_call=self.long_call,
         )
         self.store.begin(by_code=True)
         kept = False
@@ -462,6 +476,7 @@ def run(handler: Handler, args: Mapping[str, Any] | None, ctx: Context, *, as_to
         caller=ctx.caller,
         kind=handler.kind,
         name=handler.name,
+        long_call=ctx.long_call,
     )
     answer = (
         handler.function(handed, dict(args or {}))

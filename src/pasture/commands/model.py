@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pasture.caller import Caller
+from pasture.long_calls import LongCall, progress_of
 from pasture.names import agent_name
 from pasture.result import Result
 
@@ -25,7 +26,9 @@ class Context:
 
     `store` reads and writes the app as `caller` and nobody else
     (`pasture.commands.appstore`); `secrets` are the app's own
-    (`pasture secret set APP NAME`), given to code commands only.
+    (`pasture secret set APP NAME`), given to code commands only. `long_call` is
+    the call as its door watches it (`pasture.long_calls`): `progress()` reports to
+    it, and `cancelled` says whether its caller asked it to stop.
     """
 
     caller: Caller
@@ -35,6 +38,20 @@ class Context:
     # code commands convert it to their declared types; typed values never are.
     typed_text: bool = False
     secrets: Mapping[str, str] = field(default_factory=dict)
+    long_call: LongCall = field(default_factory=LongCall)
+
+    def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        """Say how far the call has come: `done` of `total` (None: not known), and a line
+        for people. The door shows it (MCP's `notifications/progress`, a bar at a
+        terminal) where it can, a few times a second at most."""
+        self.long_call.report(progress_of(done, total, message))
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the caller asked the call to stop (an agent's cancel, a request gone,
+        Ctrl-C): code that takes a while looks now and then, and stops — whatever a
+        mutation wrote is not kept, and code that goes on is ended after a grace period."""
+        return self.long_call.cancelled
 
 
 Family = Literal["declared", "code"]

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from pasture.caller import Caller
 from pasture.commands.model import Command, Context
 from pasture.errors import NotFound, echo
+from pasture.long_calls import LongCall
 from pasture.platform.access.gate import Gate
 from pasture.platform.catalog import Catalog
 from pasture.platform.graph import CheckedStore, Graph
@@ -50,11 +51,14 @@ class Running:
         *,
         typed_text: bool = False,
         noted: Call | None = None,
+        long_call: LongCall | None = None,
     ) -> Result:
         """Run a found command as the caller it was found for.
 
         `typed_text`: the values are text a person typed, which code commands convert.
-        `noted`: the audit's record of this call, told which app and command it ran."""
+        `noted`: the audit's record of this call, told which app and command it ran.
+        `long_call`: the door's watch on it, which its code reports progress to and which
+        may stop it (`pasture.long_calls`)."""
         if resolved.caller.eid != caller.eid:  # a handle is its caller's alone
             raise ValueError("a command found for one caller was run by another")
         cmd, reached = resolved.found, resolved.reached
@@ -66,6 +70,8 @@ class Running:
         args = args_object(args)
         checked = reached if cmd.family == "declared" else None
         ctx = self.context(caller, reached.at, cmd, resolved.via_web, typed_text, checked)
+        if long_call is not None:
+            ctx = replace(ctx, long_call=long_call)
         return cmd.run(args, ctx)
 
     def call_handler(
@@ -77,6 +83,7 @@ class Running:
         *,
         via_web: bool = False,
         noted: Call | None = None,
+        long_call: LongCall | None = None,
     ) -> Result:
         """Run one of an app's handlers as its page calls it, as the caller: a query with a
         store that refuses writes, a mutation or action as one who may write there."""
@@ -96,6 +103,8 @@ class Running:
             self.gate.check_write(caller, reached, loaded)
         read_only = name if kind == "query" else None
         ctx = self._context(caller, reached.at, read_only, via_web)
+        if long_call is not None:
+            ctx = replace(ctx, long_call=long_call)
         version = self.catalog.version_of(reached.space, reached.slug, loaded.version)
         return self.catalog.workers.run_handler(version, name, args, ctx, kind=kind)
 

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from pasture.caller import NOBODY, Caller
 from pasture.errors import Forbidden, NotFound, PastureError, Refused, Unauthorized
+from pasture.long_calls import LongCall
 from pasture.platform.access.audit import (
     Audit,
     args_shape,
@@ -435,6 +436,7 @@ class Service:
         *,
         via_web: bool = False,
         typed_text: bool = False,
+        long_call: LongCall | None = None,
     ) -> Result:
         """Run a command as the caller, recorded in the audit; the refusals are the spec's
         sentences.
@@ -448,6 +450,9 @@ class Service:
         (`"2"` → 2, `yes` → true, `a,b` → a list). Values from an agent or code
         arrive typed and are never converted. Declared commands convert `"5"` → 5
         for anyone, as before.
+
+        `long_call` is the door's watch on the call (`pasture.long_calls`): what the code
+        reports with `ctx.progress` reaches its listener, and `cancel()` stops it.
         """
         name = command.found.agent_name if isinstance(command, Resolved) else command
         with self.audit_log.call(caller, "command", name, args, args_shape) as noted:
@@ -456,16 +461,28 @@ class Service:
                 if isinstance(command, Resolved)
                 else self.listing.resolve(caller, command, app, via_web=via_web, noted=noted)
             )
-            return self._running.run(caller, resolved, args, typed_text=typed_text, noted=noted)
+            return self._running.run(
+                caller, resolved, args, typed_text=typed_text, noted=noted, long_call=long_call
+            )
 
     def call_handler(
-        self, caller: Caller, app: str, name: str, args: Any, *, via_web: bool = False
+        self,
+        caller: Caller,
+        app: str,
+        name: str,
+        args: Any,
+        *,
+        via_web: bool = False,
+        long_call: LongCall | None = None,
     ) -> Result:
         """Run one of an app's handlers (`worker.py`'s `@query`, `@mutation`, `@action`) as its
         pages call them, as the caller: its input is the handler's to check, not its tool's
-        args. Data: `{result}` (or what the handler answered as `{text, data}`)."""
+        args. Data: `{result}` (or what the handler answered as `{text, data}`). `long_call`
+        as for `run_command`."""
         with self.audit_log.call(caller, "handler", name, args, args_shape) as noted:
-            return self._running.call_handler(caller, app, name, args, via_web=via_web, noted=noted)
+            return self._running.call_handler(
+                caller, app, name, args, via_web=via_web, noted=noted, long_call=long_call
+            )
 
     # -- the graph ----------------------------------------------------------
     # `via_web=True`: `app` is `space/slug` from a page's address, and a public or

@@ -19,6 +19,9 @@ version that has one gets worker processes of its own (`sandbox` confines them,
   a query, a mutation, a suggestion and setting up get none. Which call is
   which is the server's record of the app's commands (`kind`, from the
   manifest it keeps), not the worker process's word at the time;
+- a call its caller stops (`ctx.long_call`, `pasture.long_calls`) is told so, and
+  its process is ended if it has not answered within `Limits.grace`; either way
+  the caller is answered `Cancelled`, and a mutation's writes are not kept;
 - a call reads and writes the app's store only by asking the server
   (`{"store": …}`), which answers through the call's own `ctx.store` — the
   platform's `CheckedStore`, bound to the caller and the app when the call
@@ -49,10 +52,10 @@ from typing import Any
 from pasture import metrics
 from pasture.commands.model import Command, Context
 from pasture.commands.registry import CommandFailed
-from pasture.errors import Forbidden, PastureError, Refused
+from pasture.errors import Cancelled, Forbidden, PastureError, Refused
 from pasture.platform.workers.process import Problems, Stopped, WorkerProcess, over_scratch
 from pasture.platform.workers.protocol import WireError, refusal_of
-from pasture.platform.workers.sandbox import Limits
+from pasture.platform.workers.sandbox import Limits, seconds
 from pasture.platform.workers.worker_main import WORKER, WorkerRegistry
 from pasture.result import Result
 
@@ -354,10 +357,16 @@ class Workers:
             # neither: each mutation it runs is one of its own, begun by its code.)
             if kind in ("mutation", "query"):
                 ctx.store.begin(read_only=kind == "query")
+            if ctx.long_call.cancelled:  # stopped while it waited for a process
+                healthy = True
+                raise Cancelled(stopped_as_asked(name, kind))
             answer = process.call(name, message, ctx)
             # It registered or removed commands while it ran: they are the app's now.
             if "commands" in answer and pool.pin(process):
                 self.heard(version, answer["commands"])
+            if ctx.long_call.cancelled:  # its caller asked it to stop: whatever it answered
+                healthy = "limit" not in answer
+                raise Cancelled(stopped_as_asked(name, kind))
             try:
                 result = _answer(name, answer, self.limits)
             except PastureError:
@@ -369,6 +378,8 @@ class Workers:
             ctx.store.end(keep=True)
             return result
         except Stopped as e:
+            if ctx.long_call.cancelled:
+                raise Cancelled(stopped_as_asked(name, kind, self.limits.grace)) from None
             raise CommandFailed(e.sentence) from None
         finally:
             if not kept:
@@ -480,6 +491,20 @@ class Workers:
             pools, self._pools = list(self._pools.values()), {}
         for pool in pools:
             pool.retire()
+
+
+def stopped_as_asked(name: str, kind: str | None, ended: float | None = None) -> str:
+    """The sentence of a call its caller stopped; `ended`: the grace it did not stop within."""
+    how = (
+        ""
+        if ended is None
+        else f": it had not stopped within {seconds(ended)}, so its process was ended"
+    )
+    kept = {
+        "mutation": " — nothing it wrote was kept",
+        "query": "",
+    }.get(str(kind), " — what it wrote before then stays written")
+    return f"{name} was stopped, as asked{how}{kept}"
 
 
 def _answer(name: str, answer: dict[str, Any], limits: Limits) -> Result:

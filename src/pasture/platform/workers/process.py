@@ -7,7 +7,10 @@ sends one, answers the store requests the call makes through that call's own
 `ctx.store` (and nothing else: a request naming an ended call is refused), and returns
 the reply that carries the call's id — or raises `Stopped` with the caller's sentence
 when the call runs past its wall time, CPU time or scratch, the process dies, answers
-for another call, or sends what is not the protocol.
+for another call, or sends what is not the protocol. While it waits it passes the call's
+progress reports to the call's `long_call` (checked, and held to its bound there), and
+when the caller asks the call to stop it tells the worker (`{"cancel": true}`) and
+ends the process if the call has not answered within the grace period (`Limits.grace`).
 
 Between calls the process does not run: it is stopped (SIGSTOP) when a call ends and
 continued when the next begins, so no thread of its code works, writes or prints out
@@ -40,6 +43,7 @@ from typing import IO, Any
 from pasture import metrics
 from pasture.commands.model import Context
 from pasture.errors import PastureError, Refused
+from pasture.long_calls import progress_from
 from pasture.platform.workers.protocol import (
     MAX_CONTAINERS,
     MAX_FROM_WORKER,
@@ -271,6 +275,8 @@ class WorkerProcess:
         cpu_at_start: float | None = None
         looked = began  # when its CPU time and processes were last looked at
         answering = 0.0  # seconds spent answering its store so far
+        watched = ctx.long_call
+        asked_to_stop: float | None = None  # when the worker was told to stop
         while True:
             now = time.monotonic()
             left = deadline - now
@@ -279,6 +285,22 @@ class WorkerProcess:
                 raise Stopped(
                     f"{name} took longer than {seconds(self.limits.time)} and was stopped"
                 )
+            watched.flush()  # a report held back, once its turn has come
+            if watched.cancelled:
+                if asked_to_stop is None:
+                    asked_to_stop = now
+                    try:
+                        self.channel.send({"cancel": True, "call": call})
+                    except (OSError, ValueError):
+                        raise Stopped(self._died(name)) from None
+                grace = asked_to_stop + self.limits.grace - now
+                if grace <= 0 or watched.ending_now:
+                    self.kill()
+                    raise Stopped(
+                        f"{name} was asked to stop and had not within "
+                        f"{seconds(self.limits.grace)}, so its process was ended"
+                    )
+                left = min(left, grace)
             if now - looked >= _TICK:  # a call that talks to its store without end is looked at too
                 looked = now
                 if cpu_at_start is None:
@@ -302,9 +324,14 @@ class WorkerProcess:
                 raise Stopped(self._garbled(name)) from None
             if answer is None:  # a quiet tick: looked at on the next turn
                 continue
+            if "progress" in answer and "store" not in answer:  # no reply: not the call's answer
+                if answer.get("call") == call and (told := progress_from(answer["progress"])):
+                    watched.report(told)
+                continue  # a report of another call (or not one at all) is dropped
             if "store" not in answer:
                 if answer.get("call") != call:  # never another call's answer, for this caller
                     raise Stopped(self._not_its(name))
+                watched.flush(last=True)  # how far it came, told before its answer
                 self.used = time.monotonic()
                 self._ended_call(name)
                 return answer

@@ -50,6 +50,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from pasture.long_calls import GRACE
+
 # Each sandbox sees these read-only when they are there (or their link, where they are one).
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # Only with the network: what resolving names and checking certificates read.
@@ -88,7 +90,8 @@ class Limits:
     `time` and `cpu` are seconds per call, `memory` megabytes of the worker
     process's address space, `processes` how many calls of one app's version
     run at once (each in a process of its own; more wait their turn), `scratch`
-    megabytes its scratch folder (`/tmp` and `/dev/shm` together) may hold.
+    megabytes its scratch folder (`/tmp` and `/dev/shm` together) may hold, `grace` the
+    seconds a call its caller stopped has to answer before its process is ended.
     """
 
     time: float = 10.0
@@ -98,11 +101,12 @@ class Limits:
     network: bool = False
     setup: float = 60.0  # seconds worker.py may take to import and set up
     scratch: int = 64  # megabytes a worker process may write to its scratch folder
+    grace: float = GRACE  # seconds a stopped call has to answer before it is ended
 
     @classmethod
     def from_env(cls) -> Limits:
         """The defaults, or `$PASTURE_WORKER_TIME`, `_CPU`, `_MEMORY`, `_PROCESSES`, `_SCRATCH`,
-        `_NETWORK`."""
+        `_GRACE`, `_NETWORK`."""
         base = cls()
         return cls(
             time=_env_number("PASTURE_WORKER_TIME", base.time),
@@ -110,6 +114,7 @@ class Limits:
             memory=int(_env_number("PASTURE_WORKER_MEMORY", base.memory)),
             processes=int(_env_number("PASTURE_WORKER_PROCESSES", base.processes)),
             scratch=int(_env_number("PASTURE_WORKER_SCRATCH", base.scratch)),
+            grace=_env_number("PASTURE_WORKER_GRACE", base.grace),
             network=os.environ.get("PASTURE_WORKER_NETWORK", "") in ("1", "yes", "true"),
         )
 

@@ -28,6 +28,10 @@ server's log. In order:
    `"commands"` when the registry changed during the call. `"secrets"` come
    only with the call of an action or of a registered command (the server
    decides which), are that call's `ctx.secrets`, and are dropped when it ends.
+   While it runs, `ctx.progress(…)` sends `{"progress": {done, total?, message?},
+   "call": id}` (no reply comes), and the server may send `{"cancel": true,
+   "call": id}`: it is heard whenever the code reads `ctx.cancelled` or waits for
+   its store, and `ctx.cancelled` is true from then on.
    `{"call": id, "handler", "args", "caller", "read_only"}` runs a handler as
    the app's page calls it, its input not checked against its tool's args.
 4. `{"suggest": …, "call": id}` asks a command's Tab-completion hook (with no
@@ -44,6 +48,8 @@ import os
 import resource
 import socket
 import sys
+import threading
+import time
 import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -57,6 +63,7 @@ from pasture.commands.appstore import AppStore
 from pasture.commands.model import Command, Context
 from pasture.commands.registry import BadCommand, CheckedRun, CommandFailed, Registry
 from pasture.errors import PastureError, Refused
+from pasture.long_calls import MOST_PER_SECOND, LongCall, Progress
 from pasture.platform.workers.protocol import Channel, Closed, refusal_message, refusal_of
 from pasture.result import Result
 from pasture.store.base import Answer, Applied, Bundle
@@ -170,6 +177,88 @@ def manifest(
     return listed
 
 
+# -- one call's channel: its store's requests, its progress, a stop ------------------------------
+class CallLine:
+    """The channel as one call uses it. What the code sends (a store request, progress) goes
+    out whole under one lock, whichever thread of the code sends it; a stop the server sends
+    is heard while the code waits for its store, or when it looks (`ctx.cancelled`)."""
+
+    def __init__(self, channel: Channel, call: str) -> None:
+        self.channel = channel
+        self.call = call
+        self.lock = threading.RLock()
+        self.stopped = False  # the server asked this call to stop
+        self.ended = False
+
+    def heard(self, message: dict[str, Any]) -> bool:
+        """Whether `message` was a stop (this call's, or a late one of a call before)."""
+        if "cancel" not in message:
+            return False
+        if message.get("call") == self.call:
+            self.stopped = True
+        return True
+
+    def ask(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Send a request and wait for its reply, hearing any stop that comes first."""
+        with self.lock:
+            self.channel.send({**message, "call": self.call})
+            while True:
+                try:
+                    reply = self.channel.receive()
+                except Closed:
+                    os._exit(0)  # the server has gone: nobody is waiting for this call
+                assert reply is not None
+                if not self.heard(reply):
+                    return reply
+
+    def tell(self, message: dict[str, Any]) -> None:
+        """Send what needs no reply."""
+        with self.lock:
+            self.channel.send({**message, "call": self.call})
+
+    def look(self) -> bool:
+        """Read a stop that has come, without waiting; whether the call was asked to stop."""
+        if self.stopped or self.ended or not self.lock.acquire(blocking=False):
+            return self.stopped  # a thread waiting for its store hears it instead
+        try:
+            while self.channel.pending():
+                try:
+                    message = self.channel.receive(1.0)
+                except Closed:
+                    os._exit(0)
+                if message is None:
+                    break
+                self.heard(message)  # else an answer no one waited for: dropped
+        finally:
+            self.lock.release()
+        return self.stopped
+
+
+class RemoteCall(LongCall):
+    """`ctx.progress` and `ctx.cancelled` in a worker: progress sent to the server (a few
+    times a second at most; the server holds it to its own bound too), a stop heard from it."""
+
+    def __init__(self, line: CallLine) -> None:
+        super().__init__()
+        self.line = line
+        self._sent: Progress | None = None
+        self._sent_at = -1.0e9
+
+    def report(self, progress: Progress) -> None:
+        if self.line.ended or (self._sent is not None and progress.done <= self._sent.done):
+            return
+        now = time.monotonic()
+        last = progress.total is not None and progress.done >= progress.total
+        if now - self._sent_at < 0.5 / MOST_PER_SECOND and not last:
+            return
+        self._sent, self._sent_at = progress, now
+        self.line.tell({"progress": progress.as_data()})
+
+    @property
+    def cancelled(self) -> bool:
+        return self.line.look()
+
+
 # -- the store, back through the server --------------------------------------------------------
 class RemoteStore(AppStore):
     """`ctx.store` in a worker: every read and write is the server's, as the call's caller."""
@@ -181,10 +270,12 @@ class RemoteStore(AppStore):
         *,
         read_only: str | None,
         described: dict[str, Any] | None = None,
+        line: CallLine | None = None,
     ) -> None:
         super().__init__(read_only=read_only)
         self.channel = channel
         self.call = call
+        self.line = line or CallLine(channel, call)
         self.ended = False
         # The app's schema, asked once a process: its version's, which no call changes.
         self.described = described if described is not None else {}
@@ -196,17 +287,12 @@ class RemoteStore(AppStore):
                 "the code is running in"
             )
         try:
-            self.channel.send({**message, "call": self.call})
+            reply = self.line.ask(message)
         except (TypeError, ValueError):
             raise Refused(
                 "what was sent to the store is not JSON — bundles and filters are made of "
                 "text, numbers, true/false, null, lists and objects"
             ) from None
-        try:
-            reply = self.channel.receive()
-        except Closed:
-            os._exit(0)  # the server has gone: nobody is waiting for this call
-        assert reply is not None
         if "refused" in reply:
             raise refusal_of(reply["refused"])
         return reply
@@ -357,11 +443,13 @@ class Host:
         """One call of a command or a handler, with a ctx whose store asks the server."""
         _reap()
         caller = message.get("caller") or {}
+        line = CallLine(self.channel, str(message["call"]))
         store = RemoteStore(
             self.channel,
-            str(message["call"]),
+            line.call,
             read_only=message.get("read_only") or None,
             described=self.described,
+            line=line,
         )
         # This call's secrets alone (the server sends them only where they are due), emptied
         # when it ends: what the next call finds of them is what the code itself kept.
@@ -374,6 +462,7 @@ class Host:
             store,
             self.at,
             secrets=MappingProxyType(secrets),
+            long_call=RemoteCall(line),
         )
         args = message.get("args") or {}
         try:
@@ -391,7 +480,7 @@ class Host:
             logger.error("%s failed in its own code", name, exc_info=e)
             return {"failed": type(e).__name__}
         finally:
-            store.ended = True
+            store.ended = line.ended = True
             secrets.clear()
         return {"result": {"text": result.text, "data": result.data}}
 
