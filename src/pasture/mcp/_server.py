@@ -34,6 +34,7 @@ from pasture.caller import Caller
 from pasture.errors import NotFound, PastureError, Refused, UsageError
 from pasture.mcp._changes import EMPTY, Relay
 from pasture.mcp._elicitation import GoAhead, ask_first
+from pasture.mcp._templates import VIEW_TEMPLATE, complete, view_parts
 from pasture.mcp._tool_results import Wire, answer, refusal
 from pasture.mcp._tools import CHANGED, INPUT_SCHEMAS, RELEASE, TOOL_NAMES, TOOLS
 from pasture.platform import Access, AppInfo, Resolved, Service, with_base
@@ -350,6 +351,23 @@ def build_server(
             ]
         )
 
+    async def on_list_resource_templates(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[VIEW_TEMPLATE])
+
+    async def on_completion(
+        ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        # From the caller's own views alone: nothing they cannot read is ever offered.
+        caller = caller_of()
+        try:
+            views = await in_thread(lambda: service.pages.views(caller))
+            completion = complete(view_parts(uri for uri, _ in views), params)
+        except PastureError as refused:
+            raise MCPError(code=types.INVALID_PARAMS, message=refused.sentence) from None
+        return types.CompleteResult(completion=completion)
+
     async def on_listen(
         ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
@@ -369,6 +387,8 @@ def build_server(
         on_list_tools=on_list_tools,
         on_list_resources=on_list_resources,
         on_read_resource=on_read_resource,
+        on_list_resource_templates=on_list_resource_templates,
+        on_completion=on_completion,
         on_subscriptions_listen=on_listen,
     )
     # Registered as a plain request handler, which may answer with the wire dict.
