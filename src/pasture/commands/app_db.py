@@ -13,9 +13,10 @@
 It is `ctx.store` underneath — the same caller, the same access, the same one
 store every door reads — spelled as the third document's handlers spell it. A
 read is the filter grammar (`.todos!&.todos.owner=…&sort=-todos.owner`), so
-what the index orders the database reads in order; a write is a bundle. A row
-is a plain JSON object: its `id` (the entity's eid), its `created_at`, and the
-table's columns, a reference as the id it names.
+what the index orders the database reads in order, asked for as the table's
+rows (`query(line, table=…)`: the table's columns alone, no names looked up); a
+write is a bundle. A row is a plain JSON object: its `id` (the entity's eid),
+its `created_at`, and the table's columns, a reference as the id it names.
 
 Pages are the store's: `take(n)` and `collect()` read on page after page by
 cursor, `paginate` hands the cursor to the caller.
@@ -42,6 +43,7 @@ class Database:
 
     def __init__(self, store: Any) -> None:
         self._store = store
+        self._tables: dict[str, TableRows] = {}
 
     def __getattr__(self, name: str) -> TableRows:
         if name.startswith("_"):
@@ -49,6 +51,9 @@ class Database:
         return self[name]
 
     def __getitem__(self, name: str) -> TableRows:
+        known = self._tables.get(name)
+        if known is not None:
+            return known
         components = self._store.schema().get("components", {})
         spec = components.get(name)
         if not isinstance(spec, Mapping) or spec.get("platform"):
@@ -57,7 +62,8 @@ class Database:
                 f"ctx.db has no table {str(name)[:40]} — this app's tables are "
                 f"{', '.join(mine) or 'none yet: declare them in worker.py schema or vocab.json'}"
             )
-        return TableRows(self._store, name, spec)
+        rows = self._tables[name] = TableRows(self._store, name, spec)
+        return rows
 
 
 class TableRows:
@@ -75,8 +81,8 @@ class TableRows:
         """The row of this id, or None (no such row of this table, or not one you can read)."""
         if not _is_eid(row_id):
             return None
-        rows = self._store.query(f"id={row_id}&.{self.name}!&.created?")
-        return _row(rows[0], self.name) if rows else None
+        rows = self._store.query(f"id={row_id}&.{self.name}!", table=self.name)
+        return dict(rows[0]) if rows else None
 
     def insert(self, values: Mapping[str, Any]) -> str:
         """A new row; its id. Columns left out take their default (a required one is refused)."""
@@ -295,7 +301,6 @@ class Query:
             f".{name}!",
             *(_format(p) for p in self._conditions),
             *self._filters,
-            ".created?",
             "sort=" + ",".join(keys),
         ]
         if limit is not None:
@@ -305,14 +310,12 @@ class Query:
         return "&".join(parts)
 
     def _page(self, n: int | None, after: str | None) -> tuple[list[Row], str | None]:
-        answer = self._table._store.query(self.line(n, after))
-        if not isinstance(answer, list):
-            raise Refused(
-                "a read of a table answers rows — leave .count!, .tally= and .distinct= out"
-            )
-        rows = [_row(r, self._table.name) for r in answer]
+        table = self._table
+        answer = table._store.query(self.line(n, after), table=table.name)
+        if not isinstance(answer, list):  # pragma: no cover - a table's read answers rows
+            raise Refused(f"a read of {table.name}'s rows answers rows")
         more = getattr(answer, "more", False)
-        return rows, getattr(answer, "cursor", None) if more else None
+        return list(answer), getattr(answer, "cursor", None) if more else None
 
     def _gather(self, n: int | None) -> list[Row]:
         found: list[Row] = []
@@ -365,16 +368,6 @@ def _format(predicate: syntax.Predicate) -> str:
 
 def _is_eid(value: Any) -> bool:
     return isinstance(value, str) and len(value) == 16 and set(value) <= _EID_DIGITS
-
-
-def _row(found: Mapping[str, Any], name: str) -> Row:
-    """A store row as a table's: `{id, created_at, …columns}`, references as their ids."""
-    created = found.get("created") or {}
-    row: Row = {"id": found["entity"]["eid"], "created_at": created.get("at")}
-    for column, value in (found.get(name) or {}).items():
-        # a store's rows are plain dicts; a check against the Mapping ABC shows in a read's time
-        row[column] = value.get("eid") if isinstance(value, dict) and "eid" in value else value
-    return row
 
 
 __all__ = ["Conditions", "Database", "Query", "Range", "TableRows"]

@@ -50,9 +50,10 @@ class AppStore:
         self._batch: Batch | None = None
 
     # -- what each kind of store gives ---------------------------------------------------
-    def query(self, filter: str) -> Answer:
+    def query(self, filter: str, *, table: str | None = None) -> Answer:
         """The rows a filter selects, as the caller may read them; or, for an aggregate
-        (`.count!`, `.tally=`, `.distinct=`), the one object it answers."""
+        (`.count!`, `.tally=`, `.distinct=`), the one object it answers. With `table`, the
+        rows of that table as `ctx.db` gives them (`pasture.store.base.Store.query`)."""
         raise NotImplementedError
 
     def schema(self) -> dict[str, Any]:
@@ -119,8 +120,8 @@ class StoreAsCaller(AppStore):
         self.caller = caller
         self._held: Transaction | None = None
 
-    def query(self, filter: str) -> Answer:
-        return self.store.query(filter, self.caller)
+    def query(self, filter: str, *, table: str | None = None) -> Answer:
+        return self.store.query(filter, self.caller, table=table)
 
     def schema(self) -> dict[str, Any]:
         return self.store.schema()

@@ -41,6 +41,7 @@ server sees handlers only as what that process reports.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json as _json
 import re
@@ -229,7 +230,7 @@ class HandlerContext:
         """Whether the caller asked the call to stop: look now and then, and stop."""
         return self.long_call.cancelled
 
-    @property
+    @functools.cached_property
     def db(self) -> Any:
         """The app's tables: `ctx.db.todos.get(id)`, `.insert({...})`, `.with_index(…)`."""
         from pasture.commands.app_db import Database

@@ -86,7 +86,7 @@ class _NoStore(AppStore):
     def _none(self) -> Refused:
         return Refused("this command runs outside any app, so it has no store to use")
 
-    def query(self, filter: str) -> list[Row]:
+    def query(self, filter: str, *, table: str | None = None) -> list[Row]:
         raise self._none()
 
     def schema(self) -> dict[str, Any]:

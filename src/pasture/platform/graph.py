@@ -75,11 +75,14 @@ class Graph:
         *,
         via_web: bool = False,
         checked: Reached | None = None,
+        table: str | None = None,
     ) -> tuple[Reached, Answer]:
         """What a filter answers (its rows, or an aggregate's object), if the caller reaches
-        the app; Refused otherwise. `checked`: the app as this call reached it."""
+        the app; Refused otherwise. `checked`: the app as this call reached it. `table`:
+        the rows as that table's (`ctx.db`'s)."""
         reached = checked or self.gate.reach(caller, app, via_web=via_web)
-        return reached, self.catalog.store(reached.space, reached.slug).query(filter, caller)
+        store = self.catalog.store(reached.space, reached.slug)
+        return reached, store.query(filter, caller, table=table)
 
     def apply(
         self,
@@ -218,11 +221,11 @@ class CheckedStore(AppStore):
         checked, self._checked = self._checked, None
         return checked
 
-    def query(self, filter: str) -> Answer:
+    def query(self, filter: str, *, table: str | None = None) -> Answer:
         checked = self._spend()
-        return self.graph.read(self.caller, self.at, filter, via_web=self.via_web, checked=checked)[
-            1
-        ]
+        return self.graph.read(
+            self.caller, self.at, filter, via_web=self.via_web, checked=checked, table=table
+        )[1]
 
     def schema(self) -> dict[str, Any]:
         return self.graph.schema(self.caller, self.at, via_web=self.via_web).data

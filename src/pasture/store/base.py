@@ -69,9 +69,10 @@ class Store(Protocol):
         rolled back; `read_only`: a snapshot that reads one moment and cannot write."""
         ...
 
-    def query(self, filter: str, caller: Caller) -> Answer:
+    def query(self, filter: str, caller: Caller, *, table: str | None = None) -> Answer:
         """The rows a filter line selects, oldest first (words: best first); or the one
-        object its first aggregate answers."""
+        object its first aggregate answers. With `table` (a filter naming that component
+        alone), each row is a table's: `{id, created_at, …its columns}`."""
         ...
 
     def count(self) -> int:

@@ -213,12 +213,39 @@ def row_builder(
     return build, select, tuple(refs)
 
 
+def table_rows(
+    st: Selecting, name: str, start: int, reverse: bool, tail: int = 0
+) -> tuple[Build, list[str]]:
+    """A function made for this filter that turns SQL rows into one table's rows:
+    `{"id", "created_at", …its columns}`, a reference as the id it names (`ctx.db`'s
+    rows). The SQL row begins with the eid and the creation time (`start` values)."""
+    comp = st.vocabulary.components[name]
+    select: list[str] = []
+    fields = ["'id': c0", "'created_at': c1"]
+    pos = start
+    for column in comp.columns.values():
+        select.append(st.column_of(name, column.name))
+        c = f"c{pos}"
+        pos += 1
+        value = f"(None if {c} is None else bool({c}))" if column.type == "bool" else c
+        fields.append(f"{column.name!r}: {value}")
+    unpack = "".join(f"c{i}, " for i in range(pos)) + "".join(f"t{i}, " for i in range(tail))
+    source_rows = "reversed(rows)" if reverse else "rows"
+    body = "{" + ", ".join(fields) + "}"
+    source = f"def build(rows, names):\n    return [{body} for {unpack} in {source_rows}]\n"
+    scope: dict[str, Any] = {}
+    exec(compile(source, "<table rows>", "exec"), scope)
+    build: Build = scope["build"]
+    return build, select
+
+
 __all__ = [
     "Build",
     "Selecting",
     "counted",
     "distinct_values",
     "row_builder",
+    "table_rows",
     "tallied_values",
     "tally_key",
 ]

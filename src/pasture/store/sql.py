@@ -20,7 +20,14 @@ from pasture.store import syntax
 from pasture.store.bundles import no_column, not_a_component
 from pasture.store.dialect import SQLITE, STAMPS, Dialect, q, table
 from pasture.store.pages import read_cursor
-from pasture.store.rows import Build, counted, distinct_values, row_builder, tallied_values
+from pasture.store.rows import (
+    Build,
+    counted,
+    distinct_values,
+    row_builder,
+    table_rows,
+    tallied_values,
+)
 from pasture.store.times import (
     EXAMPLES,
     Span,
@@ -137,15 +144,23 @@ def compile_filter(
     now: datetime | None = None,
     dialect: Dialect = SQLITE,
     page: int | None = None,
+    table: str | None = None,
 ) -> Compiled:
     """A filter line as one parameterised SELECT; Refused with how to write what it cannot.
-    With `page`, rows are read a page of at most that many at a time."""
+    With `page`, rows are read a page of at most that many at a time. With `table`, each
+    row is that component's alone, as a table's row (`pasture.store.rows.table_rows`)."""
     from pasture.store.grammar import parse
 
     if not isinstance(text, str):
         raise Refused('a filter is a line of text, like ".jog!&.doc?&limit=20"')
     return compile_ast(
-        parse(text), vocabulary, variables=variables, now=now, dialect=dialect, page=page
+        parse(text),
+        vocabulary,
+        variables=variables,
+        now=now,
+        dialect=dialect,
+        page=page,
+        table=table,
     )
 
 
@@ -166,15 +181,18 @@ def compile_ast(
     now: datetime | None = None,
     dialect: Dialect = SQLITE,
     page: int | None = None,
+    table: str | None = None,
 ) -> Compiled:
     st = _State(vocabulary, variables, now, dialect)
-    compiled = _compile(filt, st, page)
+    compiled = _compile(filt, st, page, table)
     compiled.sql = dialect.placeholders(compiled.sql)
     compiled.zone = st.zone
     return compiled
 
 
-def _compile(filt: syntax.Filter, st: _State, page: int | None) -> Compiled:
+def _compile(
+    filt: syntax.Filter, st: _State, page: int | None, table_name: str | None = None
+) -> Compiled:
     vocabulary, dialect = st.vocabulary, st.dialect
     limit: int | None = None
     sort: syntax.Sort | None = None
@@ -321,9 +339,19 @@ def _compile(filt: syntax.Filter, st: _State, page: int | None) -> Compiled:
     paged = page is not None and not window and not words
     shown = list(vocabulary.components) if every else st.named
     tail = [expr for expr, _, _ in keys] + [order] if paged else []
-    builder, extra, refs = row_builder(
-        st, shown, every, len(select), known_kind, window, tail=len(tail)
-    )
+    if table_name is not None:
+        if words or every or aggregate is not None or shown != [table_name] or st.brought:
+            raise Refused(
+                f"a read of {table_name}'s rows names {table_name} alone — filter on its "
+                "columns, and read other tables, searches and aggregates with ctx.store.query"
+            )
+        select = ["e.eid", "e.created_at"]
+        builder, extra = table_rows(st, table_name, len(select), window, tail=len(tail))
+        refs: tuple[int, ...] = ()
+    else:
+        builder, extra, refs = row_builder(
+            st, shown, every, len(select), known_kind, window, tail=len(tail)
+        )
     select.extend(extra)
     keys_at = len(select)
     select.extend(tail)

@@ -170,6 +170,7 @@ class SqlStore(ABC, Generic[C]):
         self._kind_sql = ""
         self._all_tables: list[str] = []
         self._held: dict[int, Transaction] = {}  # thread -> the transaction it holds open
+        self._described: tuple[Vocabulary | None, dict[str, Any]] = (None, {})
 
     # -- the Store interface ------------------------------------------------------------
 
@@ -269,8 +270,8 @@ class SqlStore(ABC, Generic[C]):
         held.wrote = True
         return applied
 
-    def query(self, filter: str, caller: Caller) -> Answer:
-        compiled = self._compile(filter)
+    def query(self, filter: str, caller: Caller, *, table: str | None = None) -> Answer:
+        compiled = self._compile(filter, table)
         held = self._held.get(threading.get_ident()) if self._held else None
         reading = contextlib.nullcontext(held.conn) if held is not None else self._reading()
         with metrics.database("app", "read"), self._faults, reading as conn:
@@ -307,7 +308,13 @@ class SqlStore(ABC, Generic[C]):
         return int(found[0])
 
     def schema(self) -> dict[str, Any]:
-        return describe(self._vocab)
+        # Described once a vocabulary: every `ctx.db.<table>` asks for it. (Its callers read
+        # it and copy what they hand on; nobody changes it.)
+        vocab, described = self._described
+        if vocab is not self._vocab:
+            described = describe(self._vocab)
+            self._described = (self._vocab, described)
+        return described
 
     @abstractmethod
     def close(self) -> None: ...
@@ -395,28 +402,32 @@ class SqlStore(ABC, Generic[C]):
 
     # -- reading ------------------------------------------------------------------------
 
-    def _compile(self, filter: str) -> Compiled:
-        compiled = self._compiled.get(filter) if isinstance(filter, str) else None
+    def _compile(self, filter: str, table: str | None = None) -> Compiled:
+        # A table's rows are compiled apart from the same line's store rows.
+        key = filter if table is None else f"{table}\x00{filter}"
+        compiled = self._compiled.get(key) if isinstance(filter, str) else None
         if compiled is not None and compiled.zone in (None, zone_name()):
             return compiled  # not written in a time zone the server no longer has
         with self._lock:
-            return self._compile_afresh(filter)
+            return self._compile_afresh(filter, table, key)
 
-    def _compile_afresh(self, filter: str) -> Compiled:
+    def _compile_afresh(self, filter: str, table: str | None, key: str) -> Compiled:
         now = self._clock()
-        try:
-            compiled = compile_filter(
-                filter, self._vocab, now=now, dialect=self.dialect, page=self.max_rows
+
+        def compiled_now() -> Compiled:
+            return compile_filter(
+                filter, self._vocab, now=now, dialect=self.dialect, page=self.max_rows, table=table
             )
+
+        try:
+            compiled = compiled_now()
         except Refused:
             # another process may have declared what this filter names
             if not self._refresh():
                 raise
-            compiled = compile_filter(
-                filter, self._vocab, now=now, dialect=self.dialect, page=self.max_rows
-            )
+            compiled = compiled_now()
         if compiled.cacheable:
-            self._compiled[filter] = compiled
+            self._compiled[key] = compiled
             if len(self._compiled) > _CACHE:
                 self._compiled.popitem(last=False)
         return compiled

@@ -779,7 +779,8 @@ def _store_answer(asked: dict[str, Any], call: str, ctx: Context) -> dict[str, A
             filter = asked.get("filter")
             if not isinstance(filter, str):
                 raise Refused("a filter is text, like .line.sku=V60-02")
-            answer = ctx.store.query(filter)
+            table = asked.get("table")
+            answer = ctx.store.query(filter, table=table if isinstance(table, str) else None)
             if isinstance(answer, Rows):  # a page: where the next begins goes with it
                 return {"answer": answer, "more": answer.more, "cursor": answer.cursor}
             return {"answer": answer}

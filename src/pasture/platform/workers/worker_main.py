@@ -297,8 +297,11 @@ class RemoteStore(AppStore):
             raise refusal_of(reply["refused"])
         return reply
 
-    def query(self, filter: str) -> Answer:
-        reply = self._ask({"store": "query", "filter": filter})
+    def query(self, filter: str, *, table: str | None = None) -> Answer:
+        asked: dict[str, Any] = {"store": "query", "filter": filter}
+        if table is not None:
+            asked["table"] = table
+        reply = self._ask(asked)
         answer: Answer = reply["answer"]
         if "more" in reply and isinstance(answer, list):
             cursor = reply.get("cursor")
