@@ -179,10 +179,11 @@ def test_over_http_a_restart_with_a_new_release_tells_the_client(home: Path, mod
     with running_server(home) as url:
         names, promised = anyio.run(listing, url)
     assert names == TOOL_NAMES
-    # Over HTTP a deploy's notice has no reply to ride on; a release's has (an event stream).
+    # Over HTTP a release's notice rides the reply (an event stream), a deploy's the client's
+    # own stream (tests/mcp/test_http_changes.py); no view is followed but on a listen stream.
     assert promised.tools is not None and promised.tools.list_changed is True
-    if mode == "legacy":
-        assert promised.resources is not None and not promised.resources.list_changed
+    assert promised.resources is not None and promised.resources.list_changed is True
+    assert promised.resources.subscribe is (mode != "legacy")
     as_if_listed_earlier(home, client)
 
     async def legacy(url: str) -> tuple[list[str], list[str]]:

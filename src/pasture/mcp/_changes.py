@@ -9,10 +9,12 @@ through any server sharing the database. For each, the connector announces:
   its caller may read it (`Scoped`);
 - on a connection of the handshake generation that lives on (stdio, in memory):
   `notifications/resources/list_changed`, and `notifications/resources/updated`
-  for each view it subscribed to with `resources/subscribe` and still reads.
-
-Stateless HTTP of the handshake generation has no channel between calls, so its
-handshake promises neither (`pasture.mcp.http`).
+  for each view it subscribed to with `resources/subscribe` and still reads;
+- on stateless HTTP of the handshake generation, whose connections end with each
+  request: `notifications/resources/list_changed` on the GET streams its clients
+  hold open, which hear the same events the listen streams do (`listeners`, served
+  by `pasture.web.mcp_events`). No connection lives on there to follow a view, so
+  it offers no `resources/subscribe`.
 """
 
 from __future__ import annotations

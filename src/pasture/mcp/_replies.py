@@ -27,7 +27,9 @@ MOST = 64 * 1024 * 1024  # bytes of replies kept at most; past it they start aga
 ASKED_AT_MOST = 64 * 1024  # bytes of a request body read to see whether it asks for `commands`
 
 _HEAD = b'{"jsonrpc":"2.0","id":'  # how the SDK begins every reply it writes
-_LEFT_OUT = (b"authorization", b"content-length")  # the caller is in the key; the length follows
+# The caller is in the key; the length follows; a session's name is a name only (it
+# changes nothing of the answer: `pasture.web.mcp_events`).
+_LEFT_OUT = (b"authorization", b"content-length", b"mcp-session-id")
 
 
 @dataclass(frozen=True)

@@ -192,17 +192,20 @@ def build_server(
     refused_of: RefusedOf | None = None,
     *,
     notifications: NotificationOptions = ANNOUNCED,
+    living: bool = True,
 ) -> MCPServer:
     """The SDK server for one Service; `caller_of()` names who is asking, per request, and
     `refused_of()`, when it says so, refuses this request's tool call before it runs (a
     caller past their limit over HTTP: `pasture.web.mcp_http`). `notifications`: what the
-    handshake promises to announce — only what the transport can carry.
+    handshake promises to announce — only what the transport can carry. `living`: the
+    transport's connections live on (stdio, in memory), so one of the handshake generation
+    may follow a view (`resources/subscribe`); stateless HTTP's end with each request.
 
     A client that listed the tools of another release (`pasture.platform.db.tool_lists`) is
     told on its next call: `notifications/tools/list_changed` (on the call's own channel,
     or the listen streams of the newest protocol) and a line on the reply."""
     bus = InMemorySubscriptionBus()
-    relay = Relay(service, bus, living=notifications.resources_changed)  # deploys, told here
+    relay = Relay(service, bus, living=living)  # deploys, told here
     tool_lists = service.tool_lists
 
     async def call(name: str, run: Callable[[], Any]) -> Any:
@@ -393,7 +396,7 @@ def build_server(
     )
     # Registered as a plain request handler, which may answer with the wire dict.
     server.add_request_handler("tools/call", types.CallToolRequestParams, on_call_tool)
-    if notifications.resources_changed:
+    if living:
         # Only a connection that lives on can hear that a view it follows changed.
         async def on_subscribe(
             ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams

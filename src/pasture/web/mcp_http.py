@@ -1,11 +1,13 @@
 """`/mcp` on `pasture serve`: streamable HTTP, stateless, a bearer token naming the caller.
 
 Stateless: no session lives in a process, so any `pasture serve` behind a load
-balancer answers any request. Each request names its own caller with
-`Authorization: Bearer <token>` — a token the person made, or an OAuth access
-token (`pasture.platform.auth.oauth`), each with its scope. Without one the answer
-is 401 with the challenge that points at the protected resource metadata, so
-every client starts signing in; a token the Service does not know is a 401
+balancer answers any request. (The handshake's reply names a session all the same,
+so that a client opens its GET stream of what changed, `pasture.web.mcp_events`: a
+name only, which no request needs and every request may carry.) Each request names
+its own caller with `Authorization: Bearer <token>` — a token the person made, or an
+OAuth access token (`pasture.platform.auth.oauth`), each with its scope. Without one
+the answer is 401 with the challenge that points at the protected resource metadata,
+so every client starts signing in; a token the Service does not know is a 401
 carrying its sentence. Host and Origin are checked against
 the public URL, and against loopback when the server is bound there, rather
 than left at the SDK's defaults, which refuse anything but localhost.
@@ -46,6 +48,7 @@ from pasture.platform import Service
 from pasture.threads import in_thread
 from pasture.web.consent import resource_metadata_url
 from pasture.web.hosts import Hosts
+from pasture.web.mcp_events import is_events, may_open, naming_a_session, serve_events, turned_away
 
 SIGN_IN_FIRST = (
     "sign in first: this server's MCP takes an OAuth sign-in (your client starts it from this "
@@ -158,11 +161,20 @@ def mcp_http(
     # A reply in JSON carries nothing but itself; a reply as an event stream carries the
     # notices the call gave rise to. Replies are JSON (the cheaper), but for a listen
     # stream of the newest protocol, and for a client due to hear that the tools changed
-    # with a release (when it takes event streams, as clients must): so the handshake may
-    # promise the tools' notice, and not the resources' (a deploy's reply is JSON).
+    # with a release (when it takes event streams, as clients must). What changes with a
+    # deploy or a rollback goes out on the streams that live on: the newest protocol's
+    # listen streams, and the handshake generation's GET stream (`pasture.web.mcp_events`).
+    # So the handshake promises both lists' notices; but no connection lives on to follow a
+    # view, so it offers no resources/subscribe.
     server = build_server(
-        service, _caller.get, _refused.get, notifications=NotificationOptions(tools_changed=True)
+        service,
+        _caller.get,
+        _refused.get,
+        notifications=NotificationOptions(tools_changed=True, resources_changed=True),
+        living=False,
     )
+    relay = server.relay
+    assert relay is not None
     metadata = resource_metadata_url(public_url)
     settings = security_settings(public_url, bind_host)
     manager = StreamableHTTPSessionManager(
@@ -263,6 +275,16 @@ def mcp_http(
         except TooMany as refused:
             await too_many(refused, scope, receive, send)
             return
+        if is_events(scope):  # the handshake generation's stream of what changed
+            await events(caller, token, scope, receive, send)
+            return
+        if may_open(scope):  # perhaps `initialize`: its reply names a session to open it with
+            body = await _body(receive)
+            if body is None:
+                return  # the client went away
+            receive = _replayed(body, receive)
+            if _request_id(body)[0] == "initialize":
+                send = naming_a_session(send)
         stream, listen = streamed(scope, due)
         if stream:
             # A listen stream holds one of its person's places, as a page's stream does.
@@ -291,6 +313,28 @@ def mcp_http(
                     return
                 send = replies.keeping(version, asked, send)
         await serve(manager, caller, scope, receive, send)
+
+    async def events(
+        caller: Caller, token: str, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        if await turned_away(settings, scope, receive, send):
+            return
+        try:  # one of its person's places, as a listen stream holds
+            release = service.limiter.streams.hold(caller)
+        except TooMany as many:
+            await too_many(many, scope, receive, send)
+            return
+
+        async def who() -> Caller:
+            now = service.caller_at_once(token)
+            return (
+                now if now is not None else await in_thread(lambda: service.caller_for_token(token))
+            )
+
+        try:
+            await serve_events(relay.listeners, caller, who, scope, receive, send)
+        finally:
+            release()
 
     async def serve(
         chosen: StreamableHTTPSessionManager,
