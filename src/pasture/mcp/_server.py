@@ -1,9 +1,10 @@
 """The connector itself: the SDK's low-level server, with every tool one `Service` call.
 
 Nothing here decides who may do what or touches a store: a tool reads its
-arguments, calls the Service as the caller, and renders the `Result` (text as
-`content`, data as `structuredContent`). A `Refused` becomes an `isError`
-result carrying its sentence and nothing else, in `answer` and nowhere else;
+arguments, calls the Service as the caller, and renders the `Result` (its text
+followed by its data as JSON as `content`, the data as `structuredContent`). A
+`Refused` becomes an `isError` result carrying its sentence and nothing else, in
+`answer` and nowhere else;
 anything unexpected becomes a plain sentence, its traceback kept in the log
 (`pasture.mcp._tool_results`, which a registry served on its own answers with too).
 """
@@ -58,6 +59,11 @@ INSTRUCTIONS = (
 )
 
 _ACCESS: tuple[Access, ...] = ("private", "public", "open")
+
+# The tools whose text is their data as people read it, with nothing to add: `commands`'
+# listing, and `app_files`' list of files or the file itself (sent back whole to deploy).
+# Every other answer's text is its sentence and then its data as JSON (`_tool_results`).
+SAID_AS_READ = frozenset({"commands", "app_files"})
 
 
 # -- arguments ---------------------------------------------------------------
@@ -257,7 +263,7 @@ def build_server(
                 )
             raise NotFound(f"no tool {name} — the tools are {', '.join(TOOL_NAMES)}")
 
-        return answer(name, run)
+        return answer(name, run, with_data=name not in SAID_AS_READ)
 
     async def on_list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
