@@ -16,7 +16,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_talk import BASE_URL, MODES, TOOL_NAMES, Club, in_memory, refused
 
 from helpers.club import RUNS
-from helpers.mcp_answers import ok
+from helpers.mcp_answers import ok, said_with, sentence_and_data
 from mcp import Client
 from pasture.caller import NOBODY, Caller
 from pasture.errors import Refused
@@ -271,10 +271,12 @@ def test_graph_and_app_tools_answer_as_the_service_does(club: Club, mode: str) -
 
     got = in_memory(club.service, club.ada, mode, tools)
     service, ada = club.service, club.ada
-    assert ok(got["schema"]) == (lambda r: (r.text, r.data))(service.graph.schema(ada, "ada/runs"))
+    schema = service.graph.schema(ada, "ada/runs")
+    assert ok(got["schema"]) == (said_with(schema.text, schema.data), schema.data)
     said, data = ok(got["apply"])
     assert list(data["aliases"]) == ["$r"]
-    said, data = ok(got["query"])
+    said, data = sentence_and_data(got["query"])  # the rows, in the text too
+    assert said == "1 row in ada/runs"
     assert [row["jog"]["who"] for row in data["rows"]] == ["Bo"]
     assert data["rows"][0]["created"]["by"]["name"] == "ada"
     said, data = ok(got["list"])
@@ -285,7 +287,8 @@ def test_graph_and_app_tools_answer_as_the_service_does(club: Club, mode: str) -
     said, data = ok(got["tools.json"])
     assert said == (RUNS / "tools.json").read_text()
     said, data = ok(got["status"])
-    assert said == service.listing.status(ada).text
+    status = service.listing.status(ada)
+    assert (said, data) == (said_with(status.text, status.data), status.data)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -300,13 +303,13 @@ def test_graph_query_says_an_aggregate_and_carries_its_object(club: Club, mode: 
         ]
 
     count, tally, distinct, windowed = in_memory(club.service, club.ada, mode, ask)
-    assert ok(count) == ("3 entities in ada/runs", {"count": 3})
+    assert ok(count) == ('3 entities in ada/runs\n{"count":3}', {"count": 3})
     assert ok(tally) == (
-        "tally of jog.who in ada/runs: Ada 2, Bo 1",
+        'tally of jog.who in ada/runs: Ada 2, Bo 1\n{"tally":{"Ada":2,"Bo":1}}',
         {"tally": {"Ada": 2, "Bo": 1}},
     )
     assert ok(distinct) == (
-        "2 distinct jog.who in ada/runs: Ada, Bo",
+        '2 distinct jog.who in ada/runs: Ada, Bo\n{"distinct":["Ada","Bo"]}',
         {"distinct": ["Ada", "Bo"]},
     )
     assert ok(windowed) == ok(count)

@@ -20,6 +20,7 @@ from mcp_talk import TOOL_NAMES
 
 from helpers import needs
 from helpers.club import ROOT
+from helpers.mcp_answers import said_with
 from pasture.platform.service import Service
 
 # The Inspector comes from npm, and runs `pasture mcp` as its child.
@@ -113,7 +114,9 @@ def test_a_command_runs_with_string_arguments_and_refuses_in_plain_words(
     )
     assert code == 0 and wrote["isError"] is False
     eid = wrote["structuredContent"]["aliases"]["$run"]
-    assert wrote["content"][0]["text"] == f"log_run: wrote 1 entity in ada/runs: $run={eid}"
+    assert wrote["content"][0]["text"] == said_with(
+        f"log_run: wrote 1 entity in ada/runs: $run={eid}", wrote["structuredContent"]
+    )
 
     code, refused = inspect(
         inspector, home, *call, 'args={"who": "Ada", "miles": "many", "at": "2026-09-01"}'

@@ -51,10 +51,10 @@ def test_each_command_is_its_own_tool_with_status(mode: str) -> None:
     assert add.annotations is not None and add.annotations.read_only_hint is False
     assert tools[1].annotations is not None and tools[1].annotations.read_only_hint is True
     assert not added.is_error and added.structured_content == {"count": 2}
-    assert added.content[0].text == "Added 2 × V60-02."
+    assert added.content[0].text == 'Added 2 × V60-02.\n{"count":2}'  # its data too
     # An agent's values arrive typed: "2" for an integer is not converted.
     assert bad.is_error and bad.content[0].text == "qty is a whole number; sku is required"
-    assert status.content[0].text == "cart: 2 items"
+    assert status.content[0].text == 'cart: 2 items\n{"cart":{"count":2}}'
 
 
 def test_registering_and_removing_announce_that_the_tools_changed() -> None:

@@ -34,6 +34,7 @@ from helpers import needs
 from helpers.browser import chromium, in_chromium
 from helpers.club import RECIPES, as_user
 from helpers.command_line import PastureMain
+from helpers.mcp_answers import sentence_and_data
 from helpers.processes import running_server
 from helpers.streams import Stream
 from mcp import Client
@@ -189,10 +190,8 @@ def _mcp(site: Site, calls: Callable[[Client], Awaitable[Any]]) -> Any:
 
 
 def _tool_page(result: types.CallToolResult) -> Page:
-    assert not result.is_error, result.content
-    block = result.content[0]
-    assert isinstance(block, types.TextContent) and result.structured_content is not None
-    return block.text, result.structured_content
+    """The answer's sentence, and its data as its text carries it: the structured content."""
+    return sentence_and_data(result)
 
 
 @pytest.mark.parametrize("order", ORDERS)

@@ -34,7 +34,7 @@ from worker_server import Served, processes_of, refused, serve
 from helpers import needs
 from helpers.browser import CHROMIUM, LAUNCH_ARGS, in_chromium
 from helpers.databases import IN_A_BROWSER, fresh_database, sqlite_only
-from helpers.mcp_answers import ok
+from helpers.mcp_answers import ok, sentence_and_data
 
 # The servers these tests share run in processes of their own.
 pytestmark = pytest.mark.processes
@@ -199,7 +199,7 @@ def test_a_crash_through_mcp_is_one_sentence_and_the_server_goes_on(
     assert seen["crash"].structured_content is None
     _says(refused(seen["crash"]), case)
     assert [r["jog"]["who"] for r in ok(seen["runs"])[1]["rows"]] == ["Ada"]
-    assert ok(seen["again"])[0] == f"noted {note}"
+    assert sentence_and_data(seen["again"])[0] == f"noted {note}"
     assert note in server.notes(TILL)
 
 
@@ -214,7 +214,7 @@ def test_a_command_that_prints_a_lot_still_answers(served: Served) -> None:
                 "command", {"name": "crash_chatty", "args": {}, "app": TILL}
             )
 
-    assert ok(anyio.run(main)) == ("talked", {"lines": 50_000})
+    assert sentence_and_data(anyio.run(main)) == ("talked", {"lines": 50_000})
     _web_still_serves(served, "after the chatty one")
     assert "line 49999 of a worker" not in answer.text
     # The log has its first lines, not its last, and says how much more it printed.
@@ -320,7 +320,7 @@ def test_mcp_lets_the_owner_write_and_nobody_else(served: Served, mode: str) -> 
         return seen
 
     seen = anyio.run(main)
-    assert ok(seen["ada note_add"])[0] == f"noted ada note_add over MCP {mode}"
+    assert sentence_and_data(seen["ada note_add"])[0] == f"noted ada note_add over MCP {mode}"
     assert refused(seen["ada note_peek"]) == ONLY_READS
     assert refused(seen["bo note_add"]) == VIEWER_WRITES
     assert refused(seen["bo note_peek"]) == ONLY_READS

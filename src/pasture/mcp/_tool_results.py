@@ -1,6 +1,8 @@
 """A `Result` as a tool's answer, the same for every server this door builds.
 
-Text goes out as `content`, data as `structuredContent`; a `PastureError` (a
+Text goes out as `content`, data as `structuredContent`; the text is the sentence
+followed by the data as compact JSON on a line of its own (`text_of`), so a client
+that hands a model only `content` hands it the rows too. A `PastureError` (a
 refusal, or a fault) becomes an `isError` answer carrying its sentence and
 nothing else, here and nowhere else;
 anything unexpected becomes a plain sentence, its traceback kept in the log. The
@@ -10,6 +12,7 @@ both answer this way.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -39,8 +42,83 @@ def _dumped(is_error: bool) -> Wire:
 _ANSWER, _REFUSAL = _dumped(False), _dumped(True)
 
 
-def success(result: Result) -> Wire:
-    text = {**_ANSWER["content"][0], "text": result.text}
+TEXT_AT_MOST = 64_000
+"""Characters of JSON an answer's text carries at most: a page of rows (`pasture.store.pages`)
+may be larger, and the text is what a model is given whole. Past it, the largest list is
+cut and the text says how much of it it holds; `structuredContent` holds all of it."""
+
+
+def text_of(result: Result) -> str:
+    """An answer's text: its sentence, then its data as compact JSON, the last line.
+
+    A value the sentence already is (a handler's text answer) is not said twice, and a
+    handler's answer whose text is its `result` as JSON (`{"result": …}`, its text that
+    JSON) is its text alone. Past `TEXT_AT_MOST`, the largest list is cut: a line before
+    the JSON says how many of it the text holds."""
+    text, data = result.text, result.data
+    rest = {k: v for k, v in data.items() if not (text and isinstance(v, str) and v == text)}
+    if not rest or _said(text, rest):
+        return text
+    said, note = _bounded(rest)
+    return "\n".join(line for line in (text, note, said) if line is not None)
+
+
+def _said(text: str, data: dict[str, Any]) -> bool:
+    """Whether `text` is the data's one `result` already, as JSON (or `done` for none)."""
+    if set(data) != {"result"}:
+        return False
+    if data["result"] is None:
+        return text == "done"
+    try:
+        return bool(json.loads(text) == data["result"])
+    except (ValueError, RecursionError):
+        return False
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _bounded(data: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The data's JSON within `TEXT_AT_MOST` (None: none of it fits), and what was left out
+    of it (None: nothing)."""
+    whole = _compact(data)
+    if len(whole) <= TEXT_AT_MOST:
+        return whole, None
+    lists = [k for k, v in data.items() if isinstance(v, list) and v]
+    key = max(lists, key=lambda k: len(_compact(data[k])), default=None)
+    if key is not None:
+        items: list[Any] = data[key]
+        room = TEXT_AT_MOST - len(_compact({**data, key: []}))
+        kept = 0
+        for item in items:
+            room -= len(_compact(item)) + (1 if kept else 0)
+            if room < 0:
+                break
+            kept += 1
+        if kept:
+            return _compact({**data, key: items[:kept]}), (
+                f"(this text holds the first {kept:,} of the {len(items):,} {key}: it carries "
+                f"{TEXT_AT_MOST:,} characters of JSON at most; structuredContent holds "
+                f"every one{_fewer(key)})"
+            )
+    return None, (
+        f"(the data, {len(whole):,} characters of JSON, is more than this text carries "
+        f"({TEXT_AT_MOST:,} at most); structuredContent holds it{_fewer(key)})"
+    )
+
+
+def _fewer(key: str | None) -> str:
+    if key != "rows":
+        return ""
+    return " — or read fewer rows at a time: a filter with limit=N and a sort="
+
+
+def success(result: Result, *, with_data: bool = True) -> Wire:
+    """The answer of a call; `with_data=False` for one whose text says its data already,
+    as people read it (`commands`' listing, `app_files`' file)."""
+    said = text_of(result) if with_data else result.text
+    text = {**_ANSWER["content"][0], "text": said}
     return {**_ANSWER, "content": [text], "structuredContent": result.data}
 
 
@@ -49,10 +127,10 @@ def refusal(sentence: str) -> Wire:
     return {**_REFUSAL, "content": [text]}
 
 
-def answer(tool: str, run: Callable[[], Result]) -> Wire:
+def answer(tool: str, run: Callable[[], Result], *, with_data: bool = True) -> Wire:
     """Run one call: its Result, its refusal's sentence, or a plain sentence for a bug."""
     try:
-        return success(run())
+        return success(run(), with_data=with_data)
     except PastureError as refused:
         return refusal(refused.sentence)
     except Exception:
@@ -69,4 +147,4 @@ def failed(tool: str) -> Wire:
     )
 
 
-__all__ = ["Wire", "answer", "failed", "refusal", "success"]
+__all__ = ["TEXT_AT_MOST", "Wire", "answer", "failed", "refusal", "success", "text_of"]

@@ -310,7 +310,7 @@ def test_the_command_tool_runs_a_code_command_with_typed_values(
     added, typed, status = anyio.run(main)
     assert not added.is_error and added.structured_content == {"sku": "V60-02", "qty": 1}
     assert isinstance(added.content[0], types.TextContent)
-    assert added.content[0].text == "Added 1 × V60-02; 1 in the cart."
+    assert added.content[0].text == 'Added 1 × V60-02; 1 in the cart.\n{"sku":"V60-02","qty":1}'
     assert typed.is_error and isinstance(typed.content[0], types.TextContent)
     assert typed.content[0].text == "qty is a whole number"
     assert isinstance(status.content[0], types.TextContent)
