@@ -364,10 +364,18 @@ def test_a_name_two_apps_share_is_said_with_app(home: Path) -> None:
 
 
 # -- a command that is hard to undo ------------------------------------------------
+# With nobody at a terminal to ask, the sentence every door says, with --yes for confirm.
+UNCONFIRMED = (
+    "cart clear is hard to undo, so it was not run: it would run Empty the cart (cart clear) "
+    "on ada/cart with no arguments. Ask your person whether to run it, and only once they say "
+    "yes run it again with --yes."
+)
+
+
 def test_a_consequential_command_piped_runs_only_with_yes(home: Path) -> None:
     assert pasture(home, "deploy", str(CART)).returncode == 0
     done = pasture(home, "console", input="cart add V60-02 2\ncart clear\ncart status\n")
-    assert "cart clear is hard to undo — add --yes to run it without being asked" in done.stderr
+    assert UNCONFIRMED in done.stderr
     assert "2 items of 1 product" in done.stdout.splitlines()  # nothing was taken out
     assert done.returncode == 1
 
@@ -383,10 +391,10 @@ def test_pasture_command_refuses_a_consequential_command_without_yes(home: Path)
     assert pasture(home, "deploy", str(CART)).returncode == 0
     assert pasture(home, "command", "cart_add", "V60-02").returncode == 0
     refused = pasture(home, "command", "cart_clear")
-    assert refused.stderr.strip() == (
-        "cart clear is hard to undo — add --yes to run it without being asked"
-    )
+    assert refused.stderr.strip() == UNCONFIRMED
     assert refused.returncode == 1
+    named = pasture(home, "command", "cart_clear", "--note=é x")  # what it was given, said
+    assert named.stderr.strip() == UNCONFIRMED.replace("with no arguments", 'with note "é x"')
     # the text for people, then what no line of text could carry: the lines, as a table
     status = pasture(home, "command", "cart_status").stdout.splitlines()
     assert status[:2] == ["1 item of 1 product", "lines:"]

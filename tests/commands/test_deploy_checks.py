@@ -358,3 +358,24 @@ def shown(value: object) -> str:
     if isinstance(value, str):
         return f'"{value}"'
     return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def test_a_command_that_writes_may_say_it_is_hard_to_undo(runs: Vocabulary) -> None:
+    """`"consequential": true`, beyond the document's five keys: asked about first."""
+    loaded = load({"log_run": {**LOG_RUN, "consequential": True}}, runs)
+    assert loaded["log_run"].consequential is True
+    assert loaded["log_run"].listing("ada/runs", "Run club")["consequential"] is True
+    assert not any(c.consequential for name, c in loaded.items() if name != "log_run")
+    assert (
+        load({"log_run": {**LOG_RUN, "consequential": False}}, runs)["log_run"].consequential
+        is False
+    )
+    board = {"description": "Every run", "input": {}, "query": ".jog!"}
+    doc = {
+        "log_run": {**LOG_RUN, "consequential": "yes"},
+        "board": {**board, "consequential": True},
+    }
+    assert refused(doc, runs).problems == [
+        "log_run: consequential is true or false",
+        "board: a query changes nothing, so it is not consequential",
+    ]

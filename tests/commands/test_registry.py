@@ -98,6 +98,16 @@ def test_inputs_named_like_a_clients_flag_are_refused(argument: str) -> None:
     )
 
 
+def test_a_command_hard_to_undo_takes_no_input_named_confirm() -> None:
+    """`confirm` beside its arguments is the person's yes (`pasture.asking`)."""
+    schema = {"type": "object", "properties": {"confirm": {"type": "boolean"}}}
+    assert problems(input=schema, annotations={"consequential": True}) == (
+        "cart add: input: confirm is the person's yes to a command that is hard to undo, sent "
+        "beside its arguments — call this argument something else"
+    )
+    Registry().register("cart add", description="Add", input=schema, annotations={}, run=print)
+
+
 def test_annotations_are_required_and_know_two_words() -> None:
     registry = Registry()
     with pytest.raises(TypeError):

@@ -259,7 +259,7 @@ def test_client_js_is_an_es_module_exporting_the_four_calls(site: Site) -> None:
     answer = site.client().get("/ada/runs/api/client.js")
     assert answer.status_code == 200
     assert answer.headers["content-type"].startswith("text/javascript")
-    for name in ("apply(bundles)", "query(filter)", "command(name, args = {})", "me()"):
+    for name in ("apply(bundles)", "query(filter)", "command(name, args = {}, {", "me()"):
         assert f"export async function {name}" in answer.text
     assert 'credentials: "same-origin"' in answer.text
     assert 'new URL("./", import.meta.url)' in answer.text

@@ -404,6 +404,26 @@ def test_a_tool_that_is_hard_to_undo_runs_only_once_the_person_says_yes(
         assert cleared["content"][0]["text"] == "Emptied the cart: 1 product taken out."
         assert len(asked) == 2
 
+        # The page's own script reaches ./api/command as the tools do: a command that is
+        # hard to undo runs only with the person's yes, {confirm: true}.
+        service.run_command(ada, "cart_add", {"sku": "V60-02"})
+        by_page = page.evaluate(
+            """async () => {
+              const { command } = await import("./api/client.js");
+              const unasked = await command("cart_clear").catch((e) => [e.status, e.message]);
+              const left = await command("cart_status");
+              const cleared = await command("cart_clear", {}, { confirm: true });
+              return [unasked, left.count, cleared];
+            }"""
+        )
+        assert by_page[0] == [
+            400,
+            "cart_clear is hard to undo, so it was not run: it would run Empty the cart "
+            "(cart_clear) on ada/cart with no arguments. Ask your person whether to run it, and "
+            "only once they say yes call it again with the same arguments and confirm: true.",
+        ]
+        assert by_page[1] == 1 and by_page[2]["removed"] == 1
+
         page.on("dialog", answer(False))  # what is not hard to undo asks nobody
         status = page.webmcp.call_tool("cart_status", {})
         assert status["content"][0]["text"] == "the cart is empty"

@@ -9,7 +9,9 @@ command converts them to its declared types (`"5"` → 5) as it does for anyone.
 
 A consequential command (hard to undo) runs only once the person said so:
 `--yes` on the line, or `y` to the question `confirm` asks at a terminal.
-With no one to ask (stdin piped) and no `--yes`, nothing runs.
+With no one to ask (stdin piped) and no `--yes`, nothing runs, and the refusal is the
+sentence every door says where nothing can ask (`pasture.asking.unconfirmed`), with
+`--yes` for the `"confirm": true` of the others.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pasture.asking import CANCELLED
+from pasture.asking import CANCELLED, unconfirmed
 from pasture.errors import Refused, UsageError
 from pasture.platform import CommandInfo
 from pasture.result import Result
@@ -104,6 +106,9 @@ def split_words(words: Sequence[str]) -> Words:
     return out
 
 
+# How a yes is said on the line, where nobody at a terminal can be asked.
+YES = "run it again with --yes"
+
 # `confirm(what)` shows what is about to run and answers whether the person said yes.
 Confirm = Callable[[str], bool]
 
@@ -133,12 +138,11 @@ def run_words(
     values = words.bind(command)
     if command.consequential and not words.yes:
         if confirm is None:
-            raise Refused(
-                f"{command.name} is hard to undo — add --yes to run it without being asked"
-            )
+            raise Refused(unconfirmed(command.title, command.name, found.at, values, YES))
         if not confirm(about_to_run(command, found.at, values)):
             raise Refused(CANCELLED)
     # Words typed at a terminal are text: code commands convert them to their types.
-    # What was found is what runs: the command is not looked up again.
-    result = service.run_command(caller, found, values, typed_text=True)
+    # What was found is what runs: the command is not looked up again. Got this far, a
+    # consequential command has the person's yes.
+    result = service.run_command(caller, found, values, typed_text=True, confirmed=True)
     return result, command

@@ -28,6 +28,9 @@ from pasture.store.vocab import PLATFORM, Column, Component, Vocabulary
 from pasture.values import TYPES, ValueType, is_type
 
 ENTRY_KEYS = ("description", "input", "apply", "query", "view")
+# Beyond the document's five: `"consequential": true` on a command hard to undo, which then
+# runs only once the person said yes (`pasture.asking`).
+MORE_KEYS = ("consequential",)
 
 NAME_RULE = "a-z, 0-9 and _, starting with a letter, at most 40 characters"
 
@@ -131,7 +134,7 @@ def _entry(
         )
         return None
 
-    unknown = [_shown(k) for k in entry if k not in ENTRY_KEYS]
+    unknown = [_shown(k) for k in entry if k not in ENTRY_KEYS and k not in MORE_KEYS]
     if unknown:
         problems.append(f"{name}: {', '.join(unknown)} — a tool says {', '.join(ENTRY_KEYS)}")
 
@@ -162,6 +165,11 @@ def _entry(
         _apply(name, entry["apply"], types, vocabulary, problems, loose)
 
     view = _view(name, entry.get("view"), files, problems, missing_views)
+    consequential = entry.get("consequential", False)
+    if not isinstance(consequential, bool):
+        problems.append(f"{name}: consequential is true or false")
+    elif consequential and action == "query":
+        problems.append(f"{name}: a query changes nothing, so it is not consequential")
     if action is None or problems or vocabulary is None:
         return None
     template = entry[action]
@@ -172,6 +180,7 @@ def _entry(
         description=str(description).strip(),
         input=input_schema(types, types),
         read_only=action == "query",
+        consequential=consequential is True,
         run=run,
         family="declared",
         view=view,

@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from pasture.asking import CONFIRM
 from pasture.caller import NOBODY, Caller
 from pasture.commands.appstore import AppStore, StoreAsCaller
 from pasture.commands.model import Command, Context, Suggest
@@ -309,6 +310,11 @@ class Registry:
             reserved=RESERVED_INPUTS,
         )
         problems.extend(f"input: {p}" for p in schema.problems)
+        if consequential and CONFIRM in schema.properties:
+            problems.append(
+                f"input: {CONFIRM} is the person's yes to a command that is hard to undo, sent "
+                "beside its arguments — call this argument something else"
+            )
         positional = self._names(positional, "positional", problems)
         for arg in positional:
             if arg not in schema.properties:

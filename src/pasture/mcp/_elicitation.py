@@ -10,9 +10,12 @@ A client that says it can ask its person (it declared `elicitation`) is asked, b
   that channel can carry one (stdio, a living connection; not stateless HTTP).
 
 Yes runs the command, in the app the person was asked about; no, a question closed
-unanswered, or a client that failed to ask answers `CANCELLED`. A client that cannot
-ask is left to the tool's hint (`destructiveHint`) and its description, which tell it
-to ask — as a client that can answers for its person in any case.
+unanswered, or a client that failed to ask answers `CANCELLED`. Where the client cannot
+ask, the command is not run unless the call itself carries the person's yes,
+`"confirm": true`: the platform refuses it with the sentence that says so
+(`pasture.asking.unconfirmed`), and the tool's description tells the agent to ask its
+person and only then call again with it. A client that can ask is asked whatever the
+call carries.
 """
 
 from __future__ import annotations
@@ -47,9 +50,12 @@ NOTHING_TO_FILL: dict[str, Any] = {"type": "object", "properties": {}}
 @dataclass(frozen=True)
 class GoAhead:
     """Run the call; `found`, when the command was looked up to ask first, is the one it
-    found (in the app the person said yes about): run as it is, not looked up again."""
+    found (in the app the person said yes about): run as it is, not looked up again.
+    `confirmed`: the person was asked and said yes; None when nobody could be asked, and
+    the call's own `confirm` says whether they said yes."""
 
     found: Resolved | None = None
+    confirmed: bool | None = None
 
 
 Asked = GoAhead | Wire | types.InputRequiredResult
@@ -98,17 +104,19 @@ async def ask_first(
     caller: Caller,
 ) -> Asked:
     """For the connector's `command` call: go ahead, or what to answer instead (the
-    question, or `CANCELLED`)."""
+    question, or `CANCELLED`). Asked here only where the client can ask; elsewhere the
+    call's `confirm` is all there is (`GoAhead.confirmed` None)."""
     if not can_ask(ctx):
         return GoAhead()
     arguments = params.arguments or {}
     name, app, args = arguments.get("name"), arguments.get("app"), arguments.get("args")
+    # From here the client can ask: only its person's answer says yes, never the call.
     if not isinstance(name, str) or not isinstance(app, str | None):
-        return GoAhead()  # the call itself refuses them, in its own words
+        return GoAhead(confirmed=False)  # the call itself refuses them, in its own words
     try:
         found = await in_thread(lambda: service.listing.resolve(caller, name, app))
     except PastureError:
-        return GoAhead()  # unknown, ambiguous, out of reach: the call says so
+        return GoAhead(confirmed=False)  # unknown, ambiguous, out of reach: the call says so
     except Exception:  # a bug: nothing runs unasked, and no internal goes out
         logger.exception(
             "command %s could not be looked up to ask first (fault %s)", name, fault_id()
@@ -116,12 +124,12 @@ async def ask_first(
         return failed("command")
     command = found.command
     if not command.consequential:
-        return GoAhead(found)
+        return GoAhead(found, confirmed=False)
     given = args if isinstance(args, Mapping) else None
     said = await ask(ctx, params, question(command.title, command.agent_name, found.at, given))
     if isinstance(said, types.InputRequiredResult):
         return said
-    return GoAhead(found) if said else refusal(CANCELLED)
+    return GoAhead(found, confirmed=True) if said else refusal(CANCELLED)
 
 
 __all__ = ["CONFIRM", "Asked", "GoAhead", "ask", "ask_first", "can_ask"]

@@ -7,8 +7,10 @@ status command. When a command is registered or removed while a client is
 connected, the client hears `notifications/tools/list_changed`: on its own
 connection in the handshake generation, on a `subscriptions/listen` stream in
 the newest. Arguments arrive typed, so nothing is converted from text. A command that
-is hard to undo runs once the person says yes, where the client can ask them
-(`pasture.mcp._elicitation`).
+is hard to undo runs once the person says yes: asked where the client can ask them
+(`pasture.mcp._elicitation`), else said by the call's own `"confirm": true` (its tool
+takes it beside the command's arguments), without which it is not run and the answer
+says so (`pasture.asking.unconfirmed`), as the platform's connector answers.
 
 A door, it knows a registry only by its shape (`pasture.served`), and answers as
 the platform's connector does (`pasture.mcp._tool_results`). It serves one connection
@@ -35,10 +37,11 @@ from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from pasture.asking import CANCELLED, question
+from pasture.asking import CANCELLED, CONFIRM, confirmed, question, unconfirmed
+from pasture.errors import UsageError
 from pasture.mcp._elicitation import ask, can_ask
 from pasture.mcp._tool_results import Wire, answer, refusal
-from pasture.mcp._tools import tool
+from pasture.mcp._tools import CONFIRM_PROPERTY, tool
 from pasture.served import ServedCommand, ServedRegistry
 from pasture.version import __version__
 
@@ -56,12 +59,17 @@ _STATUS = types.Tool(
 
 
 def tool_of(command: ServedCommand) -> types.Tool:
-    """A command as an MCP tool: its agent name, schema and what it does to the world."""
+    """A command as an MCP tool: its agent name, schema and what it does to the world; one
+    hard to undo takes `confirm` too, the person's yes where nothing could ask them."""
+    schema = command.input
+    if command.consequential:
+        properties = {**schema.get("properties", {}), CONFIRM: CONFIRM_PROPERTY}
+        schema = {**schema, "properties": properties}
     return tool(
         command.agent_name,
         command.title,
         command.description,
-        command.input,
+        schema,
         read_only=command.read_only,
         destructive=command.consequential,
     )
@@ -143,13 +151,22 @@ def build_registry_server(registry: ServedRegistry, name: str = "pasture") -> Se
         arguments = dict(params.arguments or {})
         name = params.name
         command = registry.get(name)
-        if command is not None and command.consequential and can_ask(ctx):
-            asking = question(command.title, command.agent_name, None, arguments)
-            said = await ask(ctx, params, asking)
-            if isinstance(said, types.InputRequiredResult):
-                return said  # the question; the client calls again with the answer
-            if not said:
-                return refusal(CANCELLED)
+        if command is not None and command.consequential:
+            said_yes = arguments.pop(CONFIRM, None)  # not the command's own: the person's
+            if can_ask(ctx):  # then only their answer says yes, whatever the call carries
+                asking = question(command.title, command.agent_name, None, arguments)
+                said = await ask(ctx, params, asking)
+                if isinstance(said, types.InputRequiredResult):
+                    return said  # the question; the client calls again with the answer
+                if not said:
+                    return refusal(CANCELLED)
+            else:
+                try:
+                    yes = confirmed(said_yes)
+                except UsageError as wrong:
+                    return refusal(wrong.sentence)
+                if not yes:
+                    return refusal(unconfirmed(command.title, command.agent_name, None, arguments))
         # A command's own code may block: keep the event loop free.
         return await anyio.to_thread.run_sync(
             lambda: answer(name, lambda: registry.run(name, arguments))

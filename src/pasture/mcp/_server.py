@@ -31,6 +31,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from pasture import jsontext
+from pasture.asking import CONFIRM, confirmed
 from pasture.caller import Caller
 from pasture.errors import NotFound, PastureError, Refused, UsageError
 from pasture.mcp._changes import EMPTY, Relay
@@ -38,7 +39,7 @@ from pasture.mcp._elicitation import GoAhead, ask_first
 from pasture.mcp._templates import VIEW_TEMPLATE, complete, view_parts
 from pasture.mcp._tool_results import Wire, answer, refusal
 from pasture.mcp._tools import CHANGED, INPUT_SCHEMAS, RELEASE, TOOL_NAMES, TOOLS
-from pasture.platform import Access, AppInfo, Resolved, Service, with_base
+from pasture.platform import Access, AppInfo, Service, with_base
 from pasture.result import Result
 from pasture.schema import args_object
 from pasture.threads import in_command_thread, in_thread
@@ -221,20 +222,23 @@ def build_server(
             return await in_command_thread(run)
         return await in_thread(run)
 
-    def tool_call(
-        name: str, arguments: Mapping[str, Any], caller: Caller, found: Resolved | None
-    ) -> Wire:
+    def tool_call(name: str, arguments: Mapping[str, Any], caller: Caller, go: GoAhead) -> Wire:
         def run() -> Result:
             for key, value in arguments.items():  # what JSON cannot carry on, refused first
                 jsontext.check(value, key)
             if name == "commands":
                 return service.listing.list_commands(caller, _text(arguments, "app"))
             if name == "command":  # what was found to ask first is what runs
+                # The person's answer where they were asked, else the call's own `confirm`.
+                yes = go.confirmed
+                if yes is None:
+                    yes = confirmed(arguments.get(CONFIRM))
                 return service.run_command(
                     caller,
-                    found or _required(arguments, "name"),
+                    go.found or _required(arguments, "name"),
                     _args(arguments),
                     _text(arguments, "app"),
+                    confirmed=yes,
                 )
             if name == "status":
                 return service.listing.status(caller)
@@ -283,12 +287,12 @@ def build_server(
         caller = caller_of().at_door("mcp")  # for the audit
         relay.seen(ctx, caller)
         arguments = params.arguments or {}
-        found = None
+        go = GoAhead()
         if params.name == "command":  # hard to undo: the person is asked first
             asked = await ask_first(ctx, params, service, caller)
             if not isinstance(asked, GoAhead):
                 return asked
-            found = asked.found  # run where the person said yes to it
+            go = asked  # run where the person said yes to it
         told = False
 
         def run() -> Wire:
@@ -296,7 +300,7 @@ def build_server(
             if tool_lists.due(caller, RELEASE):  # told now, so told once
                 told = True
                 tool_lists.listed(caller, RELEASE)
-            return tool_call(params.name, arguments, caller, found)
+            return tool_call(params.name, arguments, caller, go)
 
         result: Wire = await call(params.name, run)
         if params.name == "app_deploy" and not result.get("isError"):

@@ -24,6 +24,16 @@ _APP = {
 
 _FILE_TEXT = {"type": "string", "description": "The whole text of the file."}
 
+CONFIRM_PROPERTY: dict[str, Any] = {
+    "type": "boolean",
+    "description": (
+        "`true` only once the person you act for has said yes to this very call of a command "
+        "that is hard to undo — never on your own. Without it such a command is not run where "
+        "your client cannot ask them."
+    ),
+}
+"""The person's yes, carried by a call where nothing could ask them (`pasture.asking`)."""
+
 
 def _object(
     properties: dict[str, Any] | None = None, required: list[str] | None = None
@@ -81,14 +91,18 @@ TOOLS: tuple[types.Tool, ...] = (
         "`commands` names them, with the types its input schema gives. Name `app` only "
         "when two of the person's apps have a command of that name. A command whose listing "
         "names a `view` has a page to draw the answer in: read that `ui://` resource to show it. "
-        "A command listed as hard to undo (`consequential`) is run only after the person has "
-        "said yes to it.",
+        "A command listed as hard to undo (`consequential`) runs only once the person has said "
+        "yes to it: where your client can ask them, pasture asks; where it cannot, nothing "
+        "runs and the answer says what would have run — then ask your person, and only once "
+        "they say yes call `command` again with the same `name` and `args` and `confirm: true`. "
+        "Never set `confirm` without their yes.",
         _object(
             {
                 "name": {
                     "type": "string",
                     "description": "The command's name as `commands` lists it, e.g. `log_run`.",
                 },
+                "confirm": CONFIRM_PROPERTY,
                 "args": {
                     "type": "object",
                     "description": 'The command\'s own arguments, e.g. {"who": "Ada", "miles": 5}.',

@@ -2,8 +2,10 @@
 
 A command arrives here found (`Resolved`, by `pasture.platform.listing`): its app
 reached by its caller, its version loaded. Running it checks, once, that the caller may
-change the app when the command writes, converts nothing itself (each family converts
-its own arguments), and gives the command its context: the app's store as the caller
+change the app when the command writes, and that a command hard to undo (`consequential`)
+was confirmed by the person (refused otherwise, with `pasture.asking.unconfirmed`, which
+says how); it converts nothing itself (each family converts its own arguments), and
+gives the command its context: the app's store as the caller
 (`pasture.platform.graph.CheckedStore`).
 
 A declared command runs here and now, so its first use of the store is the one this
@@ -19,9 +21,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from pasture.asking import unconfirmed
 from pasture.caller import Caller
 from pasture.commands.model import Command, Context
-from pasture.errors import NotFound, echo
+from pasture.errors import NotFound, Refused, echo
 from pasture.long_calls import LongCall
 from pasture.platform.access.gate import Gate
 from pasture.platform.catalog import Catalog
@@ -50,12 +53,15 @@ class Running:
         args: Mapping[str, Any],
         *,
         typed_text: bool = False,
+        confirmed: bool = False,
         noted: Call | None = None,
         long_call: LongCall | None = None,
     ) -> Result:
         """Run a found command as the caller it was found for.
 
         `typed_text`: the values are text a person typed, which code commands convert.
+        `confirmed`: the person said yes to it (asked by the door, or `"confirm": true`),
+        without which a consequential command is refused and nothing runs.
         `noted`: the audit's record of this call, told which app and command it ran.
         `long_call`: the door's watch on it, which its code reports progress to and which
         may stop it (`pasture.long_calls`)."""
@@ -68,6 +74,8 @@ class Running:
         if not cmd.read_only:
             self.gate.check_write(caller, reached, resolved.loaded)
         args = args_object(args)
+        if cmd.consequential and not confirmed:  # the person is asked first, always
+            raise Refused(unconfirmed(cmd.title, cmd.agent_name, reached.at, args))
         checked = reached if cmd.family == "declared" else None
         ctx = self.context(caller, reached.at, cmd, resolved.via_web, typed_text, checked)
         if long_call is not None:

@@ -436,6 +436,7 @@ class Service:
         *,
         via_web: bool = False,
         typed_text: bool = False,
+        confirmed: bool = False,
         long_call: LongCall | None = None,
     ) -> Result:
         """Run a command as the caller, recorded in the audit; the refusals are the spec's
@@ -451,6 +452,11 @@ class Service:
         arrive typed and are never converted. Declared commands convert `"5"` → 5
         for anyone, as before.
 
+        `confirmed=True` when the person said yes to running it — asked by the door, or
+        `"confirm": true` in the call where nothing could ask them. A command that is hard
+        to undo (`consequential`) is otherwise not run: the refusal says what it would run
+        and how to confirm it (`pasture.asking.unconfirmed`).
+
         `long_call` is the door's watch on the call (`pasture.long_calls`): what the code
         reports with `ctx.progress` reaches its listener, and `cancel()` stops it.
         """
@@ -462,7 +468,13 @@ class Service:
                 else self.listing.resolve(caller, command, app, via_web=via_web, noted=noted)
             )
             return self._running.run(
-                caller, resolved, args, typed_text=typed_text, noted=noted, long_call=long_call
+                caller,
+                resolved,
+                args,
+                typed_text=typed_text,
+                confirmed=confirmed,
+                noted=noted,
+                long_call=long_call,
             )
 
     def call_handler(

@@ -2,7 +2,9 @@
 
 Answers of `apply`, `query` and `command` are the Service's `Result` as it is,
 `{"text": …, "data": {…}}`; a refusal is raised, and answered as JSON by the
-door (`pasture.web._failures`).
+door (`pasture.web._failures`). A command that is hard to undo runs only with
+`"confirm": true` in its body, the person's yes (a page asks them first, as
+`webmcp.js` does); without it the answer says so (`pasture.asking.unconfirmed`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from pasture import jsontext
+from pasture.asking import CONFIRM, confirmed
 from pasture.caller import Caller
 from pasture.errors import NotFound, Refused, TooLarge, Unauthorized
 from pasture.platform import SIGN_IN, Service
@@ -75,16 +78,16 @@ class Api(Endpoints):
     async def command(self, request: Request) -> Response:
         at = _at(request)
         caller = await self.who.of_api(request)
-        name, args = await _name_and_args(request, "command", "log_run")
+        name, args, yes = await _name_and_args(request, "command", "log_run")
         result = await self.call_command(
-            self.service.run_command, caller, name, args, app=at, via_web=True
+            self.service.run_command, caller, name, args, app=at, via_web=True, confirmed=yes
         )
         return _result(result)
 
     async def call_handler(self, request: Request) -> Response:
         at = _at(request)
         caller = await self.who.of_api(request)
-        name, args = await _name_and_args(request, "handler", "add_todo")
+        name, args, _ = await _name_and_args(request, "handler", "add_todo")
         result = await self.call_command(
             self.service.call_handler, caller, at, name, args, via_web=True
         )
@@ -149,14 +152,16 @@ def _at(request: Request) -> str:
 
 async def _name_and_args(
     request: Request, what: str, example: str
-) -> tuple[str, Mapping[str, Any]]:
-    """A body `{"name": …, "args": {…}}` (a command's or a handler's); refused otherwise."""
+) -> tuple[str, Mapping[str, Any], bool]:
+    """A body `{"name": …, "args": {…}}` (a command's or a handler's), and whether it says
+    the person's yes (`"confirm": true`); refused otherwise."""
     shape = f'{{"name": "{example}", "args": {{…}}}}'
     body = await _json_body(request, shape)
     if not isinstance(body, dict) or not isinstance(body.get("name"), str):
         raise Refused(f"send the {what} as {shape}")
     args = body.get("args")
-    return body["name"], {} if args is None else args_object(args, what)
+    yes = confirmed(body.get(CONFIRM))
+    return body["name"], {} if args is None else args_object(args, what), yes
 
 
 async def _json_body(request: Request, what: str) -> Any:

@@ -35,7 +35,8 @@ CLIENT_JS = """\
 //                        -> unsubscribe(); callback(what query(filter) answers) now and
 //                           whenever that changes (that one page of it);
 //                           onRefused(error) when it may not go on
-//   command(name, args)  -> the command's data
+//   command(name, args)  -> the command's data; one that is hard to undo runs only as
+//                           command(name, args, {confirm: true}), once the person said yes
 //   call(name, args)     -> what one of the app's handlers (worker.py) returned
 //   me()                 -> {eid, name}, or {eid: null} when signed out
 // A refusal throws an Error whose message is the server's sentence.
@@ -164,8 +165,10 @@ export function subscribe(filter, callback, onRefused) {
   return () => stop.abort();
 }
 
-export async function command(name, args = {}) {
-  return (await request("command", { method: "POST", body: JSON.stringify({ name, args }) })).data;
+export async function command(name, args = {}, { confirm = false } = {}) {
+  // confirm: only once the person said yes to a command that is hard to undo
+  const body = JSON.stringify(confirm === true ? { name, args, confirm } : { name, args });
+  return (await request("command", { method: "POST", body })).data;
 }
 
 export async function call(name, args = {}) {

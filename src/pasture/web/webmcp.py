@@ -30,8 +30,10 @@ and a refusal to `{content: [{type: "text", text: <the sentence>}], isError: tru
 
 A command that is hard to undo (`consequential`) runs only once the person at
 the page says yes: asked through the agent's `client.requestUserInteraction`
-where the browser gives one, else the page's `confirm()`. A no (or nobody to
-ask) answers the command line's refusal, `cancelled — nothing was run`.
+where the browser gives one, else the page's `confirm()`; their yes is sent as
+`"confirm": true` beside the call's name and args, without which `./api/command`
+runs no such command. A no (or nobody to ask) answers the command line's refusal,
+`cancelled — nothing was run`.
 It does not throw: the browser hands an agent only "the script function threw
 an error" for a thrown error, never its message, so the sentence would be lost.
 """
@@ -73,10 +75,12 @@ if (context && typeof context.registerTool === "function" && !opaque && !documen
     isError: true,
   });
 
-  async function run(name, input) {
+  async function run(name, input, confirm = false) {
     if (typeof input === "string") {
       try { input = JSON.parse(input); } catch { input = {}; }
     }
+    const call = { name, args: input ?? {} };
+    if (confirm) call.confirm = true;  // the person at the page said yes to it
     let response;
     try {
       response = await fetch(new URL("command", api), {
@@ -87,7 +91,7 @@ if (context && typeof context.registerTool === "function" && !opaque && !documen
           "Content-Type": "application/json",
           "X-Pasture-Door": "webmcp",  // for the audit: which door the call came by
         },
-        body: JSON.stringify({ name, args: input ?? {} }),
+        body: JSON.stringify(call),
       });
     } catch {
       return refusal(unreachable);
@@ -141,7 +145,7 @@ if (context && typeof context.registerTool === "function" && !opaque && !documen
         inputSchema: command.input ?? { type: "object", properties: {} },
         execute: command.consequential
           ? async (input, client) =>
-              (await asked(command, client)) ? run(command.name, input) : refusal(cancelled)
+              (await asked(command, client)) ? run(command.name, input, true) : refusal(cancelled)
           : (input) => run(command.name, input),
       };
       // A short name for people, where the command has one, as MCP tools carry it.
