@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from mcp_talk import MODES, Club, in_memory, refused
@@ -40,9 +41,11 @@ def test_an_agent_lists_and_marks_its_persons_todos(club: Club) -> None:
         text, data = ok(listing)
         assert [c["name"] for c in data["commands"]] == ["todos", "set_todo_done", "clear_done"]
         assert "add_todo" not in text
-        _, data = ok(listed)
+        said, data = ok(listed)
         assert [t["text"] for t in data["result"]] == ["file taxes"]
-        _, data = ok(done)
+        assert json.loads(said) == data["result"]  # a handler's JSON is its text, said once
+        said, data = ok(done)
         assert data == {"result": {"id": todo["id"], "done": True}}
+        assert json.loads(said) == data["result"]
         assert refused(hidden).startswith("no command add_todo")
         assert refused(wrong) == "todo_id matches the pattern ^[0-9a-f]{16}$; done is required"

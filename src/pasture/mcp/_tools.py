@@ -44,6 +44,188 @@ def _object(
     return schema
 
 
+# -- what each tool answers: its structuredContent, which its text carries as JSON too -------
+_TEXT: dict[str, Any] = {"type": "string"}
+_TEXTS: dict[str, Any] = {"type": "array", "items": _TEXT}
+_WHOLE: dict[str, Any] = {"type": "integer"}
+_AT = {"type": "string", "description": "The app, `space/slug`."}
+_VERSION = {"type": "integer", "description": "The app's version now serving."}
+
+_ROW: dict[str, Any] = {
+    "type": "object",
+    "description": (
+        "One entity: `entity.eid`, its `kind`, and each component the filter named, as "
+        "`{column: value}` (a reference read back as `{eid, name}`; a column nothing wrote "
+        "is null)."
+    ),
+    "properties": {
+        "entity": {"type": "object", "properties": {"eid": _TEXT}, "required": ["eid"]},
+        "kind": {"type": ["string", "null"]},
+    },
+    "required": ["entity"],
+}
+
+_READ: dict[str, Any] = {
+    "rows": {"type": "array", "items": _ROW, "description": "The rows: one page at most."},
+    "more": {"type": "boolean", "description": "Rows follow that this answer does not hold."},
+    "cursor": {
+        "type": ["string", "null"],
+        "description": "Where the next page begins: the same filter with `&after=<cursor>`.",
+    },
+    "count": {**_WHOLE, "description": "`.count!`: how many entities match."},
+    "tally": {
+        "type": "object",
+        "additionalProperties": _WHOLE,
+        "description": "`.tally=comp.col`: how many rows hold each value.",
+    },
+    "distinct": {"type": "array", "description": "`.distinct=comp.col`: the values there are."},
+}
+
+_WROTE: dict[str, Any] = {
+    "entities": {**_TEXTS, "description": "The eid of every entity written, in order."},
+    "aliases": {
+        "type": "object",
+        "additionalProperties": _TEXT,
+        "description": 'Each `$name` of the bundles and the eid it made: {"$run": "4f3c…"}.',
+    },
+}
+
+_APP_DATA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "at": _AT,
+        "space": _TEXT,
+        "slug": _TEXT,
+        "title": _TEXT,
+        "access": {"type": "string", "enum": ["private", "public", "open"]},
+        "version": _WHOLE,
+        "url": {"type": "string", "description": "Where its pages are served."},
+        "commands": {**_TEXTS, "description": "Its commands' names."},
+        "views": {**_TEXTS, "description": "Its pages a command's answer is drawn in."},
+        "code": {"type": "boolean", "description": "It carries worker.py."},
+    },
+    "required": ["at", "space", "slug", "title", "access", "version", "url", "commands"],
+}
+
+_LISTED: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "at": _AT,
+        "name": {"type": "string", "description": "What `command` takes as `name`."},
+        "title": {"type": "string", "description": "The app's title."},
+        "description": _TEXT,
+        "readOnly": {"type": "boolean"},
+        "input": {"type": "object", "description": "The JSON Schema of its `args`."},
+        "view": {"type": "string", "description": "A `ui://` resource to draw it in."},
+        "commandTitle": _TEXT,
+        "consequential": {"type": "boolean", "description": "Hard to undo: ask first."},
+        "output": {"type": "object"},
+        "examples": {"type": "array"},
+        "seeAlso": _TEXTS,
+    },
+    "required": ["at", "name", "title", "description", "readOnly", "input"],
+}
+
+_COMPONENT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "columns": {
+            "type": "object",
+            "additionalProperties": _TEXT,
+            "description": "Each column and its type.",
+        },
+        "details": {
+            "type": "object",
+            "additionalProperties": {"type": "object"},
+            "description": "Each column: its type, whether required, its default, whom it names.",
+        },
+        "indexes": {"type": "object", "additionalProperties": _TEXTS},
+        "kind": {"type": "boolean"},
+        "platform": {"type": "boolean"},
+        "writable": {"type": "boolean"},
+    },
+    "required": ["columns"],
+}
+
+OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
+    "commands": _object({"commands": {"type": "array", "items": _LISTED}}, ["commands"]),
+    "command": {
+        "type": "object",
+        "description": (
+            "The command's data, as the command answers it: a read's `rows` (with `more` and "
+            "`cursor` when cut short) or its aggregate (`count`, `tally`, `distinct`); a "
+            "write's `entities` and `aliases`; a handler's `result`; a code command's own "
+            "object. The tool's text carries it too, after its sentence."
+        ),
+        "properties": {
+            **{k: {"description": v.get("description", "")} for k, v in _READ.items()},
+            **{k: {"description": v["description"]} for k, v in _WROTE.items()},
+            "result": {"description": "What a handler answered: its rows, its id, its JSON."},
+        },
+    },
+    "status": _object(
+        {
+            "apps": {
+                "type": "array",
+                "items": {
+                    **_APP_DATA,
+                    "properties": {
+                        **_APP_DATA["properties"],
+                        "entities": {**_WHOLE, "description": "How many entities it stores."},
+                        "status": {
+                            "type": "object",
+                            "description": "What its providers' status commands answered.",
+                        },
+                    },
+                    "required": [*_APP_DATA["required"], "entities"],
+                },
+            }
+        },
+        ["apps"],
+    ),
+    "graph_schema": _object(
+        {
+            "components": {"type": "object", "additionalProperties": _COMPONENT},
+            "tools": {
+                "type": "boolean",
+                "description": "Whether its kinds have add_/find_ commands of their own.",
+            },
+        },
+        ["components"],
+    ),
+    "graph_query": {
+        **_object(_READ),
+        "anyOf": [{"required": [key]} for key in ("rows", "count", "tally", "distinct")],
+    },
+    "graph_apply": _object(_WROTE, ["entities", "aliases"]),
+    "app_list": _object({"apps": {"type": "array", "items": _APP_DATA}}, ["apps"]),
+    "app_files": {
+        **_object(
+            {
+                "at": _AT,
+                "version": _VERSION,
+                "files": {**_TEXTS, "description": "Without `path`: every file's path."},
+                "path": {"type": "string", "description": "With `path`: the file read."},
+                "text": {"type": "string", "description": "With `path`: its whole text."},
+            },
+            ["at", "version"],
+        ),
+        "anyOf": [{"required": ["files"]}, {"required": ["path", "text"]}],
+    },
+    "app_deploy": _object(
+        {
+            "at": _AT,
+            "version": _VERSION,
+            "url": {"type": "string", "description": "Where its pages are served."},
+            "title": _TEXT,
+            "commands": {**_TEXTS, "description": "Its commands' names."},
+        },
+        ["at", "version", "url", "title", "commands"],
+    ),
+}
+"""Each tool's `outputSchema`: what its `structuredContent` holds (a refusal has none)."""
+
+
 def tool(
     name: str,
     title: str | None,
@@ -53,13 +235,16 @@ def tool(
     read_only: bool,
     destructive: bool = False,
     idempotent: bool | None = None,
+    output_schema: dict[str, Any] | None = None,
 ) -> types.Tool:
-    """A tool as agents see it: what it is called, says, takes, and does to the world."""
+    """A tool as agents see it: what it is called, says, takes, answers (`output_schema`:
+    its `structuredContent`), and does to the world."""
     return types.Tool(
         name=name,
         title=title,
         description=description,
         input_schema=input_schema,
+        output_schema=output_schema,
         annotations=types.ToolAnnotations(
             title=title,
             read_only_hint=read_only,
@@ -82,6 +267,7 @@ TOOLS: tuple[types.Tool, ...] = (
         _object({"app": _APP}),
         read_only=True,
         idempotent=True,
+        output_schema=OUTPUT_SCHEMAS["commands"],
     ),
     tool(
         "command",
@@ -105,15 +291,19 @@ TOOLS: tuple[types.Tool, ...] = (
                 "confirm": CONFIRM_PROPERTY,
                 "args": {
                     "type": "object",
-                    "description": 'The command\'s own arguments, e.g. {"who": "Ada", "miles": 5}.',
+                    "description": (
+                        'The command\'s own arguments, e.g. {"who": "Ada", "miles": 5}; '
+                        "none for a command that takes none."
+                    ),
                     "additionalProperties": True,
                 },
                 "app": _APP,
             },
-            ["name", "args"],
+            ["name"],  # a command of no arguments is called with none
         ),
         read_only=False,
         destructive=True,  # it runs whatever the app offers, `consequential` commands too
+        output_schema=OUTPUT_SCHEMAS["command"],
     ),
     tool(
         "status",
@@ -123,6 +313,7 @@ TOOLS: tuple[types.Tool, ...] = (
         _object(),
         read_only=True,
         idempotent=True,
+        output_schema=OUTPUT_SCHEMAS["status"],
     ),
     tool(
         "graph_schema",
@@ -133,6 +324,7 @@ TOOLS: tuple[types.Tool, ...] = (
         _object({"app": _APP}, ["app"]),
         read_only=True,
         idempotent=True,
+        output_schema=OUTPUT_SCHEMAS["graph_schema"],
     ),
     tool(
         "graph_query",
@@ -161,6 +353,7 @@ TOOLS: tuple[types.Tool, ...] = (
         ),
         read_only=True,
         idempotent=True,
+        output_schema=OUTPUT_SCHEMAS["graph_query"],
     ),
     tool(
         "graph_apply",
@@ -183,6 +376,7 @@ TOOLS: tuple[types.Tool, ...] = (
         ),
         read_only=False,
         destructive=True,  # a tombstone deletes
+        output_schema=OUTPUT_SCHEMAS["graph_apply"],
     ),
     tool(
         "app_list",
@@ -193,6 +387,7 @@ TOOLS: tuple[types.Tool, ...] = (
         _object(),
         read_only=True,
         idempotent=True,
+        output_schema=OUTPUT_SCHEMAS["app_list"],
     ),
     tool(
         "app_files",
@@ -212,6 +407,7 @@ TOOLS: tuple[types.Tool, ...] = (
         ),
         read_only=True,
         idempotent=True,
+        output_schema=OUTPUT_SCHEMAS["app_files"],
     ),
     tool(
         "app_deploy",
@@ -247,6 +443,7 @@ TOOLS: tuple[types.Tool, ...] = (
             ["files"],
         ),
         read_only=False,
+        output_schema=OUTPUT_SCHEMAS["app_deploy"],
     ),
 )
 """Exactly these, in this order: changing them is a platform release."""
