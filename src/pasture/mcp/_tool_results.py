@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -81,29 +82,41 @@ def _compact(value: Any) -> str:
 
 def _bounded(data: dict[str, Any]) -> tuple[str | None, str | None]:
     """The data's JSON within `TEXT_AT_MOST` (None: none of it fits), and what was left out
-    of it (None: nothing)."""
-    whole = _compact(data)
-    if len(whole) <= TEXT_AT_MOST:
-        return whole, None
+    of it (None: nothing). Its longest list is said an item at a time, so a page far past
+    the bound costs only what fits."""
     lists = [k for k, v in data.items() if isinstance(v, list) and v]
-    key = max(lists, key=lambda k: len(_compact(data[k])), default=None)
-    if key is not None:
-        items: list[Any] = data[key]
-        room = TEXT_AT_MOST - len(_compact({**data, key: []}))
-        kept = 0
-        for item in items:
-            room -= len(_compact(item)) + (1 if kept else 0)
-            if room < 0:
-                break
-            kept += 1
-        if kept:
-            return _compact({**data, key: items[:kept]}), (
-                f"(this text holds the first {kept:,} of the {len(items):,} {key}: it carries "
-                f"{TEXT_AT_MOST:,} characters of JSON at most; structuredContent holds "
-                f"every one{_fewer(key)})"
-            )
-    return None, (
-        f"(the data, {len(whole):,} characters of JSON, is more than this text carries "
+    key = max(lists, key=lambda k: len(data[k]), default=None)
+    if key is None:
+        whole = _compact(data)
+        if len(whole) <= TEXT_AT_MOST:
+            return whole, None
+        return None, _none_fits(len(whole), None)
+    items: list[Any] = data[key]
+    mark = _compact(f"\x00{uuid.uuid4().hex}")  # where the list goes: no value holds it
+    frame = _compact({**data, key: json.loads(mark)})
+    room = TEXT_AT_MOST - (len(frame) - len(mark)) - 2  # and the list's brackets
+    said: list[str] = []
+    for item in items:
+        part = _compact(item)
+        room -= len(part) + (1 if said else 0)
+        if room < 0:
+            break
+        said.append(part)
+    if not said:
+        return None, _none_fits(len(frame) + sum(len(_compact(i)) + 1 for i in items), key)
+    shown = frame.replace(mark, f"[{','.join(said)}]", 1)
+    if len(said) == len(items):
+        return shown, None
+    return shown, (
+        f"(this text holds the first {len(said):,} of the {len(items):,} {key}: it carries "
+        f"{TEXT_AT_MOST:,} characters of JSON at most; structuredContent holds "
+        f"every one{_fewer(key)})"
+    )
+
+
+def _none_fits(size: int, key: str | None) -> str:
+    return (
+        f"(the data, {size:,} characters of JSON, is more than this text carries "
         f"({TEXT_AT_MOST:,} at most); structuredContent holds it{_fewer(key)})"
     )
 
