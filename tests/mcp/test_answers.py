@@ -25,8 +25,9 @@ from mcp_talk import BASE_URL, MODES, TOOL_NAMES, Club, in_memory, set_up_club
 from helpers.club import RUNS
 from helpers.mcp_answers import ok, sentence_and_data, text
 from mcp import Client
-from pasture.mcp._tool_results import TEXT_AT_MOST
+from pasture.mcp._tool_results import TEXT_AT_MOST, text_of
 from pasture.platform.service import Service
+from pasture.result import Result
 
 RUN = {"who": "Ada", "miles": 5, "at": "2026-09-01"}
 PAGE = 4  # rows a page of `paged` holds at most, so reads are cut short and read on
@@ -234,3 +235,51 @@ def test_every_answer_fits_its_schema_and_its_text_carries_it(paged: Club) -> No
 
     every()
     assert seen >= {"rows", "cursor", "count", "tally", "distinct", "refused"}
+
+
+# -- the bound, said of any data -------------------------------------------------------
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 3000), max_size=400),
+    other=st.text(max_size=50),
+    fill=st.sampled_from(["x", "é", '"', "\\", "\n"]),
+)
+@example(sizes=[TEXT_AT_MOST, 5], other="", fill="x")  # not even its first row fits
+@example(sizes=[TEXT_AT_MOST // 200] * 300, other="", fill='"')  # a long list, cut
+def test_the_text_holds_the_longest_prefix_of_the_list_that_fits(
+    sizes: list[int], other: str, fill: str
+) -> None:
+    rows = [fill * n for n in sizes]
+    data = {"at": other, "rows": rows, "more": True}
+    said = text_of(Result("a page", data))
+    lines = said.split("\n")
+    assert lines[0] == "a page"
+    whole = _compact(data)
+    if len(whole) <= TEXT_AT_MOST:
+        assert lines[1:] == [whole]
+        return
+    note, last = lines[1], lines[-1]
+    if last.startswith("("):  # not one row fits
+        assert note == last and len(lines) == 2
+        assert len(_compact({**data, "rows": rows[:1]})) > TEXT_AT_MOST
+        return
+    kept = json.loads(last)
+    n = len(kept["rows"])
+    assert kept == {**data, "rows": rows[:n]} and 0 < n < len(rows)
+    assert len(last) <= TEXT_AT_MOST < len(_compact({**data, "rows": rows[: n + 1]}))
+    assert note.startswith(f"(this text holds the first {n:,} of the {len(rows):,} rows: ")
+
+
+def test_data_with_no_list_to_cut_is_left_to_the_structured_content() -> None:
+    data = {"text": "x" * TEXT_AT_MOST, "at": "ada/notes"}
+    assert text_of(Result("a long note", data)) == (
+        f"a long note\n(the data, {len(_compact(data)):,} characters of JSON, is more than "
+        "this text carries (64,000 at most); structuredContent holds it)"
+    )
+    # At the bound exactly, it is said whole.
+    fits = {"text": "x" * (TEXT_AT_MOST - len(_compact({"text": ""})))}
+    assert text_of(Result("a note", fits)) == f"a note\n{_compact(fits)}"

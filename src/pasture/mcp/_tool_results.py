@@ -45,7 +45,7 @@ _ANSWER, _REFUSAL = _dumped(False), _dumped(True)
 
 TEXT_AT_MOST = 64_000
 """Characters of JSON an answer's text carries at most: a page of rows (`pasture.store.pages`)
-may be larger, and the text is what a model is given whole. Past it, the largest list is
+may be larger, and the text is what a model is given whole. Past it, the longest list is
 cut and the text says how much of it it holds; `structuredContent` holds all of it."""
 
 
@@ -54,7 +54,7 @@ def text_of(result: Result) -> str:
 
     A value the sentence already is (a handler's text answer) is not said twice, and a
     handler's answer whose text is its `result` as JSON (`{"result": …}`, its text that
-    JSON) is its text alone. Past `TEXT_AT_MOST`, the largest list is cut: a line before
+    JSON) is its text alone. Past `TEXT_AT_MOST`, the longest list is cut: a line before
     the JSON says how many of it the text holds."""
     text, data = result.text, result.data
     rest = {k: v for k, v in data.items() if not (text and isinstance(v, str) and v == text)}
@@ -80,17 +80,21 @@ def _compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+_SHORT = 100  # items of a list short enough to say whole first, before seeing what fits
+
+
 def _bounded(data: dict[str, Any]) -> tuple[str | None, str | None]:
     """The data's JSON within `TEXT_AT_MOST` (None: none of it fits), and what was left out
     of it (None: nothing). Its longest list is said an item at a time, so a page far past
     the bound costs only what fits."""
     lists = [k for k, v in data.items() if isinstance(v, list) and v]
     key = max(lists, key=lambda k: len(data[k]), default=None)
-    if key is None:
+    if key is None or len(data[key]) <= _SHORT:  # most answers: said whole, at once
         whole = _compact(data)
         if len(whole) <= TEXT_AT_MOST:
             return whole, None
-        return None, _none_fits(len(whole), None)
+        if key is None:
+            return None, _none_fits(len(whole), None)
     items: list[Any] = data[key]
     mark = _compact(f"\x00{uuid.uuid4().hex}")  # where the list goes: no value holds it
     frame = _compact({**data, key: json.loads(mark)})
