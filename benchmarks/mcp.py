@@ -67,6 +67,15 @@ alternating over the rounds; printed: each one's milliseconds a call (goal for
 pasture ≤ 4 ms), their ratio, each round's, each server's CPU a call, and the
 listing itself called in process.
 
+Then what carrying the data in the text costs: `command leaderboard` over HTTP on a
+server whose answers' text is the sentence followed by the data as JSON (as every
+server's is), against one answering the text alone, as answers were before — the same
+`pasture serve`, its answers' text made without the JSON (`--text-alone`, which only this
+script starts): two servers side by side with the same runs, at 20 rows and at a full page
+of 1,000 (whose text carries what fits in 64,000 characters of JSON), measured in the same
+rounds; printed: the medians, their ratio, each round's, each server's CPU a call, and the
+bytes of each answer and of its text.
+
 And what finding a token's person costs a request on the event loop: asked of
 memory at once (what the MCP door does first), looked up inline (what it may
 not do: the lookup can wait on the database), and looked up in a thread (what it
@@ -78,6 +87,7 @@ does when memory cannot tell), each a request's share, in process.
     .venv/bin/python benchmarks/mcp.py --only operator   # shared limits, metrics, JSON logs
     .venv/bin/python benchmarks/mcp.py --only commands   # `commands`, 200 apps, alone
     .venv/bin/python benchmarks/mcp.py --only lookup   # a token's person: at once, in a thread
+    .venv/bin/python benchmarks/mcp.py --only text   # the data in the text vs the text alone
 """
 
 from __future__ import annotations
@@ -126,6 +136,8 @@ CONCURRENT = 8
 UNREACHED = "1000000000/minute"
 GOAL_OAUTH = 0.95  # OAuth with the audit on, against a static token with the audit off
 GOAL_OPERATOR = 0.95  # shared limits, metrics and JSON logs, against all three off
+GOAL_TEXT = 0.90  # `command leaderboard` with the data in the text, against the text alone
+TEXT_ROWS = (20, 1000)  # the runs `leaderboard` answers: a small board, and a full page
 CALLBACK = "http://127.0.0.1:9/cb"  # nothing listens: the code is read off the redirect
 
 # The code command's app: the run club's vocabulary and this worker.py, nothing else.
@@ -850,6 +862,114 @@ def operator_against_plain(
     assert requests and all("request_id" in r for r in requests), "the JSON log has no requests"
 
 
+def serve_text_alone(port: int) -> None:
+    """`pasture serve` on `port` whose MCP answers' text is the sentence alone, as before the
+    data was carried in it: the baseline of `text_against_alone`, started by this script."""
+    from pasture.cli import main as pasture
+    from pasture.mcp import _tool_results
+
+    _tool_results.text_of = lambda result: result.text  # what `success` says as the text
+    raise SystemExit(pasture(["serve", "--port", str(port)]))
+
+
+def runs_home(rows: int) -> tuple[Path, str]:
+    """The run club with `rows` runs logged, and a token of its owner."""
+    from pasture.platform.service import Service
+
+    home, token = pasture_home(1)
+    service = Service(home)
+    owner = service.local_owner()
+    runs = [
+        {
+            "entity": {"eid": f"$r{n}"},
+            "doc": {"title": f"Run by runner {n % 17}"},
+            "jog": {"who": f"runner {n % 17}", "miles": n % 26, "at": "2026-09-01"},
+        }
+        for n in range(rows)
+    ]
+    service.apply(owner, "runs", runs)
+    service.close()
+    return home, token
+
+
+async def leaderboard(c: Client) -> Any:
+    result = await c.call_tool("command", {"name": "leaderboard", "app": "runs"})
+    assert not result.is_error, result
+    return result
+
+
+def answer_bytes(url: str, token: str, mode: str) -> tuple[int, int, int]:
+    """One `command leaderboard` call: the bytes of its HTTP reply, the characters of its
+    text, and the rows its structured content holds."""
+    replies: list[bytes] = []
+
+    async def on_response(response: Any) -> None:
+        await response.aread()
+        if b'"method":"tools/call"' in response.request.content.replace(b" ", b""):
+            replies.append(response.content)
+
+    async def once() -> tuple[int, int, int]:
+        async with client(url, token, mode, {"response": [on_response]}) as c:
+            result = await leaderboard(c)
+        (reply,) = replies
+        return len(reply), len(result.content[0].text), len(result.structured_content["rows"])
+
+    return anyio.run(once)
+
+
+def text_against_alone(
+    options: argparse.Namespace,
+    env: dict[str, str],
+    homes: list[Path],
+    processes: list[subprocess.Popen[bytes]],
+) -> None:
+    """`command leaderboard` with the data in the text against the text alone: two servers
+    side by side with the same runs, for each of `TEXT_ROWS`."""
+    for rows in TEXT_ROWS:
+        servers: dict[str, tuple[str, str, int]] = {}
+        for which in ("alone", "data"):
+            home, token = runs_home(rows)
+            homes.append(home)
+            port = free_port()
+            if which == "alone":
+                serve = [sys.executable, __file__, "--text-alone", str(port)]
+            else:
+                serve = [sys.executable, "-m", "pasture", "serve", "--port", str(port)]
+            with (home / "server.log").open("wb") as written:  # its lines, not the figure's
+                processes.append(start(serve, {**env, "PASTURE_HOME": str(home)}, port, written))
+            servers[which] = (f"http://127.0.0.1:{port}/mcp", token, processes[-1].pid)
+        sizes = {
+            which: answer_bytes(url, token, options.mode)
+            for which, (url, token, _) in servers.items()
+        }
+        assert sizes["alone"][2] == sizes["data"][2] == rows, sizes
+        print()
+        print(
+            f"command leaderboard, {rows:,} rows, over streamable HTTP ({options.mode}): the data "
+            "in the text, against the text alone"
+        )
+        names = {"alone": "text alone (before)", "data": "the data in the text"}
+        calls = options.calls if rows < 100 else max(options.calls // 8, 10)
+        side_by_side(
+            argparse.Namespace(**{**vars(options), "calls": calls}),
+            servers,
+            names,
+            lambda _which: leaderboard,
+            0.0,
+            GOAL_TEXT,
+        )
+        (a, at, _), (b, bt, _) = sizes["alone"], sizes["data"]
+        print(
+            f"  {'bytes of an answer':<22} text alone {a:,} B (its text {at:,} characters); "
+            f"the data in the text {b:,} B (its text {bt:,} characters): {b / a:.2f}x"
+        )
+        for which in servers:
+            process = next(p for p in processes if p.pid == servers[which][2])
+            process.terminate()
+            process.wait(timeout=20)
+            processes.remove(process)
+
+
 GOAL_COMMANDS_MS = 4.0  # `commands` with 200 apps and 600 commands, a call over HTTP
 
 
@@ -991,16 +1111,21 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer calls, rounds and apps")
     parser.add_argument(
         "--only",
-        choices=["oauth", "operator", "commands", "lookup"],
+        choices=["oauth", "operator", "commands", "lookup", "text"],
         help="only this figure (oauth: OAuth + audit vs static; commands: `commands` with "
         "--apps apps vs a bare SDK server giving the same answer; operator: shared limits, "
         "metrics and JSON logs vs all off; lookup: finding a token's "
-        "person at once, inline and in a thread)",
+        "person at once, inline and in a thread; text: `command leaderboard` with the data "
+        "in the text vs the text alone)",
     )
     parser.add_argument("--bare", nargs=3, metavar=("PORT", "DB", "FORM"), help=argparse.SUPPRESS)
     parser.add_argument("--bare-answer", nargs=2, metavar=("PORT", "FILE"), help=argparse.SUPPRESS)
     parser.add_argument("--floor", nargs=2, metavar=("PORT", "FILE"), help=argparse.SUPPRESS)
+    parser.add_argument("--text-alone", type=int, metavar="PORT", help=argparse.SUPPRESS)
     options = parser.parse_args()
+    if options.text_alone:
+        serve_text_alone(options.text_alone)
+        return
     if options.bare:
         serve_bare(int(options.bare[0]), options.bare[1], options.bare[2] == "indexed")
         return
@@ -1031,6 +1156,9 @@ def main() -> None:
             return
         if options.only == "lookup":
             token_lookups(options.rounds)
+            return
+        if options.only == "text":
+            text_against_alone(options, env, homes, processes)
             return
         home, token = pasture_home(1, code=True)
         homes.append(home)
@@ -1127,6 +1255,7 @@ def main() -> None:
 
         oauth_against_static(options, env, homes, processes)
         operator_against_plain(options, env, homes, processes)
+        text_against_alone(options, env, homes, processes)
 
         print()
         commands_against_bare(options, env, homes, processes)
