@@ -581,6 +581,8 @@ def percent_encode_value(text: str) -> str:
 
 def _value(text: str) -> str:
     """A value as it reads best: bare when nothing in it is syntax, else in quotes."""
+    if text.isascii() and text.isalnum():  # an eid, a word, a number: nothing to look at
+        return text
     if text and percent_encode_value(text) == text:
         return text
     return _quoted(text)

@@ -61,17 +61,29 @@ def max_rows(given: int | None = None) -> int:
 class Rows(list[Row]):
     """A page of rows. `more`: rows follow it that it does not hold; `cursor` names where the
     next page begins (None for the last page, and for a search for words, whose best matches
-    are one page)."""
+    are one page). `place`: the order, sort values and position the cursor is made of, when
+    it is made only if asked for (a read that takes its page and goes no further never is)."""
 
-    cursor: str | None = None
     more: bool = False
 
     def __init__(
-        self, rows: Sequence[Row] = (), cursor: str | None = None, *, more: bool = False
+        self,
+        rows: Sequence[Row] = (),
+        cursor: str | None = None,
+        *,
+        more: bool = False,
+        place: tuple[str, Sequence[Any], int] | None = None,
     ) -> None:
         super().__init__(rows)
-        self.cursor = cursor
-        self.more = more or cursor is not None
+        self._cursor = cursor
+        self._place = place
+        self.more = more or cursor is not None or place is not None
+
+    @property
+    def cursor(self) -> str | None:
+        if self._cursor is None and self._place is not None:
+            self._cursor = cursor_of(*self._place)
+        return self._cursor
 
 
 def _digest(order: str) -> str:

@@ -79,6 +79,7 @@ class Compiled:
     # from `keys_at` on, which the last row's cursor is made of (`pasture.store.pages`)
     page: int | None = None
     keys_at: int = 0
+    keys_from: tuple[int, ...] = ()  # where in the row each of those values is
     order: str = ""
 
 
@@ -346,12 +347,21 @@ def _compile(
                 "columns, and read other tables, searches and aggregates with ctx.store.query"
             )
         select = ["e.eid", "e.created_at"]
-        builder, extra = table_rows(st, table_name, len(select), window, tail=len(tail))
+        _, extra = table_rows(st, table_name, len(select), window)
+        # What the cursor is made of is read where the row has it already (a sorted
+        # column, creation), and only what it lacks selected after it.
+        shown_columns = [*select, *extra]
+        more = list(dict.fromkeys(t for t in tail if t not in shown_columns))
+        builder, extra = table_rows(st, table_name, len(select), window, tail=len(more))
+        at = {expr: i for i, expr in enumerate([*shown_columns, *more])}
+        keys_from: tuple[int, ...] = tuple(at[t] for t in tail)
+        tail = more
         refs: tuple[int, ...] = ()
     else:
         builder, extra, refs = row_builder(
             st, shown, every, len(select), known_kind, window, tail=len(tail)
         )
+        keys_from = tuple(range(len(select) + len(extra), len(select) + len(extra) + len(tail)))
     select.extend(extra)
     keys_at = len(select)
     select.extend(tail)
@@ -392,7 +402,7 @@ def _compile(
     )
     if paged:
         compiled.page = limit if limit is not None else page
-        compiled.keys_at, compiled.order = keys_at, spec
+        compiled.keys_at, compiled.order, compiled.keys_from = keys_at, spec, keys_from
     elif words and page is not None and limit is None:
         compiled.page = page  # the best of them, one page: cut short, with no cursor
         compiled.keys_at = -1

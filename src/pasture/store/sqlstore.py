@@ -45,7 +45,7 @@ from pasture.errors import DeployRefused, Forbidden, Refused
 from pasture.store import bundles as b
 from pasture.store.base import Answer, Applied, Bundle, Row
 from pasture.store.dialect import Dialect, q, table
-from pasture.store.pages import Rows, cursor_of, max_rows
+from pasture.store.pages import Rows, max_rows
 from pasture.store.sql import Compiled, compile_filter
 from pasture.store.tables import (
     ENTITY_COLUMNS,
@@ -286,18 +286,19 @@ class SqlStore(ABC, Generic[C]):
             else:
                 found = conn.execute(compiled.sql, compiled.params).fetchall()
                 names = _NONE
-            cursor: str | None = None
+            place: tuple[str, Sequence[Any], int] | None = None
             more = compiled.page is not None and len(found) > compiled.page
             if more:
                 found = found[: compiled.page]  # and more follow: where the next page begins
                 if compiled.keys_at >= 0:
-                    keys = found[-1][compiled.keys_at :]
-                    cursor = cursor_of(compiled.order, keys[:-1], int(keys[-1]))
+                    last = found[-1]
+                    keys = [last[i] for i in compiled.keys_from]
+                    place = (compiled.order, keys[:-1], int(keys[-1]))
             answer = compiled.build(found, names)
             if compiled.edges and isinstance(answer, list) and answer:
                 self._edges(conn, answer)
         if compiled.page is not None and isinstance(answer, list):
-            return Rows(answer, cursor, more=more)
+            return Rows(answer, more=more, place=place)
         return answer
 
     def count(self) -> int:
