@@ -130,20 +130,28 @@ class LongCall:
             if time.monotonic() - self._told_at < self.gap:
                 self._held = progress  # the newest waits its turn; the one before is dropped
                 return
-            self._tell(progress)
+            self._mark(progress)
+        self._tell(progress)
 
     def flush(self, *, last: bool = False) -> None:
         """Tell the report held back, if its turn has come (a call's loop asks now and then),
         or at once when it is the `last` (the call has answered: how far it came is told)."""
         with self._lock:
             due = last or time.monotonic() - self._told_at >= self.gap
-            if self._held is not None and due:
-                held, self._held = self._held, None
-                if self._told is None or held.done > self._told.done:
-                    self._tell(held)
+            held = self._held if due else None
+            if held is None:
+                return
+            self._held = None
+            if self._told is not None and held.done <= self._told.done:
+                return
+            self._mark(held)
+        self._tell(held)
+
+    def _mark(self, progress: Progress) -> None:
+        self._told, self._told_at, self._held = progress, time.monotonic(), None
 
     def _tell(self, progress: Progress) -> None:
-        self._told, self._told_at, self._held = progress, time.monotonic(), None
+        # Outside the lock: a listener may wait for an event loop that is stopping this call.
         if self.on_progress is None:
             return
         try:

@@ -717,6 +717,12 @@ def worker_limits(p: Later) -> None:
         help="scratch (/tmp and /dev/shm) a worker process may fill, across its calls (64)",
     )
     p.add_argument(
+        "--worker-grace",
+        type=float,
+        metavar="S",
+        help="seconds a call its caller stopped has to answer before it is ended (5)",
+    )
+    p.add_argument(
         "--worker-network",
         action="store_true",
         help="let app code reach the network (it cannot otherwise)",

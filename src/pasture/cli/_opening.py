@@ -49,7 +49,7 @@ def open_service(args: argparse.Namespace, base_url: str | None = None) -> Servi
     limits = Limits.from_env()
     given = {
         field: getattr(args, f"worker_{field}", None)
-        for field in ("time", "cpu", "memory", "processes", "scratch")
+        for field in ("time", "cpu", "memory", "processes", "scratch", "grace")
     }
     limits = replace(limits, **{k: v for k, v in given.items() if v is not None})
     if getattr(args, "worker_network", False):

@@ -34,15 +34,17 @@ from pasture import jsontext
 from pasture.asking import CONFIRM, confirmed
 from pasture.caller import Caller
 from pasture.errors import NotFound, PastureError, Refused, UsageError
+from pasture.long_calls import LongCall
 from pasture.mcp._changes import EMPTY, Relay
 from pasture.mcp._elicitation import GoAhead, ask_first
+from pasture.mcp._progress import InFlight, progress_to
 from pasture.mcp._templates import VIEW_TEMPLATE, complete, view_parts
 from pasture.mcp._tool_results import Wire, answer, refusal
 from pasture.mcp._tools import CHANGED, INPUT_SCHEMAS, RELEASE, TOOL_NAMES, TOOLS
 from pasture.platform import Access, AppInfo, Service, with_base
 from pasture.result import Result
 from pasture.schema import args_object
-from pasture.threads import in_command_thread, in_thread
+from pasture.threads import in_command_thread, in_thread, in_watched_thread
 from pasture.version import __version__
 
 logger = logging.getLogger("pasture.mcp")
@@ -168,6 +170,7 @@ class _Server(Server[Any]):
 
     notifications = NotificationOptions()
     relay: Relay | None = None  # deploys heard on the platform's bus, told to its clients
+    in_flight: InFlight | None = None  # its running commands, which a cancel may stop
 
     async def hearing(self) -> None:
         """Hear deploys from now on, on this loop: a transport calls this as it starts, so
@@ -200,6 +203,7 @@ def build_server(
     *,
     notifications: NotificationOptions = ANNOUNCED,
     living: bool = True,
+    sender_of: Callable[[], str | None] | None = None,
 ) -> MCPServer:
     """The SDK server for one Service; `caller_of()` names who is asking, per request, and
     `refused_of()`, when it says so, refuses this request's tool call before it runs (a
@@ -207,6 +211,8 @@ def build_server(
     handshake promises to announce — only what the transport can carry. `living`: the
     transport's connections live on (stdio, in memory), so one of the handshake generation
     may follow a view (`resources/subscribe`); stateless HTTP's end with each request.
+    `sender_of()`: the credential that sent this request, where a client's cancel comes in a
+    request of its own (stateless HTTP: `server.in_flight`, `pasture.mcp._progress`).
 
     A client that listed the tools of another release (`pasture.platform.db.tool_lists`) is
     told on its next call: `notifications/tools/list_changed` (on the call's own channel,
@@ -214,15 +220,28 @@ def build_server(
     bus = InMemorySubscriptionBus()
     relay = Relay(service, bus, living=living)  # deploys, told here
     tool_lists = service.tool_lists
+    in_flight = InFlight()
 
-    async def call(name: str, run: Callable[[], Any]) -> Any:
+    async def call(name: str, run: Callable[..., Any], ctx: ServerRequestContext[Any]) -> Any:
         # The Service is synchronous (a database under it): keep the event loop free. A
-        # command (and status, which runs providers' status commands) may run app code.
-        if name in ("command", "status"):
+        # command (and status, which runs providers' status commands) may run app code;
+        # a command is watched: its progress told, and a cancel stops it.
+        if name == "command":
+            sender = sender_of() if sender_of is not None else None
+            with in_flight.running(sender, ctx.request_id) as cancelled:
+                gone = cancelled.wait if cancelled is not None else None
+                return await in_watched_thread(run, progress_to(ctx), gone=gone)
+        if name == "status":
             return await in_command_thread(run)
         return await in_thread(run)
 
-    def tool_call(name: str, arguments: Mapping[str, Any], caller: Caller, go: GoAhead) -> Wire:
+    def tool_call(
+        name: str,
+        arguments: Mapping[str, Any],
+        caller: Caller,
+        go: GoAhead,
+        long_call: LongCall | None = None,
+    ) -> Wire:
         def run() -> Result:
             for key, value in arguments.items():  # what JSON cannot carry on, refused first
                 jsontext.check(value, key)
@@ -239,6 +258,7 @@ def build_server(
                     _args(arguments),
                     _text(arguments, "app"),
                     confirmed=yes,
+                    long_call=long_call,
                 )
             if name == "status":
                 return service.listing.status(caller)
@@ -295,14 +315,14 @@ def build_server(
             go = asked  # run where the person said yes to it
         told = False
 
-        def run() -> Wire:
+        def run(long_call: LongCall | None = None) -> Wire:
             nonlocal told
             if tool_lists.due(caller, RELEASE):  # told now, so told once
                 told = True
                 tool_lists.listed(caller, RELEASE)
-            return tool_call(params.name, arguments, caller, go)
+            return tool_call(params.name, arguments, caller, go, long_call)
 
-        result: Wire = await call(params.name, run)
+        result: Wire = await call(params.name, run, ctx)
         if params.name == "app_deploy" and not result.get("isError"):
             await relay.settled()  # its own connection hears of it before the reply
         if told:
@@ -428,6 +448,7 @@ def build_server(
         )
     server.extensions[EXTENSION_ID] = {}
     server.relay = relay
+    server.in_flight = in_flight
     server.notifications = notifications
     return server
 

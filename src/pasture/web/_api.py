@@ -79,8 +79,15 @@ class Api(Endpoints):
         at = _at(request)
         caller = await self.who.of_api(request)
         name, args, yes = await _name_and_args(request, "command", "log_run")
-        result = await self.call_command(
-            self.service.run_command, caller, name, args, app=at, via_web=True, confirmed=yes
+        result = await self.call_watched(
+            request,
+            self.service.run_command,
+            caller,
+            name,
+            args,
+            app=at,
+            via_web=True,
+            confirmed=yes,
         )
         return _result(result)
 
@@ -88,8 +95,8 @@ class Api(Endpoints):
         at = _at(request)
         caller = await self.who.of_api(request)
         name, args, _ = await _name_and_args(request, "handler", "add_todo")
-        result = await self.call_command(
-            self.service.call_handler, caller, at, name, args, via_web=True
+        result = await self.call_watched(
+            request, self.service.call_handler, caller, at, name, args, via_web=True
         )
         return _result(result)
 

@@ -4,17 +4,21 @@ and the consent page's (`pasture.web.consent`) are made of it.
 
 An endpoint finds its caller (`who.of_api` or `who.of_page`), calls the Service,
 and renders what it answers; a refusal or a bug it only raises, and the door
-answers it (`pasture.web._failures`).
+answers it (`pasture.web._failures`). A command is called watched (`call_watched`):
+its client going away stops it (`pasture.long_calls`).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
+from starlette.requests import Request
+
+from pasture.long_calls import LongCall
 from pasture.platform import Service
-from pasture.threads import in_command_thread, in_thread
+from pasture.threads import in_command_thread, in_thread, in_watched_thread
 from pasture.web._who import Who
 
 P = ParamSpec("P")
@@ -43,6 +47,21 @@ class Endpoints:
     async def call_command(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """`call` for what may run an app's code, in the commands' own threads."""
         return await in_command_thread(functools.partial(fn, *args, **kwargs))
+
+    async def call_watched(
+        self, request: Request, fn: Callable[..., T], *args: Any, **kwargs: Any
+    ) -> T:
+        """`call_command` for a command or handler of an app's code, given `long_call=`: when
+        the request's client goes away before the answer, the call is stopped."""
+
+        async def gone() -> None:
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+
+        def run(long_call: LongCall) -> T:
+            return fn(*args, **kwargs, long_call=long_call)
+
+        return await in_watched_thread(run, gone=gone)
 
 
 __all__ = ["Endpoints", "public_url"]

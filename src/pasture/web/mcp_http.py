@@ -29,6 +29,7 @@ is answered with the SDK's own reply to it while the listing stands
 from __future__ import annotations
 
 import contextvars
+import hashlib
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -60,6 +61,9 @@ _caller: contextvars.ContextVar[Caller] = contextvars.ContextVar(
 )
 _refused: contextvars.ContextVar[Refused | None] = contextvars.ContextVar(
     "pasture_mcp_refused", default=None
+)
+_sent_by: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "pasture_mcp_sent_by", default=None
 )
 _PEEK = 1024 * 1024  # the most of a refused request's body read to see if it is a tool call
 
@@ -142,6 +146,58 @@ def _replayed(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
+def _small_post(scope: Scope) -> bool:
+    """Whether a request may be a tool call or a cancel, by its headers alone: a POST of a
+    small body, which the newest protocol's Mcp-Method, where sent, names as one."""
+    headers = dict(scope.get("headers", []))
+    length = headers.get(b"content-length", b"")
+    method = headers.get(MCP_METHOD_HEADER.encode(), b"tools/call")
+    return (
+        scope.get("method") == "POST"
+        and length.isdigit()
+        and int(length) <= _PEEK
+        and method in (b"tools/call", b"notifications/cancelled")
+    )
+
+
+def _message(body: bytes) -> dict[str, Any]:
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return {}
+    return message if isinstance(message, dict) else {}
+
+
+def _asks_progress(body: bytes, scope: Scope) -> bool:
+    """Whether a body is a tool call with a `progressToken` in its `_meta`, from a client that
+    takes an event stream: its reply is one, carrying `notifications/progress` before it."""
+    if b"text/event-stream" not in dict(scope.get("headers", [])).get(b"accept", b""):
+        return False
+    message = _message(body)
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return (
+        message.get("method") == "tools/call"
+        and isinstance(meta, dict)
+        and meta.get("progressToken") is not None
+    )
+
+
+def _cancelled_id(body: bytes) -> Any:
+    """The request a `notifications/cancelled` names, or None when the body is not one."""
+    message = _message(body)
+    params = message.get("params")
+    if message.get("method") != "notifications/cancelled" or not isinstance(params, dict):
+        return None
+    request_id = params.get("requestId")
+    return request_id if isinstance(request_id, str | int) else None
+
+
+def _sender(token: str) -> str:
+    """Who sent a request, as a cancel is matched with the call it stops: its credential."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
 def _request_id(body: bytes | None) -> tuple[str | None, Any]:
     """The JSON-RPC method and id of a body holding one request, else (None, None)."""
     try:
@@ -172,7 +228,9 @@ def mcp_http(
         _refused.get,
         notifications=NotificationOptions(tools_changed=True, resources_changed=True),
         living=False,
+        sender_of=_sent_by.get,
     )
+    in_flight = server.in_flight
     relay = server.relay
     assert relay is not None
     metadata = resource_metadata_url(public_url)
@@ -269,6 +327,7 @@ def mcp_http(
                 await _unauthorized(refused.sentence, send, metadata, token=True)
                 return
         caller, due, version = admitted_now
+        _sent_by.set(_sender(token))  # this request's own context: whose cancel stops its call
         try:
             if not service.limiter.caller_at_once(caller):
                 await in_thread(lambda: service.limiter.caller(caller))
@@ -286,6 +345,17 @@ def mcp_http(
             if _request_id(body)[0] == "initialize":
                 send = naming_a_session(send)
         stream, listen = streamed(scope, due)
+        if not stream and _small_post(scope):
+            # A command's progress goes out on its reply, an event stream; a cancel of the
+            # handshake generation, in a request of its own, stops its sender's call here.
+            body = await _body(receive)
+            if body is None:
+                return  # the client went away
+            receive = _replayed(body, receive)
+            stream = _asks_progress(body, scope)
+            cancelled = _cancelled_id(body)
+            if cancelled is not None and in_flight is not None:
+                in_flight.cancel(_sender(token), cancelled)
         if stream:
             # A listen stream holds one of its person's places, as a page's stream does.
             try:
