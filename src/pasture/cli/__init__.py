@@ -151,7 +151,9 @@ def do_command(args: argparse.Namespace) -> int:
     words.app = words.app or args.app
     words.yes = words.yes or args.yes
     confirm = ask if sys.stdin.isatty() else None  # piped: no one to ask, so --yes or nothing
-    result, command = run_words(service, owner, name, words, confirm)
+    # Its progress drawn at a terminal (not with --json), and Ctrl-C stops it.
+    bar = sys.stderr.isatty() and not args.json
+    result, command = run_words(service, owner, name, words, confirm, bar=bar)
     # A code command's answer is its data, and its text a line for people beside it.
     return show(args, result, data=command.family == "code")
 

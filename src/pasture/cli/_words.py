@@ -27,6 +27,8 @@ from pasture.platform import CommandInfo
 from pasture.result import Result
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from pasture.caller import Caller
     from pasture.platform import Service
 
@@ -127,11 +129,16 @@ def run_words(
     name: str,
     words: Words,
     confirm: Confirm | None = None,
+    *,
+    bar: bool = False,
+    err: Console | None = None,
 ) -> tuple[Result, CommandInfo]:
     """Run the command `name` with the words typed after it, as the caller: its result,
     and the command that ran.
 
     A consequential command needs `--yes`, or `confirm` (None: no one to ask) to say yes.
+    While it runs, Ctrl-C stops it, and with `bar` its progress is drawn on `err`
+    (`pasture.cli._watching`).
     """
     found = service.listing.resolve(caller, name, words.app)
     command = found.command
@@ -144,5 +151,10 @@ def run_words(
     # Words typed at a terminal are text: code commands convert them to their types.
     # What was found is what runs: the command is not looked up again. Got this far, a
     # consequential command has the person's yes.
-    result = service.run_command(caller, found, values, typed_text=True, confirmed=True)
+    from pasture.cli._watching import watched  # rich, only once a command runs
+
+    with watched(bar=bar and not words.json, err=err) as long_call:
+        result = service.run_command(
+            caller, found, values, typed_text=True, confirmed=True, long_call=long_call
+        )
     return result, command

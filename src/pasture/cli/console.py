@@ -87,6 +87,7 @@ class Session:
         self.on_clear: Callable[[], None] = self.out.clear
         # Asks before a consequential command runs; None (piped) refuses it without --yes.
         self.confirm: Confirm | None = None
+        self.bar = False  # at a terminal: a command's progress drawn while it runs
 
     def refresh(self) -> None:
         """Read the caller's commands again (an app may have been deployed meanwhile)."""
@@ -128,7 +129,15 @@ class Session:
             return
         name, rest = command_name(words, self.known)
         typed = split_words(rest)
-        result, command = run_words(self.service, self.caller, name, typed, self.confirm)
+        result, command = run_words(
+            self.service,
+            self.caller,
+            name,
+            typed,
+            self.confirm,
+            bar=self.bar and not self.json_always,
+            err=self.err,
+        )
         self.show(result, json_=typed.json, data=command.family == "code")
 
     def _builtin(self, head: str, words: Words) -> None:
@@ -295,6 +304,7 @@ def _interactive(session: Session, history: Path) -> int:
         return answer.strip().lower() in ("y", "yes")
 
     session.confirm = confirm
+    session.bar = True
     name = session.caller.name or "nobody"
     session.out.print(
         Text(f"pasture console as {name} — help lists your commands, Tab completes, Ctrl-D leaves")
