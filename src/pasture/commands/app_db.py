@@ -310,12 +310,16 @@ class Query:
         return "&".join(parts)
 
     def _page(self, n: int | None, after: str | None) -> tuple[list[Row], str | None]:
+        rows = self._read(n, after)
+        return list(rows), _cursor(rows)
+
+    def _read(self, n: int | None, after: str | None) -> list[Row]:
+        """One page's rows as the store answered them (its cursor made only if asked for)."""
         table = self._table
         answer = table._store.query(self.line(n, after), table=table.name)
         if not isinstance(answer, list):  # pragma: no cover - a table's read answers rows
             raise Refused(f"a read of {table.name}'s rows answers rows")
-        more = getattr(answer, "more", False)
-        return list(answer), getattr(answer, "cursor", None) if more else None
+        return answer
 
     def _gather(self, n: int | None) -> list[Row]:
         found: list[Row] = []
@@ -323,20 +327,32 @@ class Query:
         while True:
             want = None if n is None else n - len(found)
             try:
-                rows, after = self._page(want, after)
+                rows = self._read(want, after)
             except Refused as e:
                 if want is None or "limit is at most" not in e.sentence:
                     raise
-                rows, after = self._page(None, after)  # more than a page: page by page
-                rows = rows[:want]
-            found.extend(rows)
-            if after is None or (n is not None and len(found) >= n):
+                rows = self._read(None, after)  # more than a page: page by page
+            if not found and want is not None and len(rows) >= want:
+                return rows[:want]  # the one page held them all
+            found.extend(rows if want is None else rows[:want])
+            if n is not None and len(found) >= n:
+                return found
+            after = _cursor(rows)
+            if after is None:
                 return found
             if len(found) >= _MOST_TAKE:
                 raise Refused(
                     f"a read gathers at most {_MOST_TAKE:,} rows — read page by page with "
                     "paginate(cursor, n)"
                 )
+
+
+def _cursor(rows: list[Row]) -> str | None:
+    """Where the page after `rows` begins, or None: none follows."""
+    if not getattr(rows, "more", False):
+        return None
+    cursor: str | None = getattr(rows, "cursor", None)
+    return cursor
 
 
 def _comparison(path: syntax.Path, op: str, value: Any) -> syntax.Predicate:
@@ -361,9 +377,15 @@ def _comparison(path: syntax.Path, op: str, value: Any) -> syntax.Predicate:
 
 
 def _format(predicate: syntax.Predicate) -> str:
-    from pasture.store.grammar import format_predicate  # only when a read runs
+    global _format_predicate
+    if _format_predicate is None:  # the grammar only once a read runs
+        from pasture.store.grammar import format_predicate
 
-    return format_predicate(predicate)
+        _format_predicate = format_predicate
+    return _format_predicate(predicate)
+
+
+_format_predicate: Callable[[syntax.Predicate], str] | None = None
 
 
 def _is_eid(value: Any) -> bool:

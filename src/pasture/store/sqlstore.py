@@ -407,7 +407,7 @@ class SqlStore(ABC, Generic[C]):
         # A table's rows are compiled apart from the same line's store rows.
         key = filter if table is None else f"{table}\x00{filter}"
         compiled = self._compiled.get(key) if isinstance(filter, str) else None
-        if compiled is not None and compiled.zone in (None, zone_name()):
+        if compiled is not None and (compiled.zone is None or compiled.zone == zone_name()):
             return compiled  # not written in a time zone the server no longer has
         with self._lock:
             return self._compile_afresh(filter, table, key)
