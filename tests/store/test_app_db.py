@@ -144,3 +144,22 @@ def test_reads_by_index_answer_what_python_would(
 
     by_rank = db.todos.with_index("by_owner_rank", bounds).order(order)
     assert [r["id"] for r in by_rank.collect()] == [t["id"] for t in ranked]
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(name=st.text(max_size=30) | st.sampled_from(["doc", "person", "created", "entity", "todos"]))
+def test_a_table_named_by_the_caller_is_one_of_the_apps_or_refused(
+    db: Database, store: AnyStore, name: str
+) -> None:
+    """Whatever name code asks for its rows by, the store answers that table's rows (named
+    by the filter too) or refuses with a sentence; it never reads another table's."""
+    db.todos.insert({"text": "milk", "owner": ADA.eid})
+    try:
+        rows = store.query(".todos!", ADA, table=name)
+    except Refused as refused:
+        assert "names" in refused.sentence and "alone" in refused.sentence
+        return
+    assert name == "todos" and rows and {r["text"] for r in rows} == {"milk"}
+    assert all(set(r) == {"id", "created_at", "text", "done", "owner", "rank"} for r in rows)

@@ -38,6 +38,11 @@ _OPS = {"eq": "=", "neq": "!=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 _MOST_TAKE = 100_000  # rows `take` and `collect` gather at most
 
 
+class NoTable(Refused, AttributeError):
+    """`ctx.db.<name>` for a table the app does not have: refused with its sentence, and an
+    AttributeError too, so `hasattr(ctx.db, name)` and `getattr(…, default)` work."""
+
+
 class Database:
     """`ctx.db`: each of the app's tables by name (`ctx.db.todos`, or `ctx.db["todos"]`)."""
 
@@ -58,7 +63,7 @@ class Database:
         spec = components.get(name)
         if not isinstance(spec, Mapping) or spec.get("platform"):
             mine = sorted(n for n, c in components.items() if not c.get("platform"))
-            raise Refused(
+            raise NoTable(
                 f"ctx.db has no table {str(name)[:40]} — this app's tables are "
                 f"{', '.join(mine) or 'none yet: declare them in worker.py schema or vocab.json'}"
             )
@@ -392,4 +397,4 @@ def _is_eid(value: Any) -> bool:
     return isinstance(value, str) and len(value) == 16 and set(value) <= _EID_DIGITS
 
 
-__all__ = ["Conditions", "Database", "Query", "Range", "TableRows"]
+__all__ = ["Conditions", "Database", "NoTable", "Query", "Range", "TableRows"]

@@ -212,7 +212,7 @@ class SqlStore(ABC, Generic[C]):
 
     def apply(self, bundles: Bundle | Sequence[Bundle], caller: Caller) -> Applied:
         vocab = self._vocab
-        held = self._held.get(threading.get_ident()) if self._held else None
+        held = self._held_here()
         if held is not None:
             return self._apply_held(held, bundles, caller)
         checked = self._check_first(bundles, vocab)
@@ -232,7 +232,7 @@ class SqlStore(ABC, Generic[C]):
         """Open a transaction for this thread's reads and writes (see the module); with
         `read_only`, a snapshot that reads one moment and writes nothing. A thread holds
         one at a time."""
-        if threading.get_ident() in self._held:
+        if self._held_here() is not None:
             raise Refused(
                 "a transaction is open already — a mutation's writes are one transaction; "
                 "an action runs each mutation (ctx.run_mutation) in one of its own, one after "
@@ -254,6 +254,10 @@ class SqlStore(ABC, Generic[C]):
         held = self._held[threading.get_ident()] = Transaction(self, stack, conn, not read_only)
         return held
 
+    def _held_here(self) -> Transaction | None:
+        """The transaction this thread holds open, if it holds one."""
+        return self._held.get(threading.get_ident()) if self._held else None
+
     def _apply_held(
         self, held: Transaction, bundles: Bundle | Sequence[Bundle], caller: Caller
     ) -> Applied:
@@ -272,7 +276,7 @@ class SqlStore(ABC, Generic[C]):
 
     def query(self, filter: str, caller: Caller, *, table: str | None = None) -> Answer:
         compiled = self._compile(filter, table)
-        held = self._held.get(threading.get_ident()) if self._held else None
+        held = self._held_here()
         reading = contextlib.nullcontext(held.conn) if held is not None else self._reading()
         with metrics.database("app", "read"), self._faults, reading as conn:
             if compiled.refs and held is None:
