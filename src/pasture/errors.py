@@ -13,6 +13,8 @@
      │    │    └── BadToken   the request's own credentials are wrong: an Authorization
      │    │                   header that is not `Bearer <token>`, or a token of no one's
      │    │                   (answered as JSON even where a page was asked for)
+     │    ├── NoTable        `ctx.db.<name>` of a table the app lacks; an AttributeError
+     │    │                  too (`pasture.commands.app_db`)
      │    ├── Forbidden      the caller may not do this (HTTP 403)
      │    ├── NotFound       no such app, page, command or entity (HTTP 404)
      │    ├── Conflict       a compare-and-set guard saw a value move (HTTP 409)
