@@ -126,11 +126,29 @@ def test_calls_through_two_processes_are_counted_once(tmp_path: Path, clock: Clo
     other.close()
 
 
+@settings(max_examples=30, deadline=None)
+@given(which=st.lists(st.integers(0, 1), min_size=30, max_size=30))
+def test_a_slow_rate_through_several_processes_is_never_refused_early(
+    tmp_path_factory: pytest.TempPathFactory, which: list[int]
+) -> None:
+    # 20 an hour is lent a call at a time: no process holds tokens another is refused for
+    clock = Clock()
+    path = tmp_path_factory.mktemp("slow") / "limits.db"
+    rates = Rates(caller=Rate(20, 3600))
+    processes = [process(path, clock, rates), process(path, clock, rates)]
+    try:
+        through = [let_through(processes[n]) for n in which]
+        assert through == [True] * 20 + [False] * 10
+    finally:
+        for limiter in processes:
+            limiter.close()
+
+
 def test_a_process_that_was_refused_gets_what_another_gives_back(
     tmp_path: Path, clock: Clock
 ) -> None:
     path = tmp_path / "limits.db"
-    rates = Rates(caller=Rate(10, 3600))
+    rates = Rates(caller=Rate(10, 60))  # fast enough that a lease is half the bucket
     one, other = process(path, clock, rates), process(path, clock, rates)
     assert let_through(one)  # it holds half the bucket now, and spent one of it
     for _ in range(5):  # the other takes the rest

@@ -6,7 +6,8 @@ from the tokens it holds of that key, in memory — a dictionary look-up, nothin
 and asks the bucket only
 
 - when it holds none (its first call of the key, or what it held is spent): it gives
-  back what it held and is lent half of what the bucket has, or told how long until
+  back what it held and is lent half of what the bucket has (at most what the rate
+  fills in a lease's time: a slow rate's calls are lent one at a time), or told how long until
   there is one (then it does not ask again for that key for a second at most);
 - every `LOOK` (a fifth of a second), for the keys another process found empty
   (`Counts.wanted`): what it holds of them it gives back, for whoever needs it;
@@ -16,8 +17,8 @@ and asks the bucket only
 A token is in the bucket or held by one process, never both: however many processes and
 servers count, a key's calls come out of the one bucket, and no more get through than it
 lets. The slack is the other way: tokens one process holds are not another's until it
-gives them back, so a key called through several processes at once may be refused a
-moment early — for a fifth of a second, then the bucket has them again (the refused
+gives them back, so a key of a fast rate called through several processes at once may
+be refused a moment early — for a fifth of a second, then the bucket has them again (the refused
 are told to try again in a second at most).
 
 When the shared counts cannot be reached (a fault of the file or of the database), no

@@ -14,10 +14,12 @@ that however many processes serve, a key's calls come out of the one bucket:
     sign_in_failures  failed sign-ins per name and per address (`SignInTries`)
 
 A lease (`lease`) gives back what the process holds of a key and takes half of what the
-bucket has: a token is in the bucket or held by one process, never both, so no number of
-processes lets more through than the one bucket. Nothing is written for a call a
-process takes from its tokens; a process asks again when they run out, when another found
-the bucket empty (`wanted`), or before its lease runs out.
+bucket has, or what the rate lets through in a lease's time if that is less (a slow rate is
+lent a call at a time, so no process sits on tokens another is refused for): a token is in
+the bucket or held by one process, never both, so no number of processes lets more through
+than the one bucket. Nothing is written for a call a process takes from its tokens; a
+process asks again when they run out, when another found the bucket empty (`wanted`), or
+before its lease runs out.
 
 On PostgreSQL these are tables of the platform's schema, written on connections of the
 pool outside the platform's `transaction()` (the generation every server's caches read
@@ -133,7 +135,7 @@ class Counts:
         level = min(level + ask.back, ask.size - held)  # this process's hold is given back
         granted = 0
         if ask.want and level >= 1.0:
-            granted = max(1, int(level // 2))
+            granted = max(1, int(min(level / 2, ask.per_second * LEASE_SECONDS)))
             level -= granted
         if granted:
             holds[self.process] = (float(granted), now + LEASE_SECONDS)
