@@ -69,7 +69,8 @@ from pasture.platform.service import Service  # noqa: E402
 from pasture.web import create_app  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "fuzz"))  # the fuzz suite's pieces and its wild app
+# the fuzz suite's pieces and its wild app, and the tests' helpers they are made with
+sys.path[:0] = [str(ROOT / "tests" / "fuzz"), str(ROOT / "tests")]
 from fuzz_pieces import (  # noqa: E402
     ARGUMENTS,
     COLUMNS,
