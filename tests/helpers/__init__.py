@@ -20,4 +20,6 @@ folder (and from the files those folders share among themselves):
 - `platform_db`: what the platform's database holds, read straight from it
 - `cart`: a registry with a provider of its own
 - `streams`: a page's subscription read as a browser reads it
+- `bearer_proxy`: a loopback proxy that adds a bearer, for a client with no header option
+- `conformance`: the official MCP conformance suite, installed in the tests' cache and run
 """
