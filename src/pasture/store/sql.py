@@ -85,8 +85,24 @@ class Compiled:
 
 @dataclass
 class _Join:
+    """A component's alias, or one hop of a walk: from a reference (`ref`) to the entity it
+    names (`ent`) and that entity's component table (`table`, None for a stamp on `entity`
+    itself). A hop is an inner join where some predicate needs a value beyond it (`inner`):
+    a row without the far side could not match, and an inner join lets the planner start
+    from that predicate's index rather than from every referencing row."""
+
     alias: str
-    sql: str
+    ref: str = ""  # empty: a component's alias, not a walk
+    ent: str = ""
+    table: str | None = None
+    inner: bool = False
+
+    def sql(self) -> str:
+        join = "JOIN" if self.inner else "LEFT JOIN"
+        sql = f"{join} entity {self.ent} ON {self.ent}.eid = {self.ref}"
+        if self.table is not None:
+            sql += f" {join} {self.table} {self.alias} ON {self.alias}._e = {self.ent}._e"
+        return sql
 
 
 @dataclass
@@ -314,12 +330,16 @@ def _compile(
             st.drive = alias
         else:
             sources.append("entity e")
-    for name, inner in st.required.items():
-        if name in STAMPS or name == drive:
-            continue
-        alias = _comp_alias(st, name)
-        kind = "JOIN" if inner else "LEFT JOIN"
-        sources.append(f"{kind} {table(name)} {alias} ON {alias}._e = e._e")
+    # The inner joins first, then the outer ones: a walk that must reach its far side is a
+    # join like any other, and the planner may start from it.
+    for outer in (False, True):
+        for name, inner in st.required.items():
+            if name in STAMPS or name == drive or inner == outer:
+                continue
+            alias = _comp_alias(st, name)
+            kind = "LEFT JOIN" if outer else "JOIN"
+            sources.append(f"{kind} {table(name)} {alias} ON {alias}._e = e._e")
+        sources.extend(_walks(st, inner=not outer))
     # Every entity carrying the app's first kind is listed as that kind: no need to read it.
     order_of_kinds = vocabulary.kind_order()
     known_kind = drive if drive is not None and drive == order_of_kinds[0] else None
@@ -366,7 +386,7 @@ def _compile(
     keys_at = len(select)
     select.extend(tail)
     head = f"SELECT {', '.join(select)}"
-    sql = f"{head} FROM {' '.join(sources + _walks(st) + st.name_joins)}"
+    sql = f"{head} FROM {' '.join(sources + st.name_joins)}"
     spec = format_sort(sort)
     if after is not None:
         if words:
@@ -526,7 +546,7 @@ def _few_tables(st: _State, search: bool, every: bool, whole: bool) -> None:
     each component read, and each table a walk through a reference joins.
     """
     components = sum(1 for c in st.required if c not in STAMPS)
-    walked = sum(j.sql.count("LEFT JOIN") for j in st.joins.values() if j.sql)
+    walked = sum(1 + (j.table is not None) for j in st.joins.values() if j.ref)
     tables = 1 + int(search) + components + walked
     if tables <= MAX_TABLES:
         return
@@ -578,12 +598,14 @@ def _comp_alias(st: _State, component: str) -> str:
     key = ("comp", component)
     join = st.joins.get(key)
     if join is None:
-        join = st.joins[key] = _Join(f"t{len(st.joins)}", "")
+        join = st.joins[key] = _Join(f"t{len(st.joins)}")
     return join.alias
 
 
-def _walks(st: _State) -> list[str]:
-    return [j.sql for j in st.joins.values() if j.sql]
+def _walks(st: _State, *, inner: bool) -> list[str]:
+    """The walks' joins: the inner ones (which need only the drive and inner joins before
+    them) or the outer ones."""
+    return [j.sql() for j in st.joins.values() if j.ref and j.inner == inner]
 
 
 def _expr(st: _State, component: str, column: str) -> str:
@@ -620,6 +642,7 @@ def _resolve_path(st: _State, path: syntax.Path, *, needs_value: bool) -> tuple[
             )
         target = component_of(path[i], st.vocabulary)
         walk = _hop(st, path[: i + 1], expr, target)
+        walk.inner = walk.inner or needs_value  # no value is there without the far side
         column = _column(st, target, path[i + 1])
         if target.name in STAMPS:
             at, by = STAMPS[target.name]
@@ -637,13 +660,10 @@ def _hop(st: _State, key: syntax.Path, expr: str, target: Component) -> _Join:
         n = len(st.joins)
         ent, alias = f"w{n}", f"x{n}"
         if target.name in STAMPS:
-            sql = f"LEFT JOIN entity {ent} ON {ent}.eid = {expr}"
+            walk = _Join(ent, ref=expr, ent=ent)
         else:
-            sql = (
-                f"LEFT JOIN entity {ent} ON {ent}.eid = {expr} "
-                f"LEFT JOIN {table(target.name)} {alias} ON {alias}._e = {ent}._e"
-            )
-        walk = st.joins[key] = _Join(alias if target.name not in STAMPS else ent, sql)
+            walk = _Join(alias, ref=expr, ent=ent, table=table(target.name))
+        st.joins[key] = walk
     brought = st.brought.setdefault(key[:-1], [])
     if target.name not in brought:
         brought.append(target.name)
@@ -666,8 +686,7 @@ def _reach(st: _State, p: syntax.Reach) -> None:
             "from it — bring what a reference points at, like .comment.target.doc?"
         )
     walk = _hop(st, p.path, expr, component_of(p.path[-1], st.vocabulary))
-    if p.required:
-        st.conds.append(f"{walk.alias}._e IS NOT NULL")
+    walk.inner = walk.inner or p.required  # `!`: only the rows whose reference reaches it
 
 
 def _column(st: _State, comp: Component, name: str) -> Column:
@@ -940,7 +959,7 @@ def _aggregate(
 ) -> Compiled:
     """The one object an aggregate answers: `{count}`, `{tally}` or `{distinct}`."""
     where = (" WHERE " + " AND ".join(st.conds)) if st.conds else ""
-    matched = f"FROM {' '.join(sources + _walks(st))}{where}"
+    matched = f"FROM {' '.join(sources)}{where}"
     params = list(st.params)
     if tallied is None:
         return Compiled(f"SELECT count(*) {matched}", params, counted, cacheable=st.cacheable)
