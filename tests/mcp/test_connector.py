@@ -6,6 +6,8 @@ handshake (`legacy`) and the newest (`auto` negotiates it).
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -13,7 +15,7 @@ import mcp_types as types
 import pytest
 from mcp.client.session import IncomingMessage
 from mcp.shared.exceptions import MCPError
-from mcp_talk import BASE_URL, MODES, TOOL_NAMES, Club, in_memory, refused
+from mcp_talk import BASE_URL, MODES, TOOL_NAMES, Club, in_memory, refused, set_up_club
 
 from helpers.club import RUNS
 from helpers.mcp_answers import ok, said_with, sentence_and_data
@@ -21,6 +23,7 @@ from mcp import Client
 from pasture.caller import NOBODY, Caller
 from pasture.errors import Refused
 from pasture.mcp import build_server
+from pasture.platform.service import Service
 
 READ_ONLY = {"commands", "status", "graph_schema", "graph_query", "app_list", "app_files"}
 RUN = {"who": "Ada", "miles": "5", "at": "2026-09-01"}
@@ -359,6 +362,50 @@ def test_a_view_is_listed_and_read_with_its_base_and_csp(club: Club, mode: str) 
     assert contents.meta is not None
     csp = contents.meta["ui"]["csp"]
     assert csp["resourceDomains"] == [address] and csp["connectDomains"] == [address]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("apps_domain", [None, "localhost"])
+def test_a_view_names_its_app_so_its_redraw_reaches_that_one(
+    tmp_path: Path, database: str, apps_domain: str | None, mode: str
+) -> None:
+    # ada has `since` in ada/runs and club/runs. On an origin of the app's own the view's
+    # address has no path to read the app from: the page names it in a <meta>.
+    service = Service(tmp_path / "home", base_url=BASE_URL, apps_domain=apps_domain)
+    try:
+        club = set_up_club(service)
+        service.run_command(club.ada, "log_run", {**RUN, "who": "Di"}, "club/runs")
+
+        async def talk(client: Client) -> dict[str, Any]:
+            seen: dict[str, Any] = {}
+            for at in ("ada/runs", "club/runs"):
+                read = await client.read_resource(f"ui://{at}/leaderboard.html")
+                [contents] = read.contents
+                assert isinstance(contents, types.TextResourceContents)
+                [named] = re.findall(r'<meta name="pasture-app" content="([^"]*)">', contents.text)
+                args = {"since": "2026-01-01"}
+                seen[at] = (
+                    named,
+                    await client.call_tool(
+                        "command", {"name": "since", "args": args, "app": named}
+                    ),
+                )
+            seen["unnamed"] = await client.call_tool(
+                "command", {"name": "since", "args": {"since": "2026-01-01"}}
+            )
+            return seen
+
+        seen = in_memory(service, club.ada, mode, talk)
+    finally:
+        service.close()
+    named, board = seen["ada/runs"]
+    assert named == "ada/runs" and ok(board)[1]["rows"] == []
+    named, board = seen["club/runs"]
+    assert named == "club/runs"
+    assert [row["jog"]["who"] for row in ok(board)[1]["rows"]] == ["Di"]
+    assert refused(seen["unnamed"]) == (
+        "since is a command of ada/runs and club/runs — say which app"
+    )
 
 
 @pytest.mark.parametrize("mode", MODES)

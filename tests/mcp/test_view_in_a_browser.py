@@ -2,9 +2,12 @@
 
 The host page is served on loopback. It loads leaderboard.html's text as the
 connector serves the resource into an iframe (`srcdoc`, sandboxed), answers the
-view's `ui/initialize`, waits for `ui/notifications/initialized`, sends the
-leaderboard's answer as `ui/notifications/tool-result`, and forwards the view's
-own `tools/call` to the connector — as the person, like a real client would.
+view's `ui/initialize` — refusing it, as the MCP Apps bridge does, without the
+view's `appInfo` and `appCapabilities` — with its own theme as the host context,
+waits for `ui/notifications/initialized`, sends the leaderboard's answer as
+`ui/notifications/tool-result`, and forwards the view's own `tools/call` to the
+connector — as the person, like a real client would. The reference bridge itself
+hosts the view in test_view_in_ext_apps.py.
 """
 
 from __future__ import annotations
@@ -41,11 +44,19 @@ HOST_PAGE = b"""<!doctype html>
     const msg = e.data
     heard.push(msg)
     if (msg.method === 'ui/initialize') {
+      const { appInfo, appCapabilities, protocolVersion } = msg.params || {}
+      if (window.refuse || !appInfo || !appInfo.name || !appInfo.version || !appCapabilities
+          || !protocolVersion) {
+        return send({ id: msg.id, error: { code: -32602, message: 'Invalid params: appInfo' } })
+      }
       send({ id: msg.id, result: {
         protocolVersion: msg.params.protocolVersion,
         hostInfo: { name: 'a host', version: '0' },
         hostCapabilities: { serverTools: {} },
-        hostContext: { theme: 'light', styles: { variables: { '--color-text-primary': '#111' } } },
+        hostContext: {
+          theme: 'dark',
+          styles: { variables: { '--color-text-primary': 'rgb(1, 2, 3)' } },
+        },
       } })
     } else if (msg.method === 'ui/notifications/initialized') {
       send({ method: 'ui/notifications/tool-result', params: window.answer })
@@ -55,8 +66,9 @@ HOST_PAGE = b"""<!doctype html>
       send({ id: msg.id, result: await window.callTool(msg.params.name, msg.params.arguments) })
     }
   })
-  window.show = (html, answer) => {
+  window.show = (html, answer, refuse) => {
     window.answer = answer
+    window.refuse = refuse
     frame.srcdoc = html
   }
 </script>
@@ -139,6 +151,19 @@ def test_the_leaderboard_view_draws_the_answer_and_calls_back(club: Club, host_p
             methods = page.evaluate("heard.map((m) => m.method)")
             assert methods[0] == "ui/initialize"
             assert "ui/notifications/initialized" in methods
+            hello = page.evaluate("heard[0].params")
+            assert hello["appInfo"]["name"] and hello["appInfo"]["version"]
+            assert hello["appCapabilities"] == {}
+            view = page.frame_locator("#view")
+            # The host's theme, taken from the host context the handshake answered.
+            root = view.locator(":root")
+            assert root.evaluate("(r) => r.style.colorScheme") == "dark"
+            assert (
+                root.evaluate("(r) => r.style.getPropertyValue('--color-text-primary')")
+                == "rgb(1, 2, 3)"
+            )
+            assert view.locator('meta[name="pasture-app"]').get_attribute("content") == "ada/runs"
+            assert view.locator("#said").inner_text() == ""
             page.wait_for_function("sizes.length > 0")
             size = page.evaluate("sizes[sizes.length - 1]")
             assert size["height"] > 0 and size["width"] > 0
@@ -157,3 +182,51 @@ def test_the_leaderboard_view_draws_the_answer_and_calls_back(club: Club, host_p
     assert arguments["name"] == "since"
     assert set(arguments["args"]) == {"since"}
     assert arguments["app"] == "ada/runs"
+
+
+@in_chromium
+@sqlite_only(IN_A_BROWSER)
+def test_a_view_a_client_refuses_says_so_and_draws_from_the_text(
+    club: Club, host_page: str
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    service, ada = club.service, club.ada
+    service.run_command(ada, "log_run", RUN, "ada/runs")
+
+    async def open_view(client: Client) -> tuple[str, types.CallToolResult]:
+        read = await client.read_resource(VIEW)
+        board = await client.call_tool(
+            "command", {"name": "leaderboard", "args": {}, "app": "ada/runs"}
+        )
+        contents = read.contents[0]
+        assert isinstance(contents, types.TextResourceContents)
+        return contents.text, board
+
+    html, board = in_memory(service, ada, "legacy", open_view)
+    # A client that forwards only the text: the rows are on its last line.
+    text_only = {"content": _wire(board)["content"], "isError": False}
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(host_page)
+            page.evaluate("([html, answer]) => show(html, answer, true)", [html, text_only])
+            view = page.frame_locator("#view")
+            said = view.locator("#said")
+            said.filter(has_text="did not take").wait_for()
+            assert said.inner_text() == (
+                "the client did not take this view: Invalid params: appInfo"
+            )
+            methods = page.evaluate("heard.map((m) => m.method)")
+            assert "ui/notifications/initialized" not in methods
+
+            # It carries on: an answer sent anyway is drawn.
+            page.evaluate(
+                "() => send({ method: 'ui/notifications/tool-result', params: window.answer })"
+            )
+            view.locator("#board li").first.wait_for()
+            assert view.locator("#board li").all_inner_texts() == ["Ada — 5 miles · logged by ada"]
+        finally:
+            browser.close()

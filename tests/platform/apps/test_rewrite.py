@@ -45,3 +45,22 @@ def test_any_page_gets_exactly_one_base_then_one_module(pieces: list[str]) -> No
     at = names.index("base")
     assert names[at + 1] == "script"
     assert all(t in ("html", "head") for t in names[:at])
+
+
+APP = '<meta name="pasture-app" content="ada/runs">'
+
+
+@given(st.lists(_PIECES, max_size=12))
+def test_a_view_is_told_its_app_right_after_its_base(pieces: list[str]) -> None:
+    page = "".join(pieces)
+    out = with_base(page.encode(), "U/", app="ada/runs").decode()
+    assert out.replace('<base href="U/">' + APP, "", 1) == page
+
+
+def test_a_page_with_a_base_of_its_own_is_told_its_app_too() -> None:
+    page = '<!doctype html><head><base href="https://cdn.example/"><p>x</p>'
+    out = with_base(page.encode(), "U/", app='a"b/c').decode()
+    assert out == (
+        '<!doctype html><head><meta name="pasture-app" content="a&quot;b/c">'
+        '<base href="https://cdn.example/"><p>x</p>'
+    )

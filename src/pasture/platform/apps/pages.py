@@ -3,7 +3,8 @@
 A page is any file of the app's current version but its source (tools.json,
 vocab.json, worker.py, …); an HTML page comes with a `<base href>` at the
 app's address unless it carries its own (`pasture.platform.apps.rewrite`). A view
-is a page a command names, read by `ui://space/app/file`.
+is a page a command names, read by `ui://space/app/file`, and names its app in a
+`<meta name="pasture-app">`.
 """
 
 from __future__ import annotations
@@ -83,7 +84,9 @@ class Pages:
         target = paths.inside(self.catalog.app_dir(space, slug) / f"v{info.version}", file)
         if not target.is_file():
             raise missing
-        return Page(with_base(target.read_bytes(), info.url), "text/html;profile=mcp-app")
+        # The view names its app, which an address of the app's own origin does not.
+        body = with_base(target.read_bytes(), info.url, app=info.at)
+        return Page(body, "text/html;profile=mcp-app")
 
     def views(self, caller: Caller) -> list[tuple[str, AppInfo]]:
         """Every `ui://…` view the caller can read, with its app."""

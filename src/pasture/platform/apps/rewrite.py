@@ -6,6 +6,11 @@ Every door that serves an app's page (the web, MCP's views) calls it:
   `<html>`, else after the doctype, else at the very top), so the page's
   relative links reach the app however the page was addressed; a page that
   carries a `<base>` of its own keeps it and gets none;
+- with `app` (MCP's views pass `space/app`), a `<meta name="pasture-app"
+  content="space/app">` after it, even in a page with its own `<base>`: a view
+  reads from it which app it belongs to, which its address does not say on an
+  origin of the app's own (`http://runs--ada.localhost/` has no path), and names
+  that app when it calls a command back;
 - with `module` (the web passes `api/webmcp.js`), a `<script type="module">`
   loading that file of the app goes right after the base, unless the page opts
   out with `<meta name="pasture-webmcp" content="off">`.
@@ -24,6 +29,9 @@ from html.parser import HTMLParser
 
 OPT_OUT = "pasture-webmcp"
 """`<meta name="pasture-webmcp" content="off">` keeps the web's script module off a page."""
+
+APP_META = "pasture-app"
+"""`<meta name="pasture-app" content="space/app">`: the app a view belongs to."""
 
 _BOM = b"\xef\xbb\xbf"
 # Tags a browser keeps in the head; any other start tag begins the body.
@@ -107,8 +115,9 @@ def _outline(body: bytes) -> _Outline:
     return reader.outline
 
 
-def with_base(body: bytes, url: str, *, module: str | None = None) -> bytes:
-    """The page with `<base href="url">` (unless it has its own) and, with `module`, its script.
+def with_base(body: bytes, url: str, *, module: str | None = None, app: str | None = None) -> bytes:
+    """The page with `<base href="url">` (unless it has its own), with `app` the app it
+    belongs to (`space/app`) in a `<meta>`, and with `module` its script.
 
     `module` is a path under the app's address (`api/webmcp.js`); under pasture's own
     base it is written `./api/webmcp.js`, under a page's own base as a whole address.
@@ -117,6 +126,8 @@ def with_base(body: bytes, url: str, *, module: str | None = None) -> bytes:
     tags = ""
     if not found.own_base:
         tags += f'<base href="{escape(url)}">'
+    if app is not None:
+        tags += f'<meta name="{APP_META}" content="{escape(app)}">'
     if module is not None and not found.opted_out:
         src = f"./{module}" if not found.own_base else url + module
         tags += f'<script type="module" src="{escape(src)}"></script>'
@@ -132,4 +143,4 @@ def with_base(body: bytes, url: str, *, module: str | None = None) -> bytes:
     return body[:at] + tags.encode() + body[at:]
 
 
-__all__ = ["OPT_OUT", "with_base"]
+__all__ = ["APP_META", "OPT_OUT", "with_base"]
