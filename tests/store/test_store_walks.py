@@ -171,7 +171,7 @@ def graphs(draw: st.DrawFn) -> tuple[list[dict[str, Any]], set[int]]:
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     made=graphs(),

@@ -126,6 +126,9 @@ class _State:
     brought: dict[syntax.Path, list[str]] = field(default_factory=dict)
     # columns every row has one value in, by an `=` of one value: expr -> that value
     fixed: dict[str, Any] = field(default_factory=dict)
+    # each reverse plural: its place in conds, and where it needs an entity pointing here,
+    # the same test as a set of the entities pointed at so often (see `_plurals_drive`)
+    plurals: list[tuple[int, str | None]] = field(default_factory=list)
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -282,6 +285,7 @@ def _compile(
             _reach(st, p)
         else:  # pragma: no cover - the grammar makes nothing else
             raise Refused("that filter cannot be served — write predicates like .jog!&limit=20")
+    _plurals_drive(st, bool(words or addressed))
     if aggregate is not None:
         if after is not None:
             raise Refused(
@@ -945,10 +949,29 @@ def _plural(st: _State, p: syntax.Plural) -> None:
     comp, column = found
     if p.op not in ("=", "!=", "<", "<=", ">", ">="):
         raise Refused(f"compare a count with = != < <= > >=, like .{p.word}>=2")
-    st.conds.append(
-        f"(SELECT count(*) FROM {table(comp.name)} p WHERE p.{q(column.name)} = e.eid) {p.op} ?"
-    )
+    ref = f"p.{q(column.name)}"
+    st.conds.append(f"(SELECT count(*) FROM {table(comp.name)} p WHERE {ref} = e.eid) {p.op} ?")
     st.params.append(p.number)
+    # no entity nobody points at matches: those pointed at so often are a set, read once
+    # from the reference column's index (grouped, in its order)
+    some = p.op == ">" or (p.op in (">=", "=") and p.number >= 1) or (p.op, p.number) == ("!=", 0)
+    pointed = f"SELECT {ref} FROM {table(comp.name)} p GROUP BY {ref} HAVING count(*) {p.op} ?"
+    within = f"e._e IN (SELECT w._e FROM entity w WHERE w.eid IN ({pointed}))"
+    st.plurals.append((len(st.conds) - 1, within if some else None))
+
+
+def _plurals_drive(st: _State, narrowed: bool) -> None:
+    """A reverse plural needing an entity pointing here that is the filter's only test of its
+    rows (beside other plurals) reads the entities it matches as a set (`e._e IN (…)`, which
+    the database starts from), not a count for every row the filter's components have.
+    Beside another test (a column's value, a walk, words, id=) each row is counted: that
+    test's index finds a few rows, and the set would be read whole for them (SQLite plans
+    it first all the same)."""
+    if not st.plurals or narrowed or len(st.conds) > len(st.plurals):
+        return
+    for at, within in st.plurals:
+        if within is not None:
+            st.conds[at] = within
 
 
 def _aggregate(
