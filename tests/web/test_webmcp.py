@@ -24,7 +24,9 @@ from helpers.club import CART, EXAMPLES
 from helpers.command_line import pasture_main as pasture
 from helpers.databases import IN_A_BROWSER, sqlite_only
 from helpers.pages import SCRIPT, Tags, modules
+from pasture.mcp import text_of
 from pasture.platform.nouns import VIEWER_WRITES
+from pasture.result import Result
 
 __all__ = ["served", "served_apart"]  # test_web_browser's real servers, as fixtures here
 
@@ -378,7 +380,10 @@ def test_a_tool_that_is_hard_to_undo_runs_only_once_the_person_says_yes(
             page.wait_for_timeout(100)
         assert sorted(t["name"] for t in page.webmcp.tools()) == CART_TOOLS
         added = page.webmcp.call_tool("cart_add", {"sku": "V60-02"})
-        assert added["content"][0]["text"] == "Added 1 × V60-02; 1 in the cart."
+        # The text an MCP tool's answer carries: the sentence, then the data as JSON.
+        assert added["content"][0]["text"] == (
+            'Added 1 × V60-02; 1 in the cart.\n{"sku":"V60-02","qty":1}'
+        )
 
         asked: list[str] = []
 
@@ -401,7 +406,9 @@ def test_a_tool_that_is_hard_to_undo_runs_only_once_the_person_says_yes(
 
         page.once("dialog", answer(True))
         cleared = page.webmcp.call_tool("cart_clear", {})
-        assert cleared["content"][0]["text"] == "Emptied the cart: 1 product taken out."
+        assert cleared["content"][0]["text"] == text_of(
+            Result("Emptied the cart: 1 product taken out.", cleared["structuredContent"])
+        )
         assert len(asked) == 2
 
         # The page's own script reaches ./api/command as the tools do: a command that is
@@ -426,7 +433,9 @@ def test_a_tool_that_is_hard_to_undo_runs_only_once_the_person_says_yes(
 
         page.on("dialog", answer(False))  # what is not hard to undo asks nobody
         status = page.webmcp.call_tool("cart_status", {})
-        assert status["content"][0]["text"] == "the cart is empty"
+        assert status["content"][0]["text"] == text_of(
+            Result("the cart is empty", status["structuredContent"])
+        )
         assert len(asked) == 2
     assert problems == []
 

@@ -9,8 +9,12 @@ the SDK serves are answered: the initialize handshake and the newest. This
 door names no other.
 
 A registry served on its own, with no platform, is this door too
-(`build_registry_server`, `serve_registry`): each command its own tool. Names are
+(`build_registry_server`, `serve_registry` on stdio, `registry_app` and
+`serve_registry_http` over streamable HTTP): each command its own tool. Names are
 loaded on first use, so serving a registry never loads the platform.
+
+`text_of` is an answer's text as a tool's answer carries it (its sentence, then its
+data as compact JSON): the web door's WebMCP tools answer with the same.
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ from pasture._lazy import lazy_names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pasture.mcp._registry_http import registry_app, serve_registry_http
     from pasture.mcp._registry_server import build_registry_server, serve_registry
     from pasture.mcp._replies import Replies, may_ask
     from pasture.mcp._server import NO_RESOURCE, build_server, run_stdio
+    from pasture.mcp._tool_results import text_of
     from pasture.mcp._tools import RELEASE, TOOL_NAMES, TOOLS
 
 _SERVER = "pasture.mcp._server"
@@ -38,6 +44,9 @@ __getattr__ = lazy_names(
         "may_ask": "pasture.mcp._replies",
         "build_registry_server": "pasture.mcp._registry_server",
         "serve_registry": "pasture.mcp._registry_server",
+        "registry_app": "pasture.mcp._registry_http",
+        "serve_registry_http": "pasture.mcp._registry_http",
+        "text_of": "pasture.mcp._tool_results",
     },
 )
 
@@ -50,6 +59,9 @@ __all__ = [
     "build_registry_server",
     "build_server",
     "may_ask",
+    "registry_app",
     "run_stdio",
     "serve_registry",
+    "serve_registry_http",
+    "text_of",
 ]

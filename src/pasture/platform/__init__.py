@@ -26,7 +26,7 @@ from pasture._lazy import lazy_names
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pasture.platform.access.limits import Rate, Rates, most
-    from pasture.platform.apps.origins import PASS_MARK, SANDBOX
+    from pasture.platform.apps.origins import PASS_MARK, SANDBOX, SANDBOXED_PAGES, on_loopback
     from pasture.platform.apps.rewrite import with_base
     from pasture.platform.auth.client_documents import is_document_id
     from pasture.platform.auth.tokens import scope_words
@@ -80,6 +80,8 @@ __getattr__ = lazy_names(
         "with_base": "pasture.platform.apps.rewrite",
         "PASS_MARK": _ORIGINS,
         "SANDBOX": _ORIGINS,
+        "SANDBOXED_PAGES": _ORIGINS,
+        "on_loopback": _ORIGINS,
         "scope_words": "pasture.platform.auth.tokens",
         "is_document_id": "pasture.platform.auth.client_documents",
     },
@@ -91,6 +93,7 @@ __all__ = [
     "READ_ONLY_GRANT",
     "ROLES",
     "SANDBOX",
+    "SANDBOXED_PAGES",
     "SIGN_IN",
     "VIEWER_WRITES",
     "Access",
@@ -110,6 +113,7 @@ __all__ = [
     "is_document_id",
     "kind_of",
     "most",
+    "on_loopback",
     "scope_words",
     "with_base",
 ]

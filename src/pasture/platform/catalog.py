@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -78,6 +79,9 @@ class Catalog:
         # Moves whenever a loaded version changes but the database does not (a worker
         # describing its commands): what is kept by the database's stamp keeps by this too.
         self.changes = 0
+        # Called (outside the catalog's lock) with an app's space and slug when a worker
+        # changed its commands: the Service tells the bus (`Change("commands", …)`).
+        self.on_commands: Callable[[str, str], None] | None = None
         self.workers = Workers(
             home,
             limits or Limits.from_env(),
@@ -332,6 +336,8 @@ class Catalog:
                 loaded.vocabulary,
                 manifest,
             )
+        if self.on_commands is not None:
+            self.on_commands(version.space, version.slug)
 
     def remember(self, space: str, slug: str, loaded: Loaded) -> None:
         """This process just made `loaded` the app's current version."""

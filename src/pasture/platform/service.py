@@ -150,6 +150,10 @@ class Service:
         self.apps = Apps(self.db, self.catalog, self.people, self.spaces, self.gate, disk)
         # Every write, deploy and change of who reaches what, told to every server.
         self.bus = self.db.bus()
+        # A worker that registered or removed a command: told as the app's commands moving.
+        self.catalog.on_commands = lambda space, slug: self.bus.publish(
+            Change("commands", space, slug)
+        )
         self.graph = Graph(self.catalog, self.gate, self.bus)
         self._running = Running(self.catalog, self.gate, self.graph)
         self.listing = Listing(self.catalog, self.gate, self._running)

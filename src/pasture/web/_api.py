@@ -5,6 +5,11 @@ Answers of `apply`, `query` and `command` are the Service's `Result` as it is,
 door (`pasture.web._failures`). A command that is hard to undo runs only with
 `"confirm": true` in its body, the person's yes (a page asks them first, as
 `webmcp.js` does); without it the answer says so (`pasture.asking.unconfirmed`).
+
+A command called by a page's WebMCP tool (`X-Pasture-Door: webmcp`) answers one more
+key, `"tool_text"`: the text an MCP tool's answer carries, its sentence and then its data as
+compact JSON (`pasture.mcp.text_of`, the one function both doors use), which the tool
+hands the browser's agent as its `content`.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from pasture.web._who import came_by
 from pasture.web.client import CLIENT_JS
 from pasture.web.endpoints import Endpoints
 from pasture.web.live import Live
+from pasture.web.live_tools import ToolStreams
 from pasture.web.query_string import filter_of
 
 MAX_BODY = 8 * 1024 * 1024  # bundles for one transaction, generously (read in _json_body)
@@ -38,6 +44,7 @@ class Api(Endpoints):
     def __init__(self, service: Service) -> None:
         super().__init__(service)
         self.live = Live(service)  # this server's pages' subscriptions
+        self.tool_streams = ToolStreams(service)  # and their WebMCP modules' tools followed
 
     async def no_api(self, request: Request, space: str, slug: str, path: str) -> Response:
         """An address under ./api/ that is not one of its calls, or not with this method."""
@@ -89,6 +96,11 @@ class Api(Endpoints):
             via_web=True,
             confirmed=yes,
         )
+        if caller.door == "webmcp":
+            from pasture.mcp import text_of  # the MCP SDK's types, loaded by the first call
+
+            body = {"text": result.text, "data": result.data, "tool_text": text_of(result)}
+            return JSONResponse(body)
         return _result(result)
 
     async def call_handler(self, request: Request) -> Response:
@@ -141,6 +153,17 @@ class Api(Endpoints):
         return _commands(
             await self.call(self.service.listing.list_commands, caller, at, via_web=True)
         )
+
+    async def follow_tools(self, request: Request) -> Response:
+        """`tools`' answer as an event stream, sent again whenever the app's commands change."""
+        at = _at(request)
+        caller = await self.who.of_api(request)
+
+        async def who() -> Caller:  # asked again after every change
+            return came_by(await self.who.caller(request), request)
+
+        seen = request.headers.get("last-event-id")
+        return await self.tool_streams.open(caller, who, at, seen)
 
 
 def _result(result: Result) -> Response:

@@ -35,6 +35,8 @@ Routes (the app's address is `{base_url}/{space}/{app}/`):
     GET  /{space}/{app}/api/tools       the app's commands as the caller sees them: the same
                                         {"commands": [{at, name, title, description, readOnly,
                                         input, view?}]} that `pasture inspect` prints
+    GET  /{space}/{app}/api/tools/follow the same as an event stream, sent again whenever
+                                        the app's commands change (pasture.web.live_tools)
     GET  /{space}/{app}/api/webmcp.js   the module that offers them to a browser agent as
                                         WebMCP tools (see pasture.web.webmcp)
 
@@ -108,6 +110,7 @@ from pasture.web.consent import oauth_routes
 from pasture.web.endpoints import public_url
 from pasture.web.hosts import Hosts
 from pasture.web.live import Live
+from pasture.web.live_tools import ToolStreams
 from pasture.web.scrape import Scrape
 from pasture.web.traffic import Traffic
 
@@ -148,6 +151,7 @@ def create_app(
         Route("/{space}/{app}/api/me", api.me, methods=["GET"]),
         Route("/{space}/{app}/api/client.js", api.client_js, methods=["GET", "HEAD"]),
         Route("/{space}/{app}/api/tools", api.tools, methods=["GET"]),
+        Route("/{space}/{app}/api/tools/follow", api.follow_tools, methods=["GET"]),
         Route("/{space}/{app}/api/webmcp.js", api.webmcp_js, methods=["GET", "HEAD"]),
         Route("/{space}/{app}/{path:path}", web.page, methods=["GET", "HEAD"]),
     ]
@@ -159,6 +163,7 @@ def create_app(
         async with mcp_lifespan():
             yield
         api.live.stop()
+        api.tool_streams.stop()
         # Stopping (uvicorn ends the process with the signal it was sent, past `atexit`):
         # the audit's last records are written now.
         await in_thread(service.audit_log.flush)
@@ -174,6 +179,7 @@ def create_app(
     )
     app.mcp = _McpAt(mcp_app)
     app.live = api.live
+    app.tool_streams = api.tool_streams
     app.hosts = Hosts.of(public_url(service), bind_host, service.origins.apps_domain)
     app.service = service
     # its id, its log line, its count; /healthz and /readyz (pasture.web.traffic)
@@ -191,6 +197,7 @@ class _Door(Starlette):
 
     mcp: ASGIApp | None = None
     live: Live | None = None  # pages' subscriptions, ended first when the server stops
+    tool_streams: ToolStreams | None = None  # and their WebMCP modules' streams of tools
     hosts: Hosts | None = None
     service: Service | None = None
     traffic: Traffic | None = None

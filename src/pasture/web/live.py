@@ -324,7 +324,12 @@ class Live:
             shared: list[Watched] = []
             alone: list[Watched] = []
             for watched in list(self.watched.values()):
-                touching = [c for c in changes if c.touches(watched.space, watched.slug)]
+                # A worker's commands moving (`commands`) changes no row, nor who reaches it.
+                touching = [
+                    c
+                    for c in changes
+                    if c.kind != "commands" and c.touches(watched.space, watched.slug)
+                ]
                 if touching:
                     writes = all(c.kind == "write" for c in touching)
                     (shared if writes else alone).append(watched)

@@ -1,9 +1,10 @@
 """uvicorn serving the web door, ending pages' subscriptions first when it stops.
 
 uvicorn stops by waiting for every response under way to finish. A page's
-subscription (`pasture.web.live`) never finishes by itself, so before that wait
-its streams are ended, as a restart ends them: the pages open them again on the
-next server and are sent its newest answer.
+subscription (`pasture.web.live`) never finishes by itself, nor does its WebMCP
+module's stream of tools (`pasture.web.live_tools`), so before that wait those
+streams are ended, as a restart ends them: the pages open them again on the next
+server and are sent its newest answer.
 """
 
 from __future__ import annotations
@@ -38,9 +39,10 @@ class Server(uvicorn.Server):
         self.door = app
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        live = getattr(self.door, "live", None)
-        if live is not None:
-            live.end()
+        for streams in ("live", "tool_streams"):
+            live = getattr(self.door, streams, None)
+            if live is not None:
+                live.end()
         await super().shutdown(sockets)
 
 

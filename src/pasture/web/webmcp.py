@@ -4,11 +4,18 @@ Every HTML page of an app loads it (the platform adds
 `<script type="module" src="./api/webmcp.js">` next to the page's `<base>`;
 `<meta name="pasture-webmcp" content="off">` keeps it off a page). In a browser
 without WebMCP (`document.modelContext` undefined, and `navigator.modelContext`,
-where other browsers may put it) the module does nothing at all, and so it does
-in a sandboxed page (a server with no apps domain: an opaque origin, whose tools
-no agent can call — `pasture.platform.apps.origins`).
-Otherwise it fetches `./api/tools` once per page load and registers each
-command with `document.modelContext.registerTool`:
+where other browsers may put it) the module does nothing at all. In a sandboxed
+page (a server with no apps domain: an opaque origin, whose tools no agent can call
+— `pasture.platform.apps.origins`) it offers none, and says so on the console
+(`SANDBOXED_PAGES`: what such a page cannot do, and how to have it).
+Otherwise it follows `./api/tools/follow` (`pasture.web.live_tools`): the app's
+commands as the person sees them, now and again whenever they change — a deploy, a
+rollback, a worker registering or removing one — and keeps the browser's tools to
+that list without a reload: each command registered with
+`document.modelContext.registerTool(tool, {signal})`, and one gone or changed taken
+back by aborting its signal (a changed one then registered anew). A stream that
+ends is opened again (sooner at first) with the last listing's id; one refused (the
+person no longer reaches the app) takes every tool back. Each tool is
 
     {name: "log_run", description: "Log a run for the club leaderboard",
      title: "Log a run",                 // where the command has a title of its own
@@ -21,9 +28,11 @@ command with `document.modelContext.registerTool`:
 own sign-in, so the command runs as the person whose tab it is, through the
 same Service call and refusals as every other door (its header
 `X-Pasture-Door: webmcp` tells the audit it came by WebMCP, not from the page
-itself). It resolves to the MCP shape of a tool's answer:
+itself). It resolves to the MCP shape of a tool's answer, its text the one an MCP
+tool's answer carries — the sentence, then the data as compact JSON on a line of its
+own (`./api/command`'s `tool_text`, from `pasture.mcp.text_of`):
 
-    {content: [{type: "text", text: "log_run: wrote 1 entity in ada/runs: …"}],
+    {content: [{type: "text", text: "log_run: wrote 1 entity in ada/runs: …\\n{…}"}],
      structuredContent: {entities: […], aliases: {…}}}
 
 and a refusal to `{content: [{type: "text", text: <the sentence>}], isError: true}`.
@@ -43,6 +52,7 @@ from __future__ import annotations
 import json
 
 from pasture.asking import CANCELLED
+from pasture.platform import SANDBOXED_PAGES
 
 MODULE = "api/webmcp.js"
 """Where the module is, under an app's address (the platform's rewrite injects it)."""
@@ -57,7 +67,7 @@ const context = globalThis.document?.modelContext ?? globalThis.navigator?.model
 const once = Symbol.for("pasture.webmcp");
 
 // A sandboxed page (an opaque origin: a server with no apps domain) is not one an
-// agent can call tools of, so it offers none.
+// agent can call tools of, so it offers none, and says why on the console.
 const opaque = globalThis.origin === "null";
 
 if (context && typeof context.registerTool === "function" && !opaque && !document[once]) {
@@ -103,7 +113,8 @@ if (context && typeof context.registerTool === "function" && !opaque && !documen
         ? body.error
         : `the server answered ${response.status} — try again in a moment`);
     }
-    return answer(body?.text ?? "", body?.data);
+    // The text an MCP tool's answer carries: the sentence, then the data as compact JSON.
+    return answer(body?.tool_text ?? body?.text ?? "", body?.data);
   }
 
   // A command that is hard to undo runs only once the person at the page says yes: through
@@ -122,48 +133,136 @@ if (context && typeof context.registerTool === "function" && !opaque && !documen
     }
   }
 
-  async function register() {
-    let listing;
-    try {
-      const response = await fetch(new URL("tools", api), {
-        credentials: "same-origin",
-        headers: { Accept: "application/json" },
-      });
-      listing = await response.json();
-      if (!response.ok) {
-        console.warn(`WebMCP: this app's commands are not offered: ${listing?.error}`);
-        return;
+  // The tools offered now: each name's definition as sent, and the signal that takes it back.
+  const offered = new Map();
+
+  function toolOf(command) {
+    const tool = {
+      name: command.name,
+      description: command.description || command.name,
+      inputSchema: command.input ?? { type: "object", properties: {} },
+      execute: command.consequential
+        ? async (input, client) =>
+            (await asked(command, client)) ? run(command.name, input, true) : refusal(cancelled)
+        : (input) => run(command.name, input),
+    };
+    // A short name for people, where the command has one, as MCP tools carry it.
+    if (command.commandTitle) tool.title = command.commandTitle;
+    // What the command says of itself, as MCP's hints: it only reads, or is hard to undo.
+    if (command.readOnly) tool.annotations = { readOnlyHint: true };
+    else if (command.consequential) tool.annotations = { destructiveHint: true };
+    return tool;
+  }
+
+  // Offer what the listing holds, and nothing else: a tool gone from it is taken back, a
+  // new one registered, one whose definition changed taken back and registered again.
+  async function offer(commands) {
+    const wanted = new Map(commands.map((command) => [command.name, command]));
+    for (const [name, held] of offered) {
+      const command = wanted.get(name);
+      if (!command || JSON.stringify(command) !== held.said) {
+        held.stop.abort();
+        offered.delete(name);
       }
-    } catch {
-      console.warn(`WebMCP: this app's commands are not offered: ${unreachable}`);
-      return;
     }
-    for (const command of listing.commands ?? []) {
-      const tool = {
-        name: command.name,
-        description: command.description || command.name,
-        inputSchema: command.input ?? { type: "object", properties: {} },
-        execute: command.consequential
-          ? async (input, client) =>
-              (await asked(command, client)) ? run(command.name, input, true) : refusal(cancelled)
-          : (input) => run(command.name, input),
-      };
-      // A short name for people, where the command has one, as MCP tools carry it.
-      if (command.commandTitle) tool.title = command.commandTitle;
-      // What the command says of itself, as MCP's hints: it only reads, or is hard to undo.
-      if (command.readOnly) tool.annotations = { readOnlyHint: true };
-      else if (command.consequential) tool.annotations = { destructiveHint: true };
+    for (const [name, command] of wanted) {
+      if (offered.has(name)) continue;
+      const stop = new AbortController();
+      offered.set(name, { said: JSON.stringify(command), stop });
       try {
-        await context.registerTool(tool);
+        await context.registerTool(toolOf(command), { signal: stop.signal });
       } catch (error) {
+        if (offered.get(name)?.stop === stop) offered.delete(name);
         // Another page script may have offered a tool of the same name first.
-        console.warn(`WebMCP: ${command.name} is not offered: ${error?.message ?? error}`);
+        if (!stop.signal.aborted) {
+          console.warn(`WebMCP: ${name} is not offered: ${error?.message ?? error}`);
+        }
       }
     }
   }
 
-  register();
+  function withdraw(sentence) {
+    offer([]);
+    console.warn(`WebMCP: this app's commands are not offered: ${sentence}`);
+  }
+
+  // One event block of the stream: its event name, id and data.
+  function read(block) {
+    let event = "message";
+    let id = null;
+    const data = [];
+    for (const line of block.split("\\n")) {
+      if (line === "" || line.startsWith(":")) continue;
+      const colon = line.indexOf(":");
+      const name = colon < 0 ? line : line.slice(0, colon);
+      let value = colon < 0 ? "" : line.slice(colon + 1);
+      if (value.startsWith(" ")) value = value.slice(1);
+      if (name === "event") event = value;
+      else if (name === "id") id = value;
+      else if (name === "data") data.push(value);
+    }
+    return { event, id, data: data.length ? JSON.parse(data.join("\\n")) : null };
+  }
+
+  // ./api/tools/follow: the app's commands now, and again whenever they change (a deploy,
+  // a rollback, a worker registering or removing one). True: it stands refused.
+  let last = null;  // the id of the listing offered now
+  let wait = 100;  // before the stream is opened again, doubled up to 2 s while it fails
+  async function follow() {
+    const headers = { Accept: "text/event-stream" };
+    if (last !== null) headers["Last-Event-ID"] = last;
+    const response = await fetch(new URL("tools/follow", api), {
+      credentials: "same-origin", headers, cache: "no-store",
+    });
+    if (!response.ok) {
+      let body = null;
+      try { body = await response.json(); } catch { body = null; }
+      if (response.status < 500 && response.status !== 429) {
+        withdraw(body && typeof body.error === "string" ? body.error : `${response.status}`);
+        return true;
+      }
+      return false;  // a busy or failing server: asked again
+    }
+    wait = 100;
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return false;
+      buffer += value.replaceAll("\\r\\n", "\\n");
+      let end;
+      while ((end = buffer.indexOf("\\n\\n")) >= 0) {
+        const { event, id, data } = read(buffer.slice(0, end));
+        buffer = buffer.slice(end + 2);
+        if (data === null) continue;
+        if (event === "refused") {
+          withdraw(data.error);
+          return true;
+        }
+        if (id !== null) last = id;
+        await offer(data.commands ?? []);
+      }
+    }
+  }
+
+  (async () => {
+    for (;;) {
+      let refused = false;
+      try {
+        refused = await follow();
+      } catch {
+        // the server went away mid-stream, or could not be reached: asked again below
+      }
+      if (refused) return;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      wait = Math.min(wait * 2, 2000);
+    }
+  })();
+} else if (context && typeof context.registerTool === "function" && opaque) {
+  console.info(SANDBOXED);
 }
-""".replace("CANCELLED;", json.dumps(CANCELLED, ensure_ascii=False) + ";", 1)
+""".replace("CANCELLED;", json.dumps(CANCELLED, ensure_ascii=False) + ";", 1).replace(
+    "SANDBOXED);", json.dumps("WebMCP: " + SANDBOXED_PAGES, ensure_ascii=False) + ");", 1
+)
 
 __all__ = ["MODULE", "WEBMCP_JS"]

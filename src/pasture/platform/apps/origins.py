@@ -32,6 +32,23 @@ PASS_MARK = "~"  # a path segment `~<pass>` carries a page's pass (sandboxed pag
 # opaque origin of its own, with no access to the server's cookies or storage.
 SANDBOX = "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads"
 
+SANDBOXED_PAGES = (
+    "apps' pages are sandboxed (no apps domain): each has an opaque origin, so it offers "
+    "no WebMCP tools to a browser's agent and keeps no cookie or storage of its own — "
+    "--apps-domain DOMAIN (localhost on one machine) gives each app an origin of its own"
+)
+"""What a sandboxed page cannot do, and how to have it: said by `pasture serve` as it
+starts without an apps domain, and by a sandboxed page's WebMCP module."""
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def on_loopback(url: str) -> bool:
+    """Whether an address is this machine's alone (`127.x`, `localhost`, `::1`): where any
+    `*.localhost` name reaches the server in a browser with no setup."""
+    name = (urlsplit(url).hostname or "").lower()
+    return name in LOOPBACK_NAMES or name.startswith("127.") or name.endswith(".localhost")
+
 
 @dataclass(frozen=True)
 class Origins:

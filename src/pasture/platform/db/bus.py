@@ -1,7 +1,8 @@
 """The bus: every write and deploy announced to every process sharing the data.
 
 A `Change` says what moved — an app's rows (`write`), an app's version or access
-(`deploy`), who may reach a space (`access`) — and where. `Bus.publish` hands it
+(`deploy`), an app's commands in a worker that registered or removed one
+(`commands`), who may reach a space (`access`) — and where. `Bus.publish` hands it
 at once to this process's listeners, and to every other process that shares the
 platform database:
 
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("pasture.bus")
 
-Kind = Literal["write", "deploy", "access", "lost"]
+Kind = Literal["write", "deploy", "commands", "access", "lost"]
 Listener = Callable[["Change"], None]
 
 CHANNEL = "pasture_changes"
@@ -73,7 +74,7 @@ class Change:
             kind, space, slug = json.loads(text)
         except (ValueError, TypeError):
             return None
-        if kind not in ("write", "deploy", "access", "lost"):
+        if kind not in ("write", "deploy", "commands", "access", "lost"):
             return None
         return cls(kind, space, slug)
 
