@@ -8,15 +8,20 @@ terminal, JSON over HTTP) without knowing where it was made.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pasture.content import Part
 
 
 @dataclass(frozen=True)
 class Result:
-    """A line for people (`text`) and the data for agents (`data`)."""
+    """A line for people (`text`) and the data for agents (`data`); `content`, what else it
+    carries for a door that can show it (an image, a sound, a resource: `pasture.content`)."""
 
     text: str
     data: dict[str, Any] = field(default_factory=dict)
+    content: tuple[Part, ...] = ()
 
 
 __all__ = ["Result"]

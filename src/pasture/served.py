@@ -3,7 +3,8 @@
 A `Registry` (pasture.commands.registry) may be served with no platform, each
 command its own MCP tool (DESIGN §6). That server is a door (pasture.mcp), and a
 door never imports `pasture.commands`: it works against these structural types,
-which `commands.registry.Registry` and `commands.model.Command` satisfy as they are.
+which `commands.registry.Registry` and `commands.model.Command` satisfy as they are (and
+`commands.resources`' `Resource` and `Prompt`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from pasture.content import Message
+from pasture.long_calls import LongCall
 from pasture.result import Result
 
 
@@ -36,8 +39,61 @@ class ServedCommand(Protocol):
     def consequential(self) -> bool: ...
 
 
+class ServedResource(Protocol):
+    """A resource, or a template of them (`{name}` parts in its uri), as the door lists it."""
+
+    @property
+    def uri(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def title(self) -> str | None: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def mime_type(self) -> str: ...
+
+    @property
+    def is_template(self) -> bool: ...
+
+    @property
+    def parts(self) -> list[str]: ...
+
+    @property
+    def suggest(self) -> Callable[[str, str], Sequence[str]] | None: ...
+
+
+class ServedPrompt(Protocol):
+    """A prompt: its arguments (name → what it is), and its messages for some arguments."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def title(self) -> str | None: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def arguments(self) -> dict[str, str]: ...
+
+    @property
+    def optional(self) -> frozenset[str]: ...
+
+    @property
+    def suggest(self) -> Callable[[str, str], Sequence[str]] | None: ...
+
+    def get(self, args: Mapping[str, Any]) -> list[Message]: ...
+
+
 class ServedRegistry(Protocol):
-    """Commands listed, called by name as a `Result`, and changes told to whoever listens."""
+    """Commands listed, called by name as a `Result` (watched by a `LongCall`), changes told
+    to whoever listens; its resources read and its prompts got."""
 
     def commands(self) -> Sequence[ServedCommand]: ...
 
@@ -45,9 +101,23 @@ class ServedRegistry(Protocol):
 
     def get(self, name: str) -> ServedCommand | None: ...
 
-    def run(self, name: str, args: Mapping[str, Any] | None = None) -> Result: ...
+    def run(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        long_call: LongCall | None = None,
+    ) -> Result: ...
 
     def on_change(self, listener: Callable[[], None]) -> Callable[[], None]: ...
 
+    def resources(self) -> Sequence[ServedResource]: ...
 
-__all__ = ["ServedCommand", "ServedRegistry"]
+    def read(self, uri: str) -> tuple[ServedResource, str | bytes]: ...
+
+    def prompts(self) -> Sequence[ServedPrompt]: ...
+
+    def get_prompt(self, name: str) -> ServedPrompt | None: ...
+
+
+__all__ = ["ServedCommand", "ServedPrompt", "ServedRegistry", "ServedResource"]

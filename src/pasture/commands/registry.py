@@ -41,7 +41,19 @@ from pasture.asking import CONFIRM
 from pasture.caller import NOBODY, Caller
 from pasture.commands.appstore import AppStore, StoreAsCaller
 from pasture.commands.model import Command, Context, Suggest
+from pasture.commands.resources import (
+    GetPrompt,
+    Parts,
+    Prompt,
+    ReadResource,
+    Resource,
+    SuggestValues,
+    prompt,
+    resource,
+)
+from pasture.content import parts_of
 from pasture.errors import DeployRefused, Fault, NotFound, PastureError, Refused, UsageError
+from pasture.long_calls import LongCall
 from pasture.names import COMMAND_NAME, agent_name
 from pasture.result import Result
 from pasture.schema import InputSchema, shown
@@ -134,16 +146,21 @@ class CheckedRun:
             return Result("done", {})
         if isinstance(answer, str):
             return Result(answer, {})
-        if isinstance(answer, Mapping) and set(answer) <= {"text", "data"}:
+        if isinstance(answer, Mapping) and set(answer) <= {"text", "data", "content"}:
             text, data = answer.get("text", ""), answer.get("data", {})
             if data is None:
                 data = {}
-            if isinstance(text, str) and isinstance(data, Mapping):
-                return Result(text, dict(data))
+            try:
+                content = parts_of(answer.get("content", []), f"{self.name}'s content")
+            except UsageError:
+                content = None
+            if isinstance(text, str) and isinstance(data, Mapping) and content is not None:
+                return Result(text, dict(data), content)
         logger.error("command %s returned %r, not {text, data}", self.name, answer)
         raise CommandFailed(
             f"{self.name} answered with something other than text and data — its code "
-            "returns a Result or {'text': …, 'data': {…}}; the server's log has what it returned"
+            "returns a Result or {'text': …, 'data': {…}, 'content': [parts]?}; the server's "
+            "log has what it returned"
         )
 
 
@@ -179,6 +196,7 @@ class Registry:
         self._commands: dict[str, Command] = {}  # by agent name, in registration order
         self._listeners: dict[object, Callable[[], None]] = {}
         self._lock = threading.RLock()
+        self._parts = Parts()  # resources and prompts, for the registry served on its own
 
     # -- registering --------------------------------------------------------------------
     def register(
@@ -402,6 +420,79 @@ class Registry:
             return []
         return found
 
+    # -- resources and prompts, served on its own ---------------------------------------
+    def resource(
+        self,
+        uri: str,
+        read: ReadResource,
+        *,
+        description: str,
+        name: str | None = None,
+        title: str | None = None,
+        mime_type: str = "text/plain",
+        suggest: SuggestValues | None = None,
+    ) -> Resource:
+        """Add a resource (`{name}` parts in `uri` make it a template): `read(params)`
+        returns its text or bytes (`pasture.commands.resources`)."""
+        found = resource(
+            uri,
+            read,
+            description=description,
+            name=name,
+            title=title,
+            mime_type=mime_type,
+            suggest=suggest,
+        )
+        with self._lock:
+            self._parts.add_resource(found)
+        return found
+
+    def prompt(
+        self,
+        name: str,
+        get: GetPrompt,
+        *,
+        description: str,
+        arguments: Mapping[str, str] | None = None,
+        optional: Sequence[str] = (),
+        title: str | None = None,
+        suggest: SuggestValues | None = None,
+    ) -> Prompt:
+        """Add a prompt: `get(args)` returns its messages (`pasture.commands.resources`)."""
+        found = prompt(
+            name,
+            get,
+            description=description,
+            arguments=arguments,
+            optional=optional,
+            title=title,
+            suggest=suggest,
+        )
+        with self._lock:
+            self._parts.add_prompt(found)
+        return found
+
+    def resources(self) -> list[Resource]:
+        """Every resource and template, in the order they were added."""
+        with self._lock:
+            return list(self._parts.resources.values())
+
+    def prompts(self) -> list[Prompt]:
+        """Every prompt, in the order they were added."""
+        with self._lock:
+            return list(self._parts.prompts.values())
+
+    def read(self, uri: str) -> tuple[Resource, str | bytes]:
+        """The resource at `uri` and what it reads; NotFound when there is none."""
+        with self._lock:
+            found, params = self._parts.find(uri)
+        return found, found.read(params)
+
+    def get_prompt(self, name: str) -> Prompt | None:
+        """A prompt by either name."""
+        with self._lock:
+            return self._parts.prompts.get(agent_name(name))
+
     # -- what is here -----------------------------------------------------------------
     def commands(self) -> list[Command]:
         """Every command, in the order they were registered."""
@@ -428,8 +519,10 @@ class Registry:
         caller: Caller | None = None,
         typed_text: bool = False,
         command: Command | None = None,
+        long_call: LongCall | None = None,
     ) -> Context:
-        """What a command of this registry runs with: the registry's store, as the caller.
+        """What a command of this registry runs with: the registry's store, as the caller,
+        and the call as its door watches it (`long_call`: `ctx.progress`, `ctx.cancelled`).
 
         A read-only `command` gets a store that refuses writes.
         """
@@ -440,7 +533,9 @@ class Registry:
             if self.store is None
             else StoreAsCaller(self.store, caller, read_only=read_only)
         )
-        return Context(caller, store, self.at, typed_text=typed_text)
+        if long_call is None:
+            return Context(caller, store, self.at, typed_text=typed_text)
+        return Context(caller, store, self.at, typed_text=typed_text, long_call=long_call)
 
     def run(
         self,
@@ -449,20 +544,25 @@ class Registry:
         *,
         ctx: Context | None = None,
         typed_text: bool = False,
+        long_call: LongCall | None = None,
     ) -> Result:
-        """Run a command by either name (a bare `status` runs every provider's status)."""
+        """Run a command by either name (a bare `status` runs every provider's status);
+        `long_call`, where a door watches the call (its progress told, a stop asked for)."""
         if name.strip() == "status":
             if args:
                 raise UsageError("status takes no arguments — it shows every provider's state")
             commands = self.status_commands()
             return run_status(
-                commands, lambda c: ctx or self.context(typed_text=typed_text, command=c)
+                commands,
+                lambda c: (
+                    ctx or self.context(typed_text=typed_text, command=c, long_call=long_call)
+                ),
             )
         command = self.get(name)
         if command is None:
             names = ", ".join(c.agent_name for c in self.commands()) or "none yet"
             raise NotFound(f"no command {agent_name(name)} — the commands are {names}")
-        ctx = ctx or self.context(typed_text=typed_text, command=command)
+        ctx = ctx or self.context(typed_text=typed_text, command=command, long_call=long_call)
         return command.run(args or {}, ctx)
 
     # -- hearing of changes -------------------------------------------------------------

@@ -24,30 +24,50 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import anyio.to_thread
 import mcp_types as types
 from mcp.server import NotificationOptions, Server
+from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
+from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp_types.methods import CacheableMethod
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from pasture.asking import CANCELLED, CONFIRM, confirmed, question, unconfirmed
 from pasture.errors import UsageError
+from pasture.long_calls import LongCall
+from pasture.mcp import _registry_parts as parts
 from pasture.mcp._elicitation import ask, can_ask
+from pasture.mcp._progress import progress_to
 from pasture.mcp._tool_results import Wire, answer, refusal
 from pasture.mcp._tools import CONFIRM_PROPERTY, tool
 from pasture.served import ServedCommand, ServedRegistry
+from pasture.threads import in_watched_thread
 from pasture.version import __version__
 
 logger = logging.getLogger("pasture.mcp")
 
 STATUS_TOOL = "status"
+
+# On the newest revision every list and read says how long it stays true: not a moment
+# (a command may be registered or removed at any time), and for this caller alone.
+CACHE_HINTS: dict[CacheableMethod, CacheHint] = {
+    method: CacheHint(0, "private")
+    for method in (
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+    )
+}
 
 _STATUS = types.Tool(
     name=STATUS_TOOL,
@@ -84,10 +104,35 @@ def tools_of(registry: ServedRegistry) -> list[types.Tool]:
 
 @dataclass
 class _Connection:
-    """The one connection a run serves: the session that last spoke for it, in the
-    handshake generation, which hears of changes until sending to it fails."""
+    """What a run serves: the sessions of the handshake generation that spoke to it — one
+    over stdio, each client's over HTTP — each of which hears of changes until sending to
+    it fails."""
 
-    session: ServerSession | None = None
+    sessions: dict[str | None, ServerSession] = field(default_factory=dict)  # by session id
+
+
+class _RegistryServer(Server[Any]):
+    """The SDK's server, announcing `tools/list_changed` on every connection it serves,
+    whichever transport asks for its initialization options (HTTP's asks with none)."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
+def _session_id(ctx: ServerRequestContext[Any]) -> str | None:
+    """The HTTP session a request names (`Mcp-Session-Id`); None on stdio and in memory,
+    whose one connection is the run's."""
+    headers = getattr(ctx.request, "headers", None)
+    return None if headers is None else headers.get("mcp-session-id")
 
 
 def build_registry_server(registry: ServedRegistry, name: str = "pasture") -> Server[Any]:
@@ -97,14 +142,12 @@ def build_registry_server(registry: ServedRegistry, name: str = "pasture") -> Se
 
     async def announce(connection: _Connection) -> None:
         await bus.publish(ToolsListChanged())
-        session = connection.session
-        if session is None:
-            return
-        try:
-            await session.send_tool_list_changed()
-        except Exception:
-            connection.session = None  # the client went away
-            logger.debug("tools/list_changed had no channel to go out on")
+        for client, session in list(connection.sessions.items()):
+            try:
+                await session.send_tool_list_changed()
+            except Exception:
+                connection.sessions.pop(client, None)  # the client went away
+                logger.debug("tools/list_changed had no channel to go out on")
 
     @asynccontextmanager
     async def lifespan(_server: Server[Any]) -> AsyncIterator[_Connection]:
@@ -134,9 +177,9 @@ def build_registry_server(registry: ServedRegistry, name: str = "pasture") -> Se
             stop()
 
     def remember(ctx: ServerRequestContext[_Connection]) -> None:
-        # Each request has a session of its own; any of them reaches the connection.
+        # Each request has a session of its own; any of them reaches its connection.
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            ctx.lifespan_context.session = ctx.session
+            ctx.lifespan_context.sessions[_session_id(ctx)] = ctx.session
 
     async def on_list_tools(
         ctx: ServerRequestContext[_Connection], params: types.PaginatedRequestParams | None
@@ -167,17 +210,82 @@ def build_registry_server(registry: ServedRegistry, name: str = "pasture") -> Se
                     return refusal(wrong.sentence)
                 if not yes:
                     return refusal(unconfirmed(command.title, command.agent_name, None, arguments))
-        # A command's own code may block: keep the event loop free.
-        return await anyio.to_thread.run_sync(
-            lambda: answer(name, lambda: registry.run(name, arguments))
-        )
 
-    server: Server[Any] = Server(
+        # A command's own code may block: keep the event loop free. It is watched: its
+        # progress told where the client asked for it, a cancel seen as `ctx.cancelled`.
+        def run(long_call: LongCall) -> Wire:
+            return answer(name, lambda: registry.run(name, arguments, long_call=long_call))
+
+        return await in_watched_thread(run, progress_to(ctx))
+
+    # Resources and prompts are served where the registry has some as it is served.
+    has_resources = bool(registry.resources())
+    has_prompts = bool(registry.prompts())
+
+    async def on_list_resources(
+        ctx: ServerRequestContext[_Connection], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return parts.listed_resources(registry)
+
+    async def on_list_templates(
+        ctx: ServerRequestContext[_Connection], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return parts.listed_templates(registry)
+
+    async def on_read_resource(
+        ctx: ServerRequestContext[_Connection], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        return await anyio.to_thread.run_sync(lambda: parts.read(registry, str(params.uri)))
+
+    async def on_subscribe(
+        ctx: ServerRequestContext[_Connection], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        # A registry's resources read afresh each time and announce no change of their own.
+        parts.known(registry, str(params.uri))
+        return types.EmptyResult()
+
+    async def on_unsubscribe(
+        ctx: ServerRequestContext[_Connection], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        return types.EmptyResult()
+
+    async def on_list_prompts(
+        ctx: ServerRequestContext[_Connection], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return parts.listed_prompts(registry)
+
+    async def on_get_prompt(
+        ctx: ServerRequestContext[_Connection], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        return await anyio.to_thread.run_sync(lambda: parts.got(registry, params))
+
+    async def on_completion(
+        ctx: ServerRequestContext[_Connection], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        completion = await anyio.to_thread.run_sync(lambda: parts.completed(registry, params))
+        return types.CompleteResult(completion=completion)
+
+    served: dict[str, Any] = {}
+    if has_resources:
+        served.update(
+            on_list_resources=on_list_resources,
+            on_list_resource_templates=on_list_templates,
+            on_read_resource=on_read_resource,
+            on_subscribe_resource=on_subscribe,
+            on_unsubscribe_resource=on_unsubscribe,
+        )
+    if has_prompts:
+        served.update(on_list_prompts=on_list_prompts, on_get_prompt=on_get_prompt)
+    if has_resources or has_prompts:
+        served.update(on_completion=on_completion)
+    server = _RegistryServer(
         name,
         version=__version__,
         lifespan=lifespan,
         on_list_tools=on_list_tools,
         on_subscriptions_listen=ListenHandler(bus),
+        cache_hints=CACHE_HINTS,
+        **served,
     )
     # Registered as a plain request handler, which may answer with the wire dict.
     server.add_request_handler("tools/call", types.CallToolRequestParams, on_call_tool)

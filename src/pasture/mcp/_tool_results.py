@@ -12,6 +12,7 @@ both answer this way.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import uuid
@@ -20,6 +21,7 @@ from typing import Any
 
 import mcp_types as types
 
+from pasture.content import Audio, Embedded, Image, Part
 from pasture.errors import PastureError
 from pasture.request_ids import fault_id
 from pasture.result import Result
@@ -131,12 +133,39 @@ def _fewer(key: str | None) -> str:
     return " — or read fewer rows at a time: a filter with limit=N and a sort="
 
 
+def part_of(part: Part) -> Wire:
+    """One part of what an answer carries (`pasture.content`) as MCP content."""
+    if isinstance(part, str):
+        return {"type": "text", "text": part}
+    if isinstance(part, Image | Audio):
+        kind = "image" if isinstance(part, Image) else "audio"
+        data = base64.b64encode(part.data).decode("ascii")
+        return {"type": kind, "data": data, "mimeType": part.mime_type}
+    return {"type": "resource", "resource": embedded(part)}
+
+
+def embedded(part: Embedded) -> Wire:
+    """A resource's contents, text or blob, as MCP carries them."""
+    held: Wire = {"uri": part.uri, "mimeType": part.mime_type}
+    if part.blob is not None:
+        return {**held, "blob": base64.b64encode(part.blob).decode("ascii")}
+    return {**held, "text": part.text}
+
+
 def success(result: Result, *, with_data: bool = True) -> Wire:
     """The answer of a call; `with_data=False` for one whose text says its data already,
-    as people read it (`commands`' listing, `app_files`' file)."""
+    as people read it (`commands`' listing, `app_files`' file). What else it carries (an
+    image, a sound, a resource) follows the text, which is left out when it has none."""
     said = text_of(result) if with_data else result.text
     text = {**_ANSWER["content"][0], "text": said}
-    return {**_ANSWER, "content": [text], "structuredContent": result.data}
+    if not result.content:
+        return {**_ANSWER, "content": [text], "structuredContent": result.data}
+    content = [text] if said else []
+    content += [part_of(p) for p in result.content]
+    answered = {**_ANSWER, "content": content}
+    if result.data:
+        answered["structuredContent"] = result.data
+    return answered
 
 
 def refusal(sentence: str) -> Wire:
@@ -164,4 +193,14 @@ def failed(tool: str) -> Wire:
     )
 
 
-__all__ = ["TEXT_AT_MOST", "Wire", "answer", "failed", "refusal", "success", "text_of"]
+__all__ = [
+    "TEXT_AT_MOST",
+    "Wire",
+    "answer",
+    "embedded",
+    "failed",
+    "part_of",
+    "refusal",
+    "success",
+    "text_of",
+]
