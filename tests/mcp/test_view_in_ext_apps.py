@@ -131,8 +131,9 @@ def host_script() -> str:
     if npm is None:
         needs.missing("the MCP Apps host test needs npm", needs.apt("nodejs npm"))
     esbuild = FOLDER / "node_modules" / ".bin" / "esbuild"
+    installed, wanted = FOLDER / "installed", " ".join(PACKAGES)  # written once npm has
     with _locked(CACHE / "ext-apps.lock"):
-        if not (esbuild.exists() and (FOLDER / "installed").exists()):
+        if not (esbuild.exists() and installed.is_file() and installed.read_text() == wanted):
             FOLDER.mkdir(parents=True, exist_ok=True)
             quiet = ["--silent", "--no-audit", "--no-fund"]
             subprocess.run(
@@ -140,7 +141,7 @@ def host_script() -> str:
                 check=True,
                 timeout=600,
             )
-            (FOLDER / "installed").write_text(" ".join(PACKAGES))
+            installed.write_text(wanted)
     # The entry is read from stdin and resolved from the cache folder, its node_modules.
     bundled = subprocess.run(
         [str(esbuild), "--bundle", "--format=iife", "--platform=browser", "--log-level=error"],
