@@ -8,7 +8,8 @@ and reverse plurals with every operator answers exactly the entities, in
 creation order, that the evaluation below picks out — and `.count!` counts
 them. A walk whose far side a predicate needs is an inner join in the SQL and
 one that `!=`, `=` or `?` reads stays an outer one; this is what says the two
-mean the same.
+mean the same. A reference in a row reads back as `{eid, name}` whether a walk
+from it read the name or the names were read apart.
 """
 
 from __future__ import annotations
@@ -217,4 +218,13 @@ def test_walks_and_plurals_answer_what_python_would(
     rows = store.query(text, ADA)
     assert isinstance(rows, list)
     assert [r["entity"]["eid"] for r in rows] == expected, text
+    for r in rows:  # a reference reads back as the entity it names, walked or not
+        for comp in ("note", "comment"):
+            if r.get(comp) is None:
+                continue
+            ref = r[comp]["target"]
+            far = graph[r["entity"]["eid"]][comp]["target"]
+            assert (ref or {}).get("eid") == far, text
+            if far in graph:
+                assert ref.get("name") == graph[far].get("doc", {}).get("title"), text
     assert store.query(f"{text}&.count!", ADA) == {"count": len(expected)}, text

@@ -47,6 +47,8 @@ class Selecting(Protocol):
 
     def walk_alias(self, path: syntax.Path) -> str: ...
 
+    def walk_entity(self, path: syntax.Path) -> str: ...
+
 
 # -- an aggregate ---------------------------------------------------------------------------
 
@@ -130,7 +132,16 @@ def row_builder(
         fields: list[str] = []
         for column in comp.columns.values():
             c = take(expr_of(column.name))
-            if column.reference and st.dialect.inline_names:
+            walked = (*at, column.name)
+            if column.reference and walked in st.brought:
+                # a walk from it joins the entity it names already: its name is there
+                ent = st.walk_entity((*walked, st.brought[walked][0]))
+                n = take(f"{ent}.name")
+                value = (
+                    f"({{'eid': {c}, 'name': {n}}} if {n} is not None "
+                    f"else ({{'eid': {c}}} if {c} is not None else None))"
+                )
+            elif column.reference and st.dialect.inline_names:
                 # the name read in the same statement: cheaper than another round trip to
                 # the server, and a join (not a subquery a row) lets the planner read each
                 # distinct eid once (Memoize)
@@ -152,7 +163,6 @@ def row_builder(
                 value = f"(None if {c} is None else bool({c}))"
             else:
                 value = c
-            walked = (*at, column.name)
             if column.reference and walked in st.brought:
                 value = f"_far({value}, {{{far_of(walked)}}})"
             fields.append(f"{column.name!r}: {value}")

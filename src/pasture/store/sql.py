@@ -144,6 +144,9 @@ class _State:
     def walk_alias(self, path: syntax.Path) -> str:
         return self.joins[path].alias
 
+    def walk_entity(self, path: syntax.Path) -> str:
+        return self.joins[path].ent
+
 
 def _is_variable(text: str) -> bool:
     return len(text) > 1 and text[0] == "$" and (text[1].isalpha() or text[1] == "_")

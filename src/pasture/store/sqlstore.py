@@ -454,6 +454,8 @@ class SqlStore(ABC, Generic[C]):
 
     def _edges(self, conn: Executes, rows: list[Row]) -> None:
         """Each row's edges, `[{type, child: {eid, name?}}]`, where it has any."""
+        if conn.execute("SELECT 1 FROM edge LIMIT 1").fetchone() is None:
+            return  # an app that keeps no edges: none to look for row by row
         by_eid = {r["entity"]["eid"]: r for r in rows}
         d = self.dialect
         for among, params in d.among(list(by_eid)):
