@@ -19,6 +19,7 @@ import json
 from collections.abc import Hashable
 from dataclasses import dataclass
 
+import pydantic_core
 from starlette.types import Message, Scope, Send
 
 from pasture.caller import Caller
@@ -67,7 +68,8 @@ def may_ask(scope: Scope) -> bool:
 
 
 def _id_json(request_id: int | str) -> bytes:
-    return json.dumps(request_id, separators=(",", ":")).encode()
+    # as the SDK writes it (pydantic's JSON: a text's characters as they are, not escaped)
+    return pydantic_core.to_json(request_id)
 
 
 class Replies:

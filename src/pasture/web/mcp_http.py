@@ -50,6 +50,7 @@ from pasture.threads import in_thread
 from pasture.web.consent import resource_metadata_url
 from pasture.web.hosts import Hosts
 from pasture.web.mcp_events import is_events, may_open, naming_a_session, serve_events, turned_away
+from pasture.web.mcp_exchange import OneExchange
 
 SIGN_IN_FIRST = (
     "sign in first: this server's MCP takes an OAuth sign-in (your client starts it from this "
@@ -241,6 +242,9 @@ def mcp_http(
     streaming = StreamableHTTPSessionManager(
         app=server, json_response=False, stateless=True, security_settings=settings
     )
+    # A single JSON request of the handshake generation, answered without the connection
+    # the SDK's stateless path builds for it (`pasture.web.mcp_exchange`).
+    exchange = OneExchange(server, settings, lambda: manager._lifespan_state)
 
     @asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
@@ -337,6 +341,7 @@ def mcp_http(
         if is_events(scope):  # the handshake generation's stream of what changed
             await events(caller, token, scope, receive, send)
             return
+        body: bytes | None = None  # read once, where something here must see it
         if may_open(scope):  # perhaps `initialize`: its reply names a session to open it with
             body = await _body(receive)
             if body is None:
@@ -382,7 +387,7 @@ def mcp_http(
                         await send(message)
                     return
                 send = replies.keeping(version, asked, send)
-        await serve(manager, caller, scope, receive, send)
+        await serve(manager, caller, scope, receive, send, body)
 
     async def events(
         caller: Caller, token: str, scope: Scope, receive: Receive, send: Send
@@ -412,11 +417,14 @@ def mcp_http(
         scope: Scope,
         receive: Receive,
         send: Send,
+        body: bytes | None = None,
     ) -> None:
         # The SDK carries this context to the handler that serves the request.
         reset = _caller.set(caller)
         request_ids.named(caller.name)  # for the request's line in the log
         try:
+            if body is not None and await exchange.answered(scope, receive, send, body):
+                return
             await chosen.handle_request(scope, receive, send)
         finally:
             _caller.reset(reset)
