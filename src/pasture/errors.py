@@ -22,6 +22,11 @@
      │    ├── NotJson        a body not declared as JSON where only JSON is taken (HTTP 415)
      │    ├── Cancelled      a call its caller stopped while it ran: Ctrl-C, an agent's
      │    │                  cancel, a request gone (exit code 130; `pasture.long_calls`)
+     │    ├── InputRequired  a command asked its client what is not answered yet: the door
+     │    │                  asks, and runs the call again with the answers
+     │    │                  (`pasture.client_asks`)
+     │    ├── CannotAsk      the caller's client said it cannot be asked what the command
+     │    │                  asks: a form, its model, its roots (`pasture.client_asks`)
      │    └── TooMany        too many calls or tries in too short a time (HTTP 429);
      │                       .retry_after is the seconds to wait (`pasture.platform.access.limits`)
      └── Fault             nothing the caller did wrong: something on the server's side

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from pasture.client_asks import ClientAsks
 from pasture.content import Message
 from pasture.long_calls import LongCall
 from pasture.result import Result
@@ -88,7 +89,7 @@ class ServedPrompt(Protocol):
     @property
     def suggest(self) -> Callable[[str, str], Sequence[str]] | None: ...
 
-    def get(self, args: Mapping[str, Any]) -> list[Message]: ...
+    def get(self, args: Mapping[str, Any], client: ClientAsks | None = None) -> list[Message]: ...
 
 
 class ServedRegistry(Protocol):
@@ -107,6 +108,7 @@ class ServedRegistry(Protocol):
         args: Mapping[str, Any] | None = None,
         *,
         long_call: LongCall | None = None,
+        client: ClientAsks | None = None,
     ) -> Result: ...
 
     def on_change(self, listener: Callable[[], None]) -> Callable[[], None]: ...

@@ -18,6 +18,9 @@ import time
 from typing import Any
 
 from pasture import Refused, Registry
+from pasture.client_asks import Asking, form
+from pasture.client_asks import roots as their_roots
+from pasture.client_asks import sampling as ask_model
 from pasture.commands.model import Context
 from pasture.content import Audio, Embedded, Image, Message
 
@@ -100,6 +103,199 @@ def fixtures() -> Registry:
 
     tool("test_tool_with_progress", "Reports its progress three times.", progress)
 
+    def logging(args: dict[str, Any], ctx: Context) -> str:
+        for line in ("Tool execution started", "Tool processing data", "Tool execution completed"):
+            ctx.log("info", line)
+            time.sleep(0.05)
+        return "Logged three lines."
+
+    tool("test_tool_with_logging", "Tells the client's log three lines.", logging)
+
+    # -- asking the client: the person, its model, its roots ------------------------------
+    def said(answer: dict[str, Any]) -> str:
+        return f"action={answer.get('action')}, content={json.dumps(answer.get('content'))}"
+
+    def text_of(sampled: dict[str, Any]) -> str:
+        content = sampled.get("content")
+        return str(content.get("text", "")) if isinstance(content, dict) else ""
+
+    def sampling(args: dict[str, Any], ctx: Context) -> str:
+        return f"LLM response: {text_of(ctx.sample('answer', args['prompt'], max_tokens=100))}"
+
+    text_input = {
+        "type": "object",
+        "properties": {"prompt": {"type": "string"}},
+        "required": ["prompt"],
+    }
+    tool("test_sampling", "Asks the client's model.", sampling, input=text_input)
+
+    user = {
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"},
+        },
+        "required": ["username", "email"],
+    }
+
+    def elicitation(args: dict[str, Any], ctx: Context) -> str:
+        return f"User response: {said(ctx.ask('info', args['message'], user))}"
+
+    message_input = {
+        "type": "object",
+        "properties": {"message": {"type": "string"}},
+        "required": ["message"],
+    }
+    tool("test_elicitation", "Asks the person a form.", elicitation, input=message_input)
+
+    defaults = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "score": {"type": "number", "default": 95.5},
+            "status": {
+                "type": "string",
+                "enum": ["active", "inactive", "pending"],
+                "default": "active",
+            },
+            "verified": {"type": "boolean", "default": True},
+        },
+    }
+    tool(
+        "test_elicitation_sep1034_defaults",
+        "Asks the person a form with a default for each field.",
+        lambda args, ctx: (
+            f"Elicitation completed: {said(ctx.ask('defaults', 'Your details', defaults))}"
+        ),
+    )
+    enums = {
+        "type": "object",
+        "properties": {
+            "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {
+                "type": "string",
+                "oneOf": [
+                    {"const": "value1", "title": "First Option"},
+                    {"const": "value2", "title": "Second Option"},
+                    {"const": "value3", "title": "Third Option"},
+                ],
+            },
+            "legacyEnum": {
+                "type": "string",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"],
+            },
+            "untitledMulti": {
+                "type": "array",
+                "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            },
+            "titledMulti": {
+                "type": "array",
+                "items": {
+                    "anyOf": [
+                        {"const": "value1", "title": "First Choice"},
+                        {"const": "value2", "title": "Second Choice"},
+                        {"const": "value3", "title": "Third Choice"},
+                    ]
+                },
+            },
+        },
+    }
+    tool(
+        "test_elicitation_sep1330_enums",
+        "Asks the person a form of every kind of choice.",
+        lambda args, ctx: f"Elicitation completed: {said(ctx.ask('enums', 'Choose', enums))}",
+    )
+    tool(
+        "test_missing_capability",
+        "Needs the client's model, which a client may not offer.",
+        lambda args, ctx: text_of(ctx.sample("needed", "Say something")),
+    )
+
+    name = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+    def content(answer: dict[str, Any]) -> dict[str, Any]:
+        found = answer.get("content")
+        return found if isinstance(found, dict) else {}
+
+    tool(
+        "test_input_required_result_elicitation",
+        "Asks the person's name, then greets them.",
+        lambda args, ctx: (
+            f"Hello, {content(ctx.ask('user_name', 'What is your name?', name)).get('name')}!"
+        ),
+    )
+    tool(
+        "test_input_required_result_sampling",
+        "Asks the client's model a question.",
+        lambda args, ctx: (
+            text_of(
+                ctx.sample("capital_question", "What is the capital of France?", max_tokens=100)
+            )
+            or "no answer"
+        ),
+    )
+    tool(
+        "test_input_required_result_list_roots",
+        "Names the client's roots.",
+        lambda args, ctx: (
+            "Roots: " + ", ".join(r.get("uri", "") for r in ctx.roots("client_roots"))
+        ),
+    )
+    ok = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    tool(
+        "test_input_required_result_request_state",
+        "Asks for a yes, carried across rounds in the request's state.",
+        # The state came back sealed as this server sent it, or the call was refused.
+        lambda args, ctx: f"state-ok: {said(ctx.ask('confirm', 'Please confirm', ok))}",
+    )
+
+    def several(args: dict[str, Any], ctx: Context) -> str:
+        answers = ctx.ask_all(
+            {
+                "user_name": form("What is your name?", name),
+                "greeting": ask_model("Generate a greeting", max_tokens=50),
+                "client_roots": their_roots(),
+            }
+        )
+        return f"Got {', '.join(sorted(answers))}."
+
+    tool("test_input_required_result_multiple_inputs", "Asks three things at once.", several)
+
+    def rounds(args: dict[str, Any], ctx: Context) -> str:
+        first = content(ctx.ask("step1", "Step 1: What is your name?", name))
+        color = {
+            "type": "object",
+            "properties": {"color": {"type": "string"}},
+            "required": ["color"],
+        }
+        second = content(ctx.ask("step2", "Step 2: What is your favorite color?", color))
+        return f"{first.get('name')} likes {second.get('color')}."
+
+    tool("test_input_required_result_multi_round", "Asks two things, one after the other.", rounds)
+    tool(
+        "test_input_required_result_tampered_state",
+        "Asks for a yes; a state the client changed is refused.",
+        lambda args, ctx: said(ctx.ask("confirm", "Please confirm", ok)),
+    )
+
+    def what_it_can(args: dict[str, Any], ctx: Context) -> str:
+        asks = {}
+        if ctx.can_ask("elicitation"):
+            asks["user_name"] = form("What is your name?", name)
+        if ctx.can_ask("sampling"):
+            asks["greeting"] = ask_model("Generate a greeting", max_tokens=50)
+        if not asks:
+            return "This client can be asked nothing."
+        return f"Got {', '.join(sorted(ctx.ask_all(asks)))}."
+
+    tool(
+        "test_input_required_result_capabilities",
+        "Asks only what the client said it can answer.",
+        what_it_can,
+    )
+
     # -- resources ----------------------------------------------------------------------
     registry.resource(
         "test://static-text",
@@ -159,6 +355,21 @@ def fixtures() -> Registry:
         "test_prompt_with_image",
         lambda args: [Message(Image(PNG, "image/png")), "Please analyze the image above."],
         description="A prompt carrying an image.",
+    )
+    context = {
+        "type": "object",
+        "properties": {"context": {"type": "string"}},
+        "required": ["context"],
+    }
+
+    def asking_first(args: dict[str, str], ask: Asking) -> str:
+        answer = ask.ask("user_context", "What context should the prompt use?", context)
+        return f"A prompt for this context: {json.dumps(answer.get('content'))}"
+
+    registry.prompt(
+        "test_input_required_result_prompt",
+        asking_first,
+        description="A prompt that asks the person first.",
     )
     return registry
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pasture.caller import Caller
+from pasture.client_asks import NOBODY_ASKS, Asking, ClientAsks
 from pasture.long_calls import LongCall, progress_of
 from pasture.names import agent_name
 from pasture.result import Result
@@ -21,14 +22,16 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class Context:
+class Context(Asking):
     """What a running command may use: who called, the app's store as them, the app's name.
 
     `store` reads and writes the app as `caller` and nobody else
     (`pasture.commands.appstore`); `secrets` are the app's own
     (`pasture secret set APP NAME`), given to code commands only. `long_call` is
     the call as its door watches it (`pasture.long_calls`): `progress()` reports to
-    it, and `cancelled` says whether its caller asked it to stop.
+    it, and `cancelled` says whether its caller asked it to stop. `client` is the
+    caller's client where a door can ask it (`ask`, `sample`, `roots`, `log`:
+    `pasture.client_asks`).
     """
 
     caller: Caller
@@ -39,6 +42,7 @@ class Context:
     typed_text: bool = False
     secrets: Mapping[str, str] = field(default_factory=dict)
     long_call: LongCall = field(default_factory=LongCall)
+    client: ClientAsks = NOBODY_ASKS  # the caller's client, where a door can ask it
 
     def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         """Say how far the call has come: `done` of `total` (None: not known), and a line

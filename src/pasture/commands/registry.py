@@ -34,11 +34,12 @@ import inspect
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pasture.asking import CONFIRM
 from pasture.caller import NOBODY, Caller
+from pasture.client_asks import ClientAsks
 from pasture.commands.appstore import AppStore, StoreAsCaller
 from pasture.commands.model import Command, Context, Suggest
 from pasture.commands.resources import (
@@ -520,6 +521,7 @@ class Registry:
         typed_text: bool = False,
         command: Command | None = None,
         long_call: LongCall | None = None,
+        client: ClientAsks | None = None,
     ) -> Context:
         """What a command of this registry runs with: the registry's store, as the caller,
         and the call as its door watches it (`long_call`: `ctx.progress`, `ctx.cancelled`).
@@ -533,9 +535,12 @@ class Registry:
             if self.store is None
             else StoreAsCaller(self.store, caller, read_only=read_only)
         )
-        if long_call is None:
-            return Context(caller, store, self.at, typed_text=typed_text)
-        return Context(caller, store, self.at, typed_text=typed_text, long_call=long_call)
+        ctx = Context(caller, store, self.at, typed_text=typed_text)
+        if long_call is not None:
+            ctx = replace(ctx, long_call=long_call)
+        if client is not None:
+            ctx = replace(ctx, client=client)
+        return ctx
 
     def run(
         self,
@@ -545,9 +550,11 @@ class Registry:
         ctx: Context | None = None,
         typed_text: bool = False,
         long_call: LongCall | None = None,
+        client: ClientAsks | None = None,
     ) -> Result:
         """Run a command by either name (a bare `status` runs every provider's status);
-        `long_call`, where a door watches the call (its progress told, a stop asked for)."""
+        `long_call`, where a door watches the call (its progress told, a stop asked for),
+        and `client`, where it can ask the caller's client (`pasture.client_asks`)."""
         if name.strip() == "status":
             if args:
                 raise UsageError("status takes no arguments — it shows every provider's state")
@@ -562,7 +569,9 @@ class Registry:
         if command is None:
             names = ", ".join(c.agent_name for c in self.commands()) or "none yet"
             raise NotFound(f"no command {agent_name(name)} — the commands are {names}")
-        ctx = ctx or self.context(typed_text=typed_text, command=command, long_call=long_call)
+        ctx = ctx or self.context(
+            typed_text=typed_text, command=command, long_call=long_call, client=client
+        )
         return command.run(args or {}, ctx)
 
     # -- hearing of changes -------------------------------------------------------------

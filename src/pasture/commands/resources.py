@@ -13,24 +13,27 @@ for, and a `suggest(part, partial)` completes them. A **prompt** is a name, the
 arguments it takes (each a line that says what it is; all required unless named in
 `optional`), and a function that returns its messages: text, a part of
 `pasture.content` (an image, an embedded resource), a `Message` to say who says it,
-or a list of them. They are the registry's to list; the MCP door serves them
+or a list of them; `get(args, ask)` may ask the caller's client first, as a command's
+`ctx` does (`pasture.client_asks`). They are the registry's to list; the MCP door serves them
 (`pasture.mcp.build_registry_server`). The platform's apps carry neither: their views
 are the connector's resources.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pasture.client_asks import NOBODY_ASKS, ClientAsks, Questions
 from pasture.content import PARTS, Message, Part
 from pasture.errors import NotFound, UsageError
 from pasture.names import agent_name
 
 ReadResource = Callable[[dict[str, str]], str | bytes]
-GetPrompt = Callable[[dict[str, str]], Any]
+GetPrompt = Callable[..., Any]  # get(args) or get(args, ask)
 SuggestValues = Callable[[str, str], Sequence[str]]
 
 _PART = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -113,8 +116,10 @@ class Prompt:
     title: str | None = None
     suggest: SuggestValues | None = None
 
-    def get(self, args: Mapping[str, Any]) -> list[Message]:
-        """Its messages for `args`: every required argument given, none it does not take."""
+    def get(self, args: Mapping[str, Any], client: ClientAsks | None = None) -> list[Message]:
+        """Its messages for `args`: every required argument given, none it does not take.
+        A `get(args, ask)` of two parameters may ask the caller's `client` (`ask.ask(…)`,
+        `ask.sample(…)`: `pasture.client_asks`)."""
         unknown = sorted(set(args) - set(self.arguments))
         if unknown:
             known = ", ".join(self.arguments) or "none"
@@ -122,7 +127,11 @@ class Prompt:
         for key in self.arguments:
             if key not in self.optional and args.get(key) in (None, ""):
                 raise UsageError(f"{key} is required")
-        said = self.get_with({k: str(v) for k, v in args.items()})
+        given = {k: str(v) for k, v in args.items()}
+        if _takes_two(self.get_with):
+            said = self.get_with(given, Questions(client or NOBODY_ASKS))  # type: ignore[call-arg]
+        else:
+            said = self.get_with(given)
         items = said if isinstance(said, list | tuple) else [said]
         messages = []
         for item in items:
@@ -137,6 +146,15 @@ class Prompt:
                     "Message, or a list of them"
                 )
         return messages
+
+
+def _takes_two(function: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in parameters)
 
 
 def prompt(

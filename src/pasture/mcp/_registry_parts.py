@@ -17,6 +17,7 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from pasture.client_asks import CannotAsk, ClientAsks, InputRequired
 from pasture.errors import NotFound, PastureError
 from pasture.mcp._tool_results import part_of
 from pasture.served import ServedPrompt, ServedRegistry, ServedResource
@@ -98,14 +99,22 @@ def _prompt(found: ServedPrompt) -> types.Prompt:
     )
 
 
-def got(registry: ServedRegistry, params: types.GetPromptRequestParams) -> types.GetPromptResult:
-    """The prompt's messages; `Invalid params` for a prompt or arguments it does not have."""
+def got(
+    registry: ServedRegistry,
+    params: types.GetPromptRequestParams,
+    client: ClientAsks | None = None,
+) -> types.GetPromptResult:
+    """The prompt's messages; `Invalid params` for a prompt or arguments it does not have.
+    A prompt that asks its `client` what is not answered yet raises `InputRequired`, and
+    one that asks what the client cannot answer, `CannotAsk`."""
     found = registry.get_prompt(params.name)
     if found is None:
         names = ", ".join(p.name for p in registry.prompts()) or "none"
         raise _invalid(f"no prompt {params.name} — the prompts are {names}")
     try:
-        messages = found.get(params.arguments or {})
+        messages = found.get(params.arguments or {}, client)
+    except (InputRequired, CannotAsk):
+        raise
     except PastureError as refused:
         raise _invalid(refused.sentence) from None
     return types.GetPromptResult.model_validate(

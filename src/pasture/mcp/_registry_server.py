@@ -34,6 +34,7 @@ from mcp.server import NotificationOptions, Server
 from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.models import InitializationOptions
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
@@ -41,13 +42,16 @@ from mcp_types.methods import CacheableMethod
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from pasture.asking import CANCELLED, CONFIRM, confirmed, question, unconfirmed
+from pasture.client_asks import CannotAsk, InputRequired, Level
 from pasture.errors import UsageError
 from pasture.long_calls import LongCall
 from pasture.mcp import _registry_parts as parts
+from pasture.mcp._client_asks import McpClientAsks, cannot_ask, input_required
 from pasture.mcp._elicitation import ask, can_ask
 from pasture.mcp._progress import progress_to
 from pasture.mcp._tool_results import Wire, answer, refusal
 from pasture.mcp._tools import CONFIRM_PROPERTY, tool
+from pasture.result import Result
 from pasture.served import ServedCommand, ServedRegistry
 from pasture.threads import in_watched_thread
 from pasture.version import __version__
@@ -109,6 +113,7 @@ class _Connection:
     it fails."""
 
     sessions: dict[str | None, ServerSession] = field(default_factory=dict)  # by session id
+    levels: dict[str | None, Level] = field(default_factory=dict)  # logging/setLevel's
 
 
 class _RegistryServer(Server[Any]):
@@ -212,11 +217,28 @@ def build_registry_server(registry: ServedRegistry, name: str = "pasture") -> Se
                     return refusal(unconfirmed(command.title, command.agent_name, None, arguments))
 
         # A command's own code may block: keep the event loop free. It is watched: its
-        # progress told where the client asked for it, a cancel seen as `ctx.cancelled`.
-        def run(long_call: LongCall) -> Wire:
-            return answer(name, lambda: registry.run(name, arguments, long_call=long_call))
+        # progress told where the client asked for it, a cancel seen as `ctx.cancelled`;
+        # and it may ask the client (`ctx.ask`, `ctx.sample`, `ctx.roots`, `ctx.log`).
+        least = ctx.lifespan_context.levels.get(_session_id(ctx))
+        client = McpClientAsks(ctx, params.input_responses, params.request_state, least=least)
+        asked: list[InputRequired | CannotAsk] = []
 
-        return await in_watched_thread(run, progress_to(ctx))
+        def attempt(long_call: LongCall) -> Result:
+            try:
+                return registry.run(name, arguments, long_call=long_call, client=client)
+            except (InputRequired, CannotAsk) as needed:
+                asked.append(needed)
+                return Result("")
+
+        def run(long_call: LongCall) -> Wire:
+            return answer(name, lambda: attempt(long_call))
+
+        wire = await in_watched_thread(run, progress_to(ctx))
+        if asked and isinstance(asked[0], InputRequired):
+            return input_required(asked[0])  # asked again, with the answers
+        if asked and isinstance(asked[0], CannotAsk):
+            raise cannot_ask(asked[0])
+        return wire
 
     # Resources and prompts are served where the registry has some as it is served.
     has_resources = bool(registry.resources())
@@ -257,7 +279,14 @@ def build_registry_server(registry: ServedRegistry, name: str = "pasture") -> Se
     async def on_get_prompt(
         ctx: ServerRequestContext[_Connection], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
-        return await anyio.to_thread.run_sync(lambda: parts.got(registry, params))
+        least = ctx.lifespan_context.levels.get(_session_id(ctx))
+        client = McpClientAsks(ctx, params.input_responses, params.request_state, least=least)
+        try:
+            return await anyio.to_thread.run_sync(lambda: parts.got(registry, params, client))
+        except InputRequired as needed:
+            return input_required(needed)  # type: ignore[return-value]
+        except CannotAsk as refused:
+            raise cannot_ask(refused) from None
 
     async def on_completion(
         ctx: ServerRequestContext[_Connection], params: types.CompleteRequestParams
@@ -289,6 +318,19 @@ def build_registry_server(registry: ServedRegistry, name: str = "pasture") -> Se
     )
     # Registered as a plain request handler, which may answer with the wire dict.
     server.add_request_handler("tools/call", types.CallToolRequestParams, on_call_tool)
+
+    async def on_set_level(
+        ctx: ServerRequestContext[_Connection], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        # The handshake generation's: the least level of ctx.log this client is told.
+        ctx.lifespan_context.levels[_session_id(ctx)] = params.level
+        return types.EmptyResult()
+
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, on_set_level)
+    # The newest revision's questions come back with the answers so far in requestState,
+    # sealed by this process on the way out and checked on the way back.
+    security = RequestStateSecurity.ephemeral(audience=name)
+    server.middleware.append(RequestStateBoundary(security, default_audience=name))
     return server
 
 
