@@ -37,6 +37,7 @@ from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
 from mcp_types import (
+    DEFAULT_NEGOTIATED_VERSION,
     INTERNAL_ERROR,
     ErrorData,
     JSONRPCError,
@@ -96,9 +97,10 @@ class OneExchange:
         for key, value in scope.get("headers", ()):
             if key == _VERSION:
                 version = value.decode("latin-1")
+        if version is None:
+            version = DEFAULT_NEGOTIATED_VERSION  # what the SDK takes a request naming none for
         if scope.get("method") != "POST" or version not in HANDSHAKE_PROTOCOL_VERSIONS:
             return False
-        assert version is not None
         request = Request(scope, receive)
         if not check_accept_headers(request)[0]:
             return False  # the SDK's refusal, as it writes it
