@@ -46,7 +46,8 @@ MARKS = {
     "processes": "starts a process of its own: pasture (a server, a command line, an MCP "
     "client's child) or another Python",
     "terminal": "types into a real terminal (tmux)",
-    "npm": "runs a client from the npm registry (the MCP Inspector, the MCP Apps bridge), "
+    "npm": "runs a client from the npm registry (the MCP Inspector, the MCP Apps bridge, the "
+    "conformance suite), "
     "installed in a cache",
 }
 

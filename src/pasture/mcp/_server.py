@@ -19,6 +19,7 @@ import anyio
 import mcp_types as types
 from mcp.server import NotificationOptions, Server
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
+from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
@@ -28,6 +29,7 @@ from mcp.server.subscriptions import (
     ToolsListChanged,
 )
 from mcp.shared.exceptions import MCPError
+from mcp_types.methods import CacheableMethod
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from pasture import jsontext
@@ -62,6 +64,17 @@ INSTRUCTIONS = (
 )
 
 _ACCESS: tuple[Access, ...] = ("private", "public", "open")
+
+# How long a list or a read stays true, on the newest revision: the tool list is the same
+# for every caller, signed in or not, so anyone's copy may be shared; a caller's views are
+# theirs alone. Neither stays true a moment longer than it is asked for: a release changes
+# the tools, a deploy the views, and each is announced.
+CACHE_HINTS: dict[CacheableMethod, CacheHint] = {
+    "tools/list": CacheHint(0, "public"),
+    "resources/list": CacheHint(0, "private"),
+    "resources/templates/list": CacheHint(0, "public"),
+    "resources/read": CacheHint(0, "private"),
+}
 
 # The tools whose text is their data as people read it, with nothing to add: `commands`'
 # listing, and `app_files`' list of files or the file itself (sent back whole to deploy).
@@ -417,6 +430,7 @@ def build_server(
         title="pasture",
         instructions=INSTRUCTIONS,
         get_tool_input_schema=INPUT_SCHEMAS.get,
+        cache_hints=CACHE_HINTS,
         on_list_tools=on_list_tools,
         on_list_resources=on_list_resources,
         on_read_resource=on_read_resource,
