@@ -21,9 +21,13 @@ Agents see `cart_add`; people may type either. Each provider may have a
 read-only `<provider> status` command; a bare `status` runs all of them.
 `register` returns the function that removes the command again, and whoever
 listens with `on_change` hears of both. Served on its own over MCP, a registry is
-the MCP door's to serve (`pasture.mcp.serve_registry(registry)`, or
+the MCP door's to serve (`pasture.mcp.serve_registry(registry)` on stdio,
+`pasture.mcp.serve_registry_http(registry)` over HTTP, or
 `pasture.mcp.build_registry_server(registry)` for a transport of your own), which
-announces `notifications/tools/list_changed` on each change.
+announces `notifications/tools/list_changed` on each change; there it may carry
+resources and prompts too (`registry.resource`, `registry.prompt`:
+`pasture.commands.resources`), and its commands may ask the caller's client
+(`ctx.ask`, `ctx.sample`: `pasture.client_asks`).
 """
 
 from __future__ import annotations

@@ -12,10 +12,20 @@ is hard to undo runs once the person says yes: asked where the client can ask th
 takes it beside the command's arguments), without which it is not run and the answer
 says so (`pasture.asking.unconfirmed`), as the platform's connector answers.
 
+A command runs in a watched thread: its `ctx.progress` reaches `notifications/progress`
+where the client sent a token, a cancel is its `ctx.cancelled`, and it may ask the
+client (`ctx.ask`, `ctx.sample`, `ctx.roots`, `ctx.log`: `pasture.mcp._client_asks`),
+the newest revision's rounds carried in a `requestState` the SDK seals. Where the
+registry has resources or prompts as it is served, they are served too, with
+completion (`pasture.mcp._registry_parts`); every list and read says on the newest
+revision that it is true for a moment, for this caller (`CACHE_HINTS`).
+
 A door, it knows a registry only by its shape (`pasture.served`), and answers as
-the platform's connector does (`pasture.mcp._tool_results`). It serves one connection
-per run (stdio, in memory): the SDK enters the server's lifespan once per
-connection, so what that connection needs to hear of changes lives there.
+the platform's connector does (`pasture.mcp._tool_results`). The SDK enters the
+server's lifespan once per run — one connection over stdio and in memory, every
+client's session over HTTP (`pasture.mcp._registry_http`) — so what the sessions of
+the handshake generation need to hear of changes, and the log level each set, live
+there, by session.
 """
 
 from __future__ import annotations
