@@ -53,9 +53,9 @@ class Dialect:
     # a reference's name read in the row's own SELECT (a join the planner may memoize),
     # not once per eid afterwards
     inline_names: bool = False
-    # the alias of the full-text search's own rows, when they carry their entity's eid,
-    # `created` stamps and kind (`_kind`), so a search need not join `entity`
-    fts_rows: str | None = None
+    # whether the doc rows a full-text search finds carry their entity's kind (`_kind`)
+    # as well as its eid and `created` stamps, so a search need not join `entity`
+    fts_kind: bool = False
     keeps_nul: bool = True  # whether text may hold a NUL character
     edge_seq: str = "rowid"  # the column of `edge` that keeps the order edges were added in
 
@@ -81,8 +81,10 @@ class Dialect:
         """An INSERT that leaves alone a row whose `key` is taken already."""
         return f"INSERT OR IGNORE INTO {into} {rest}"
 
-    def fts(self, words: Sequence[str]) -> tuple[str, list[str], list[Any], str]:
-        """Full text over doc: the driving FROM, its conditions, their parameters, the order."""
+    def fts(self, words: Sequence[str], doc: str | None) -> tuple[str, list[str], list[Any], str]:
+        """Full text over doc: the driving FROM, its conditions, their parameters, the order.
+        With `doc`, the FROM also joins the doc rows found, with that alias (PostgreSQL's
+        always does: its search is in them)."""
         raise NotImplementedError
 
     def order_term(self, expr: str, descending: bool) -> str:
@@ -97,16 +99,15 @@ class Dialect:
 
 
 class SqliteDialect(Dialect):
-    def fts(self, words: Sequence[str]) -> tuple[str, list[str], list[Any], str]:
+    def fts(self, words: Sequence[str], doc: str | None) -> tuple[str, list[str], list[Any], str]:
         # Every word or phrase as an FTS5 string, so nothing in it is FTS syntax.
         # (a NUL would end FTS5's string early, so it goes)
         text = " ".join('"' + w.replace("\x00", " ").replace('"', '""') + '"' for w in words)
-        return (
-            "doc_fts JOIN entity e ON e._e = doc_fts.rowid",
-            ["doc_fts MATCH ?"],
-            [text],
-            "doc_fts.rank",
-        )
+        found = "doc_fts JOIN entity e ON e._e = doc_fts.rowid"
+        if doc is not None:
+            found = f"doc_fts JOIN c_doc {doc} ON {doc}._e = doc_fts.rowid "
+            found += f"JOIN entity e ON e._e = {doc}._e"
+        return (found, ["doc_fts MATCH ?"], [text], "doc_fts.rank")
 
 
 class PostgresDialect(Dialect):
@@ -134,16 +135,17 @@ class PostgresDialect(Dialect):
         conflict = f"ON CONFLICT ({key})" if key else "ON CONFLICT"
         return f"INSERT INTO {into} {rest} {conflict} DO NOTHING"
 
-    def fts(self, words: Sequence[str]) -> tuple[str, list[str], list[Any], str]:
+    def fts(self, words: Sequence[str], doc: str | None) -> tuple[str, list[str], list[Any], str]:
         # each word or quoted phrase a phrase query, all of them required; the query is
         # made once in a one-row subquery so ranking needs no second copy of it
         query = " && ".join(f"phraseto_tsquery('{FTS_CONFIG}', ?)" for _ in words)
+        doc = doc or "fts"
         return (
-            f"(SELECT {query} AS q) fq JOIN c_doc fts ON fts._fts @@ fq.q "
-            "JOIN entity e ON e._e = fts._e",
+            f"(SELECT {query} AS q) fq JOIN c_doc {doc} ON {doc}._fts @@ fq.q "
+            f"JOIN entity e ON e._e = {doc}._e",
             [],
             [w.replace("\x00", " ") for w in words],
-            "ts_rank(fts._fts, fq.q) DESC, e._e",
+            f"ts_rank({doc}._fts, fq.q) DESC, e._e",
         )
 
 
@@ -172,7 +174,7 @@ POSTGRES = PostgresDialect(
     like="ILIKE",
     max_name=63,
     inline_names=True,
-    fts_rows="fts",
+    fts_kind=True,
     keeps_nul=False,
     edge_seq="seq",  # PostgreSQL has no rowid
 )

@@ -323,11 +323,18 @@ def _compile(
     order = "e._e"
     drive: str | None = None
     if words:
-        fts_from, fts_conds, fts_params, order = dialect.fts(words)
+        # The doc rows a search finds are the rows of doc it reads (or where it must read
+        # them, as PostgreSQL's search does, the rows it finds them in): one join, no test.
+        doc: str | None = None
+        if "doc" in st.required or dialect.fts_kind:
+            doc = _comp_alias(st, "doc")
+            _need(st, "doc", inner=True)
+        fts_from, fts_conds, fts_params, order = dialect.fts(words, doc)
         sources.append(fts_from)
         st.conds[0:0] = fts_conds
         st.params[0:0] = fts_params
-        st.drive = dialect.fts_rows
+        st.drive = doc if dialect.fts_kind else None
+        drive = "doc" if doc is not None else None
     else:
         drive = next((c for c, inner in st.required.items() if inner and c not in STAMPS), None)
         if drive is not None:
@@ -514,7 +521,8 @@ _AN_EID = re.compile(r"[0-9a-f]{16}")
 _ENTITY_USE = re.compile(r"(?<![\w.\"])e\.(\w+)")
 # what a component row carries of its entity: `entity` column -> its own column
 _CARRIED = {"_e": "_e", "eid": "_eid", "created_at": "_created_at", "created_by": "_created_by"}
-# what the full-text search's rows carry besides (see `Dialect.fts_rows`)
+_NO_JOIN = _Join("")
+# what the full-text search's rows carry besides (see `Dialect.fts_kind`)
 _CARRIED_FTS = {**_CARRIED, "kind": "_kind"}
 
 
@@ -532,7 +540,8 @@ def _lean(st: _State, sql: str, shown: int = 0) -> str:
     join = f" JOIN entity e ON e._e = {st.drive}._e"
     if sql.count(join) != 1 or sql.index(join) < shown:  # pragma: no cover - written once
         return sql
-    carried = _CARRIED_FTS if st.drive == st.dialect.fts_rows else _CARRIED
+    searched = st.dialect.fts_kind and st.drive == st.joins.get(("comp", "doc"), _NO_JOIN).alias
+    carried = _CARRIED_FTS if searched else _CARRIED
     head, rest = sql[:shown], sql[shown:].replace(join, "")
     showing = head + "".join(st.name_joins)
     conditions = rest

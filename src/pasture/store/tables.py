@@ -325,8 +325,8 @@ class Writes:
 
     def carries_kind(self, comp: str) -> bool:
         """Whether a `comp` row carries its entity's kind: a doc row does where a search
-        reads its rows' kind from them (see `Dialect.fts_rows`)."""
-        return comp == "doc" and self.dialect.fts_rows is not None
+        reads its rows' kind from them (see `Dialect.fts_kind`)."""
+        return comp == "doc" and self.dialect.fts_kind
 
     def carry(self, comp: str) -> tuple[str, ...]:
         """What a `comp` row carries of its entity."""
