@@ -36,7 +36,8 @@ def proxy_app(upstream: str, token: str, own: str) -> Starlette:
     upstream_host = httpx.URL(upstream).netloc.decode()
 
     async def forward(request: Request) -> StreamingResponse:
-        headers = {k: v for k, v in request.headers.items() if k.lower() not in _DROPPED}
+        # Whitespace around a value is no part of it (RFC 9110 §5.5), and httpx sends none.
+        headers = {k: v.strip() for k, v in request.headers.items() if k.lower() not in _DROPPED}
         headers["authorization"] = f"Bearer {token}"
         host = request.headers.get("host", own)
         headers["host"] = upstream_host if host == own else host
