@@ -1,12 +1,15 @@
 """A registry served on its own, in memory, in both protocol generations: its resources and
-templates read, its prompts got and completed, answers beyond text, progress, and a command
-that asks the client — a form, its model, its roots — with the answers it gives (asked while
-the code waits in the handshake generation, a round of `input_required` in the newest).
+templates read, its prompts got and completed, answers beyond text, progress, a call the
+client stops, and a command that asks the client — a form, its model, its roots — with the
+answers it gives (asked while the code waits in the handshake generation, a round of
+`input_required` in the newest).
 The conformance suite runs the same registry over HTTP (`test_registry_conformance.py`)."""
 
 from __future__ import annotations
 
 import importlib.util
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -176,3 +179,31 @@ def test_a_client_that_cannot_be_asked_is_not(mode: str) -> None:
 
     refused = _talk(mode, talk)
     assert "did not say it can be asked (sampling)" in str(refused)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_call_the_client_stops_sees_ctx_cancelled(mode: str) -> None:
+    stopped = threading.Event()
+    registry = Registry()
+
+    def slow(args: dict[str, Any], ctx: Any) -> str:
+        ctx.progress(1)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if ctx.cancelled:
+                stopped.set()
+                return "stopped"
+            time.sleep(0.02)
+        return "never stopped"
+
+    registry.register("job run", description="A long job.", run=slow, annotations={})
+
+    async def main() -> None:
+        server = build_registry_server(registry)
+        async with Client(server, mode=mode) as client, anyio.create_task_group() as group:
+            group.start_soon(client.call_tool, "job_run", {})
+            await anyio.sleep(0.3)
+            group.cancel_scope.cancel()  # the SDK's client sends its cancel
+
+    anyio.run(main)
+    assert stopped.wait(30)
