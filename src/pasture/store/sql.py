@@ -327,8 +327,7 @@ def _compile(
         # them, as PostgreSQL's search does, the rows it finds them in): one join, no test.
         doc: str | None = None
         if "doc" in st.required or dialect.fts_kind:
-            doc = _comp_alias(st, "doc")
-            _need(st, "doc", inner=True)
+            doc = _comp_alias(st, "doc")  # (its presence read as before: a row's keys in order)
         fts_from, fts_conds, fts_params, order = dialect.fts(words, doc)
         sources.append(fts_from)
         st.conds[0:0] = fts_conds
