@@ -18,6 +18,7 @@ mutation's kept or not) before the door moves on.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -42,12 +43,16 @@ async def in_thread(run: Callable[[], T]) -> T:
 
 async def in_command_thread(run: Callable[[], T]) -> T:
     """`run()` — a command, which may run an app's code — in a thread of the commands' own."""
+    return await anyio.to_thread.run_sync(run, limiter=_commands_limiter())
+
+
+def _commands_limiter() -> CapacityLimiter:
     try:
-        limiter = _commands.get()
+        return _commands.get()
     except LookupError:
         limiter = CapacityLimiter(COMMANDS_AT_ONCE)
         _commands.set(limiter)
-    return await anyio.to_thread.run_sync(run, limiter=limiter)
+        return limiter
 
 
 async def in_watched_thread(
@@ -55,11 +60,17 @@ async def in_watched_thread(
     tell: Callable[[Progress], Awaitable[None]] | None = None,
     *,
     gone: Callable[[], Awaitable[None]] | None = None,
+    long_call: LongCall | None = None,
 ) -> T:
     """`run(long_call)` — a command a door watches — in a command thread: each report of
     progress is told with `tell` on this loop (dropped when the loop is behind), and the
     call is stopped (`long_call.cancel()`) when this task is cancelled or `gone()` returns
-    (its request has gone). Either way this waits for the thread to end."""
+    (its request has gone). Either way this waits for the thread to end. `long_call`: the
+    call's own, where another may stop it too (`pasture.mcp._progress.InFlight`)."""
+    if long_call is None:
+        long_call = LongCall()
+    if tell is None and gone is None:
+        return await _stopped_when_cancelled(run, long_call)
     send, receive = anyio.create_memory_object_stream[Progress](8)
 
     def heard(progress: Progress) -> None:  # in the command's thread
@@ -68,7 +79,8 @@ async def in_watched_thread(
         ):
             anyio.from_thread.run_sync(send.send_nowait, progress)
 
-    long_call = LongCall(heard if tell is not None else None)
+    if tell is not None:
+        long_call.on_progress = heard
     finished = False
 
     async def telling() -> None:
@@ -108,3 +120,24 @@ async def in_watched_thread(
     if failed:
         raise failed[0]
     return answered[0]
+
+
+async def _stopped_when_cancelled(run: Callable[[LongCall], T], long_call: LongCall) -> T:
+    """`in_watched_thread` with nothing to tell and no request to watch: no task beside
+    this one. Cancelled, the call is stopped and its thread waited for all the same."""
+    ended = threading.Event()
+
+    def running() -> T:
+        try:
+            return run(long_call)
+        finally:
+            ended.set()
+
+    try:
+        limiter = _commands_limiter()
+        return await anyio.to_thread.run_sync(running, limiter=limiter, abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        long_call.cancel()
+        with anyio.CancelScope(shield=True):  # what it wrote is settled before moving on
+            await anyio.to_thread.run_sync(ended.wait)
+        raise

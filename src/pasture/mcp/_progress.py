@@ -21,18 +21,19 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import anyio
 from mcp.server.context import ServerRequestContext
 
-from pasture.long_calls import Progress
+from pasture.long_calls import LongCall, Progress
 
 Tell = Callable[[Progress], Awaitable[None]]
 
 
-def progress_to(ctx: ServerRequestContext[Any]) -> Tell:
-    """Where a call's progress goes: this request's client, if it asked for it (the SDK's
-    `report_progress` sends nothing where no token was sent, and in memory calls the
-    client's callback itself)."""
+def progress_to(ctx: ServerRequestContext[Any]) -> Tell | None:
+    """Where a call's progress goes: this request's client, if it asked for it by sending a
+    token (the SDK's `report_progress` names it; in memory it calls the client's callback
+    itself); None where it did not, and nothing is to be told."""
+    if ctx.meta is None or ctx.meta.get("progress_token") is None:
+        return None
 
     async def tell(progress: Progress) -> None:
         await ctx.session.report_progress(progress.done, progress.total, progress.message)
@@ -45,27 +46,28 @@ class InFlight:
     cancel sent in a request of its own stops. On the event loop only."""
 
     def __init__(self) -> None:
-        self._calls: dict[tuple[str, str], anyio.Event] = {}
+        self._calls: dict[tuple[str, str], LongCall] = {}
 
     @contextmanager
-    def running(self, who: str | None, request_id: Any) -> Iterator[anyio.Event | None]:
-        """While a call runs: the event its cancel sets (None where none can come)."""
+    def running(self, who: str | None, request_id: Any) -> Iterator[LongCall]:
+        """While a call runs: its LongCall, which its cancel stops."""
+        long_call = LongCall()
         if who is None or request_id is None:
-            yield None
+            yield long_call
             return
         key = (who, str(request_id))
-        event = self._calls[key] = anyio.Event()
+        self._calls[key] = long_call
         try:
-            yield event
+            yield long_call
         finally:
-            if self._calls.get(key) is event:
+            if self._calls.get(key) is long_call:
                 del self._calls[key]
 
     def cancel(self, who: str, request_id: Any) -> None:
         """A client's `notifications/cancelled`: stop its call of that id, if it runs here."""
-        event = self._calls.get((who, str(request_id)))
-        if event is not None:
-            event.set()
+        long_call = self._calls.get((who, str(request_id)))
+        if long_call is not None:
+            long_call.cancel()
 
 
 __all__ = ["InFlight", "Tell", "progress_to"]

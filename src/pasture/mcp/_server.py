@@ -241,9 +241,8 @@ def build_server(
         # a command is watched: its progress told, and a cancel stops it.
         if name == "command":
             sender = sender_of() if sender_of is not None else None
-            with in_flight.running(sender, ctx.request_id) as cancelled:
-                gone = cancelled.wait if cancelled is not None else None
-                return await in_watched_thread(run, progress_to(ctx), gone=gone)
+            with in_flight.running(sender, ctx.request_id) as long_call:
+                return await in_watched_thread(run, progress_to(ctx), long_call=long_call)
         if name == "status":
             return await in_command_thread(run)
         return await in_thread(run)
