@@ -17,11 +17,10 @@ import sys
 import time
 from typing import Any
 
-from pasture import Refused, Registry
+from pasture import Context, Refused, Registry
 from pasture.client_asks import Asking, form
 from pasture.client_asks import roots as their_roots
 from pasture.client_asks import sampling as ask_model
-from pasture.commands.model import Context
 from pasture.content import Audio, Embedded, Image, Message
 
 # A 1×1 red pixel, and a moment of silence: what the suite asks its fixtures to carry.
