@@ -31,9 +31,9 @@ long. `PASTURE_AUDIT=off` records nothing (the benchmarks' baseline).
 
 from __future__ import annotations
 
+import collections
 import logging
 import os
-import queue
 import re
 import threading
 import time
@@ -309,13 +309,20 @@ _STOP = object()
 class _Writer:
     """The thread that writes queued records, a batch a transaction, and sweeps old ones.
 
+    A record is put on a deque, which wakes no one: the thread is woken once for the first
+    record after it last wrote, waits `LINGER` for more (or until a batch is full, a flush
+    or a stop), then writes what came. So a call's record costs it an append, not a wake
+    of another thread.
+
     It holds no reference to its `Audit`, so an audit no one closed is still flushed when it
     is collected, or when the process ends (`weakref.finalize`)."""
 
     def __init__(self, db: PlatformDB, days: float) -> None:
         self.db = db
         self.days = days
-        self.queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.waiting: collections.deque[Any] = collections.deque()
+        self._due = threading.Event()  # something waits: the thread is to look
+        self._now = threading.Event()  # ... and to write it without lingering
         self._thread: threading.Thread | None = None
         self._start = threading.Lock()
         self._closed = False
@@ -326,10 +333,21 @@ class _Writer:
     def put(self, record: tuple[Any, ...]) -> None:
         if self._thread is None:
             self._begin()
-        if self._closed or self.queue.qsize() >= WAITING:
+        waiting = self.waiting
+        if self._closed or len(waiting) >= WAITING:
             self._lost += 1
             return
-        self.queue.put(record)
+        waiting.append(record)
+        if not self._due.is_set():
+            self._due.set()
+        if len(waiting) >= BATCH:
+            self._now.set()
+
+    def _mark(self, marker: Any) -> None:
+        """A flush or a stop: after what is queued, at once."""
+        self.waiting.append(marker)
+        self._now.set()
+        self._due.set()
 
     def _begin(self) -> None:
         with self._start:
@@ -341,35 +359,39 @@ class _Writer:
     def _run(self) -> None:
         while True:
             wait = max(0.0, self._swept + SWEEP_EVERY - time.monotonic())
-            try:
-                item = self.queue.get(timeout=wait or None)
-            except queue.Empty:
+            if not self._due.wait(wait or None):
                 self.sweep()
                 continue
-            batch: list[tuple[Any, ...]] = []
-            last = self._gather(item, batch)
-            self.write(batch)
-            if isinstance(last, _Flush):
-                last.done.set()
-            elif last is _STOP:
+            self._now.wait(LINGER)  # for more to come, unless a flush or a full batch
+            self._due.clear()  # before taking them: one put after this wakes it again
+            self._now.clear()
+            if self._write_waiting():
                 return
             if time.monotonic() - self._swept >= SWEEP_EVERY:
                 self.sweep()
 
-    def _gather(self, item: Any, batch: list[tuple[Any, ...]]) -> Any:
-        """Records into `batch`, for a little while or until a flush or a stop: that marker."""
-        until = time.monotonic() + LINGER
+    def _write_waiting(self) -> bool:
+        """Write what waits, a batch a transaction, answering the flushes among it in their
+        turn; whether a stop was among it."""
+        batch: list[tuple[Any, ...]] = []
         while True:
-            if isinstance(item, _Flush) or item is _STOP:
-                return item
+            try:
+                item = self.waiting.popleft()
+            except IndexError:
+                self.write(batch)
+                return False
+            if item is _STOP:
+                self.write(batch)
+                return True
+            if isinstance(item, _Flush):
+                self.write(batch)
+                batch = []
+                item.done.set()
+                continue
             batch.append(item)
             if len(batch) >= BATCH:
-                return None
-            left = until - time.monotonic()
-            try:
-                item = self.queue.get(timeout=left) if left > 0 else self.queue.get_nowait()
-            except queue.Empty:
-                return None
+                self.write(batch)
+                batch = []
 
     def write(self, batch: list[tuple[Any, ...]]) -> None:
         if not batch:
@@ -424,7 +446,7 @@ class _Writer:
         if self._thread is None or self._closed:
             return
         done = threading.Event()
-        self.queue.put(_Flush(done))
+        self._mark(_Flush(done))
         done.wait(timeout)
 
     def close(self) -> None:
@@ -433,7 +455,7 @@ class _Writer:
             self._closed = True
             thread = self._thread
         if thread is not None and thread.is_alive():
-            self.queue.put(_STOP)
+            self._mark(_STOP)
             thread.join(10.0)
 
 
