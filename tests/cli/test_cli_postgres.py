@@ -53,9 +53,12 @@ def test_deploy_on_one_machine_command_and_serve_on_others(database: str, tmp_pa
     )
     try:
         base = f"http://127.0.0.1:{port}"
+        # on loopback each app has an origin of its own under localhost, which a browser
+        # reaches with no setup; httpx is given the address and names the Host itself
+        app = {"Host": f"runs--ada.localhost:{port}"}
         for _ in range(300):
             try:
-                page = httpx.get(f"{base}/ada/runs/", timeout=60)
+                page = httpx.get(f"{base}/", headers=app, timeout=60)
                 break
             except httpx.ConnectError:
                 time.sleep(0.1)

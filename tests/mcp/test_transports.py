@@ -26,6 +26,7 @@ from mcp_talk import MODES, TOOL_NAMES, Club, refused, set_up_club
 from helpers.mcp_answers import ok
 from helpers.processes import running_server, server_env
 from mcp import Client, StdioServerParameters
+from pasture.platform.apps.origins import Origins
 from pasture.platform.service import Service
 
 RUN = {"who": "Ada", "miles": "5", "at": "2026-09-01"}
@@ -178,10 +179,10 @@ def test_mcp_over_http_names_the_caller_by_bearer_token(served: Served, mode: st
     assert [row["created"]["by"]["name"] for row in rows] == ["ada"]
     assert "ui://ada/runs/leaderboard.html" in seen["ada views"]
     text = seen["view"].contents[0].text
-    assert f'<base href="{served.url}/ada/runs/"' in text
-    assert seen["view"].contents[0].meta["ui"]["csp"]["resourceDomains"] == [
-        f"{served.url}/ada/runs/"
-    ]
+    # `pasture serve` on loopback gives each app an origin of its own, under localhost.
+    app = Origins(served.url, "localhost").url("ada", "runs")
+    assert f'<base href="{app}"' in text
+    assert seen["view"].contents[0].meta["ui"]["csp"]["resourceDomains"] == [app]
     assert seen["no resource"].startswith("no resource")
 
 

@@ -73,7 +73,8 @@ def open_board(browser: Any, url: str, code: str, app: str = "ada/runs") -> Any:
     page = browser.new_context().new_page()
     page.goto(f"{url}/signin?link={code}")
     page.wait_for_url(f"{url}/")
-    page.goto(f"{url}/{app}/")
+    # signed in on the app's own origin too (`pasture serve` on loopback gives it one)
+    page.goto(f"{url}/signin/app?app={app}&next=/")
     board_drawn(page)
     return page
 

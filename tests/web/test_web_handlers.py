@@ -27,11 +27,11 @@ window.__offered = [];
 const context = document.modelContext;
 if (context && typeof context.registerTool === "function") {
   const register = context.registerTool.bind(context);
-  context.registerTool = (tool) => {
+  context.registerTool = (tool, options) => {
     window.__offered.push({
       name: tool.name, title: tool.title ?? null, annotations: tool.annotations ?? null,
     });
-    return register(tool);
+    return register(tool, options);
   };
 }
 """
@@ -96,7 +96,8 @@ def test_the_page_adds_and_an_agent_in_the_tab_marks_done(served_apart: Served) 
         page.wait_for_url(f"{served.url}/")
         page.goto(f"{served.url}/signin/app?app=ada/todos&next=/")
         page.wait_for_url(served.app_url("ada", "todos"))
-        page.wait_for_load_state("networkidle")
+        # Not the network's idling: the page's WebMCP keeps following its tools' stream.
+        page.get_by_label("New todo").wait_for()
 
         page.get_by_label("New todo").fill("water the plants")
         page.get_by_role("button", name="Add").click()

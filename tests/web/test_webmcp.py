@@ -25,6 +25,7 @@ from helpers.command_line import pasture_main as pasture
 from helpers.databases import IN_A_BROWSER, sqlite_only
 from helpers.pages import SCRIPT, Tags, modules
 from pasture.mcp import text_of
+from pasture.platform import SANDBOXED_PAGES
 from pasture.platform.nouns import VIEWER_WRITES
 from pasture.result import Result
 
@@ -295,17 +296,21 @@ def test_an_agent_in_the_persons_tab_uses_the_run_club(served_apart: Served) -> 
 @in_chromium
 @sqlite_only(IN_A_BROWSER)
 def test_a_sandboxed_page_offers_no_tools(served: Served) -> None:
-    """With no apps domain a page's origin is opaque, and no agent could call its tools."""
+    """With no apps domain a page's origin is opaque, and no agent could call its tools:
+    it offers none, and says why on the console."""
     problems: list[str] = []
+    said: list[str] = []
     with chromium(webmcp=True) as browser:
         page = browser.new_context().new_page()
         page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
+        page.on("console", lambda m: said.append(m.text) if m.type == "info" else None)
         link = served.service.sign_in_link(served.service.local_owner())
         page.goto(f"{served.url}/signin?link={link}")
         page.goto(f"{served.url}/ada/runs/")
         board_drawn(page)
         assert page.evaluate("origin") == "null"
         assert page.webmcp.tools() == []
+        assert said == [f"WebMCP: {SANDBOXED_PAGES}"]
         sync_api = needs.playwright()
         sync_api.expect(page.locator("input[name=who]")).to_have_value("ada")  # it works
     assert problems == []

@@ -35,6 +35,8 @@ from helpers import needs
 from helpers.browser import CHROMIUM, LAUNCH_ARGS, in_chromium
 from helpers.databases import IN_A_BROWSER, fresh_database, sqlite_only
 from helpers.mcp_answers import ok, sentence_and_data
+from pasture.mcp import text_of
+from pasture.result import Result
 
 # The servers these tests share run in processes of their own.
 pytestmark = pytest.mark.processes
@@ -342,8 +344,9 @@ def test_webmcp_lets_the_person_whose_tab_it_is_write_only_if_they_may(served: S
         page.set_default_timeout(30_000)
         page.on("pageerror", lambda e: problems.append(f"{who}: {e}"))
         page.goto(f"{served.url}/{TILL}/")
-        page.wait_for_load_state("networkidle")
-        for _ in range(600):  # the page fetches ./api/tools, then registers them (a minute)
+        # Not the network's idling: the page's WebMCP keeps following its tools' stream.
+        page.wait_for_load_state("load")
+        for _ in range(600):  # the page follows ./api/tools/follow, registering each (a minute)
             if {"note_add", "note_peek"} <= {t["name"] for t in page.webmcp.tools()}:
                 break
             page.wait_for_timeout(100)
@@ -367,7 +370,9 @@ def test_webmcp_lets_the_person_whose_tab_it_is_write_only_if_they_may(served: S
 
             mine = call(ada, "note_add", "ada in the browser")
             assert "isError" not in mine
-            assert mine["content"] == [{"type": "text", "text": "noted ada in the browser"}]
+            # The text an MCP tool's answer carries: the sentence, then the data as JSON.
+            said = text_of(Result("noted ada in the browser", mine["structuredContent"]))
+            assert mine["content"] == [{"type": "text", "text": said}]
             assert call(ada, "note_peek", "ada peeks in the browser") == refusal(ONLY_READS)
             assert call(bo, "note_add", "bo in the browser") == refusal(VIEWER_WRITES)
             assert call(bo, "note_peek", "bo peeks in the browser") == refusal(ONLY_READS)

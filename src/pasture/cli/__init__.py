@@ -15,7 +15,15 @@ import argparse
 import os
 import sys
 
-from pasture.cli._opening import home_of, open_service, run, serve, server_log
+from pasture.cli._opening import (
+    apart_line,
+    home_of,
+    open_service,
+    run,
+    serve,
+    server_log,
+    serving_apps_domain,
+)
 from pasture.cli._verbs import Help, Later, Verbs
 from pasture.version import __version__
 
@@ -336,11 +344,13 @@ def do_serve(args: argparse.Namespace) -> int:
     check_writable(home_of(args))  # said now, not at the first write
     server_zone()  # likewise a time zone it does not know, not at the first `today`
     url = args.public_url or f"http://{args.host}:{args.port}"
+    serving_apps_domain(args, url)  # localhost on loopback, unless told (`--apps-domain`)
     service = open_service(args, url)
     service.local_owner()
     where = "its PostgreSQL database" if service.database_url else home_of(args)
     processes = f" in {args.workers} processes" if args.workers > 1 else ""
     print(f"pasture serving {where} at {url}/{processes}", flush=True)
+    print(apart_line(service), flush=True)  # and, sandboxed, what that costs a page
     if args.workers > 1:
         from pasture.cli._serve_processes import serve_in_workers
 
@@ -447,7 +457,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--apps-domain",
         metavar="DOMAIN",
         help="serve each app on an origin of its own, <app>--<space>.DOMAIN (a wildcard DNS "
-        "name for it, or localhost); else apps' pages are sandboxed",
+        "name for it, or localhost: the default when serving on loopback); none: apps' "
+        "pages sandboxed on the main origin, with no WebMCP",
     )
     p.add_argument(
         "--audit-days",
@@ -624,7 +635,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--apps-domain",
         metavar="DOMAIN",
         default="localhost",
-        help="each app on an origin of its own under it (localhost: nothing to set up)",
+        help="each app on an origin of its own under it (localhost: nothing to set up); "
+        "none: apps' pages sandboxed on the main origin, with no WebMCP",
     )
     rate_limits(p)
     worker_limits(p)

@@ -15,7 +15,7 @@ from pasture.errors import PastureError
 
 
 def demo(args: argparse.Namespace) -> int:
-    from pasture.cli._opening import home_of, open_service, serve, server_log
+    from pasture.cli._opening import apart_line, home_of, open_service, serve, server_log
     from pasture.faults import check_writable
 
     server_log(args.log_format)
@@ -64,11 +64,7 @@ def demo(args: argparse.Namespace) -> int:
         }
     }
     oauth = {"mcpServers": {"pasture": {"type": "http", "url": f"{url}/mcp"}}}
-    apart = (
-        f"each app on an origin of its own, as {service.origins.url('SPACE', 'APP')}"
-        if service.origins.apps_domain
-        else "apps' pages sandboxed (no apps domain)"
-    )
+    apart = apart_line(service)
     print(
         f"""
 pasture is serving at {url}/ as {owner.name}; {apart}

@@ -54,7 +54,7 @@ def open_service(args: argparse.Namespace, base_url: str | None = None) -> Servi
     limits = replace(limits, **{k: v for k, v in given.items() if v is not None})
     if getattr(args, "worker_network", False):
         limits = replace(limits, network=True)
-    apps_domain = getattr(args, "apps_domain", None) or os.environ.get("PASTURE_APPS_DOMAIN")
+    apps_domain = given_apps_domain(args)
     audit_days = getattr(args, "audit_days", None)  # else $PASTURE_AUDIT_DAYS, else 90
     # no --database: the Service reads $PASTURE_DATABASE_URL itself
     service = Service(
@@ -71,6 +71,50 @@ def open_service(args: argparse.Namespace, base_url: str | None = None) -> Servi
     )
     _opened.append(service)
     return service
+
+
+NO_APPS_DOMAIN = "none"
+"""`--apps-domain none` (or `$PASTURE_APPS_DOMAIN=none`): apps' pages sandboxed."""
+
+
+def given_apps_domain(args: argparse.Namespace) -> str | None:
+    """The apps domain `--apps-domain` or `$PASTURE_APPS_DOMAIN` says; None for none, or
+    for `none` (apps' pages sandboxed on the main origin)."""
+    given = getattr(args, "apps_domain", None) or os.environ.get("PASTURE_APPS_DOMAIN")
+    if not given or given.strip().lower() == NO_APPS_DOMAIN:
+        return None
+    return str(given)
+
+
+def serving_apps_domain(args: argparse.Namespace, url: str) -> None:
+    """`serve`'s apps domain: the one given, else `localhost` when the server's address is
+    this machine's alone (a browser reaches any `*.localhost` name there with no setup), so
+    each app has an origin of its own — and WebMCP — by default. Elsewhere, with no domain
+    given, apps' pages stay sandboxed (`start_lines` says what that costs). Set on `args`,
+    which each process of `serve --workers` is handed."""
+    from pasture.platform import on_loopback
+
+    given = getattr(args, "apps_domain", None) or os.environ.get("PASTURE_APPS_DOMAIN")
+    if not given and on_loopback(url):
+        args.apps_domain = "localhost"
+
+
+def apart_line(service: Service) -> str:
+    """What `serve` and `demo` say of where apps' pages are: an origin of each app's own, or
+    sandboxed, with what a sandboxed page cannot do and how to have it."""
+    from pasture.platform import SANDBOXED_PAGES, on_loopback
+
+    origins = service.origins
+    if not origins.apps_domain:
+        return SANDBOXED_PAGES
+    said = f"each app on an origin of its own, as {origins.url('SPACE', 'APP')}"
+    if origins.base_url.startswith("http://") and not on_loopback(origins.url("SPACE", "APP")):
+        # A browser offers WebMCP (and more) only to a secure context: HTTPS, or loopback.
+        said += (
+            " (over plain HTTP a browser offers WebMCP only on localhost: serve the apps' "
+            "origins over HTTPS for agents in the browser)"
+        )
+    return said
 
 
 _RATE_OPTIONS = {"caller": "rate", "address": "rate_address", "open_writes": "rate_open"}

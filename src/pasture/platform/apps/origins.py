@@ -14,8 +14,9 @@ Two ways, chosen per server:
   pass for that one app, in the `<base href>` the page was served with
   (`/<space>/<app>/~<pass>/`).
 
-`make run` uses `localhost` (any `*.localhost` name reaches loopback in a
-browser with no setup).
+`pasture serve` on loopback and `make run` use `localhost` unless told another
+domain (any `*.localhost` name reaches loopback in a browser with no setup);
+`--apps-domain none` keeps pages sandboxed (`SANDBOXED_PAGES` says what that costs).
 """
 
 from __future__ import annotations
