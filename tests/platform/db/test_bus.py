@@ -98,11 +98,11 @@ def test_a_command_line_write_reaches_a_serving_process(
 @given(st.text())
 def test_anything_else_on_the_channel_is_not_a_change(text: str) -> None:
     change = Change.from_text(text)
-    assert change is None or change.kind in ("write", "deploy", "access", "lost")
+    assert change is None or change.kind in ("write", "deploy", "commands", "access", "lost")
 
 
 @given(
-    st.sampled_from(["write", "deploy", "access", "lost"]),
+    st.sampled_from(["write", "deploy", "commands", "access", "lost"]),
     st.none() | st.text(),
     st.none() | st.text(),
 )

@@ -7,6 +7,7 @@ command line (a real process), with the cart from examples/cart.
 from __future__ import annotations
 
 import json
+import queue
 import shutil
 import textwrap
 import threading
@@ -23,6 +24,7 @@ from mcp import Client
 from pasture.caller import Caller
 from pasture.errors import DeployRefused, NotFound, Refused, UsageError
 from pasture.mcp import build_server
+from pasture.platform import Change
 from pasture.platform.service import Service
 
 
@@ -261,6 +263,23 @@ def test_a_command_a_worker_registers_later_joins_the_app(
     service.run_command(ada, "shop_open", {})
     assert service.gate.app_info(ada, "cart").commands == ["shop_open", "shop_slow", "shop_close"]
     assert service.run_command(ada, "shop close", {}).text == "closed"
+
+
+def test_a_command_a_worker_registers_or_removes_is_told_on_the_bus(
+    service: Service, ada: Caller, tmp_path: Path
+) -> None:
+    """So that an open page's WebMCP tools follow it (`pasture.web.live_tools`)."""
+    service.deploy(ada, app_with_worker(tmp_path, SHOP))
+    heard: queue.Queue[Change] = queue.Queue()
+    stop = service.bus.listen(heard.put)
+    try:
+        service.run_command(ada, "shop_open", {})
+        assert heard.get(timeout=60) == Change("commands", "ada", "cart")
+        service.run_command(ada, "shop_slow", {})  # the commands stay as they are: nothing
+        with pytest.raises(queue.Empty):
+            heard.get(timeout=0.5)
+    finally:
+        stop()
 
 
 def test_a_command_registered_later_stays_while_calls_come_at_once(
