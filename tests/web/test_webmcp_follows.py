@@ -72,14 +72,18 @@ def _console(message: Any, problems: list[str]) -> None:
         problems.append(f"{message.text} at {at}")
 
 
-def _tools_become(page: Any, names: list[str]) -> list[dict[str, Any]]:
-    """The tab's tools, once their names are `names` (a minute at most)."""
+def _tools_become(
+    page: Any, names: list[str], described: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """The tab's tools, once their names are `names` and those `described` say so (a
+    minute at most)."""
     for _ in range(600):
         tools = sorted(page.webmcp.tools(), key=lambda t: t["name"])
-        if [t["name"] for t in tools] == names:
+        said = {t["name"]: t["description"] for t in tools}
+        if list(said) == names and all(said[k] == v for k, v in (described or {}).items()):
             return tools
         page.wait_for_timeout(100)
-    raise AssertionError(f"the tab offers {[t['name'] for t in page.webmcp.tools()]}")
+    raise AssertionError(f"the tab offers {page.webmcp.tools()}")
 
 
 def _runs_v2(tmp_path: Path) -> Path:
@@ -114,26 +118,18 @@ def test_an_open_tabs_tools_follow_deploys_and_rollbacks(
         assert first[1]["description"] == "Log a run for the club leaderboard"
 
         service.deploy(ada, _runs_v2(tmp_path), space="ada", app="runs")  # v2
-        tools = _tools_become(page, ["fastest", "leaderboard", "log_run"])
+        # the new one offered, the one gone taken back, the reworded one offered anew
+        tools = _tools_become(
+            page, ["fastest", "leaderboard", "log_run"], {"log_run": "Log a run, any distance"}
+        )
         assert tools[0]["description"] == "Runs of ten miles or more"
         assert tools[0]["annotations"] == {"readOnly": True}
-        for _ in range(600):  # the reworded one is offered anew, as it now says
-            if _tools_become(page, ["fastest", "leaderboard", "log_run"])[2]["description"] == (
-                "Log a run, any distance"
-            ):
-                break
-            page.wait_for_timeout(100)
         service.run_command(ada, "log_run", {"who": "Ada", "miles": 12, "at": "2026-09-01"})
         fastest = page.webmcp.call_tool("fastest", {})
         assert [r["jog"]["who"] for r in fastest["structuredContent"]["rows"]] == ["Ada"]
 
         service.rollback(ada, "ada/runs", 1)
-        back = _tools_become(page, RUNS_TOOLS)
-        for _ in range(600):
-            if back[1]["description"] == "Log a run for the club leaderboard":
-                break
-            page.wait_for_timeout(100)
-            back = _tools_become(page, RUNS_TOOLS)
+        back = _tools_become(page, RUNS_TOOLS, {"log_run": "Log a run for the club leaderboard"})
         assert back == first
         since = page.webmcp.call_tool("since", {"since": "2026-08-01"})
         assert "isError" not in since
