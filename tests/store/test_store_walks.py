@@ -234,4 +234,31 @@ def test_walks_and_plurals_answer_what_python_would(
             assert (ref or {}).get("eid") == far, text
             if far in graph:
                 assert ref.get("name") == graph[far].get("doc", {}).get("title"), text
+            for brought, columns in (("jog", ("who", "miles", "at")), ("doc", ("title", "body"))):
+                if brought in (ref or {}):  # what a walk brings from the far side
+                    there = graph.get(far, {}).get(brought)
+                    want = None if there is None else {c: there.get(c) for c in columns}
+                    assert ref[brought] == want, text
     assert store.query(f"{text}&.count!", ADA) == {"count": len(expected)}, text
+
+
+def test_a_walk_brings_the_far_side_whether_it_must_reach_it_or_not(store: AnyStore) -> None:
+    store.declare(VOCAB)
+    made = store.apply(
+        [
+            {"entity": {"eid": "$run"}, "jog": {"who": "a", "miles": 2}, "doc": {"title": "t"}},
+            {"entity": {"eid": "$on"}, "note": {"target": "$run", "text": "x"}},
+            {"entity": {"eid": "$off"}, "note": {"target": "$on", "text": "y"}},
+        ],
+        ADA,
+    )
+    run = made.aliases["$run"]
+    jog = {"who": "a", "miles": 2, "at": None}
+    target = {"eid": run, "name": "t", "jog": jog}
+    for text in (".note.target.jog.who=a", ".note!&.note.target.jog!", ".note.target.jog.miles>1"):
+        rows = store.query(text, ADA)
+        assert isinstance(rows, list)
+        assert [r["note"]["target"] for r in rows] == [target], text
+    rows = store.query(".note!&.note.target.jog?", ADA)
+    assert isinstance(rows, list)
+    assert [r["note"]["target"].get("jog") for r in rows] == [jog, None]

@@ -49,6 +49,8 @@ class Selecting(Protocol):
 
     def walk_entity(self, path: syntax.Path) -> str: ...
 
+    def walk_inner(self, path: syntax.Path) -> bool: ...
+
 
 # -- an aggregate ---------------------------------------------------------------------------
 
@@ -174,6 +176,10 @@ def row_builder(
         for name in st.brought[walked]:
             alias = st.walk_alias((*walked, name))
             expr_of, there = _walked_columns(alias, name), f"{alias}._e"
+            if st.walk_inner((*walked, name)):  # every row reached it: nothing to test
+                body = body_of(st.vocabulary.components[name], (*walked, name), expr_of)
+                parts.append(f"{name!r}: {body}")
+                continue
             present = take(there)
             body = body_of(st.vocabulary.components[name], (*walked, name), expr_of)
             parts.append(f"{name!r}: ({body} if {present} is not None else None)")

@@ -147,6 +147,9 @@ class _State:
     def walk_entity(self, path: syntax.Path) -> str:
         return self.joins[path].ent
 
+    def walk_inner(self, path: syntax.Path) -> bool:
+        return self.joins[path].inner
+
 
 def _is_variable(text: str) -> bool:
     return len(text) > 1 and text[0] == "$" and (text[1].isalpha() or text[1] == "_")
