@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 # `make run` keeps its data here unless PASTURE_HOME says otherwise.
 RUN_HOME ?= $(if $(PASTURE_HOME),$(PASTURE_HOME),$(CURDIR)/.pasture)
 
-.PHONY: run test test-quick lint typecheck pytest bench system-deps clean
+.PHONY: run test test-quick lint typecheck pytest bench bench-quick system-deps clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,10 +43,27 @@ pytest: $(VENV)/.installed
 test-quick: $(VENV)/.installed
 	$(VENV)/bin/pytest -n 3 -m "not postgres and not browser and not processes"
 
-bench: $(VENV)/.installed
+# The servers pasture is measured against come with the `bench` extra.
+$(VENV)/.bench: $(VENV)/.installed
+	$(PY) -m pip install -q -e '.[bench,dev,postgres]'
+	touch $@
+
+BENCHES := mcp peers serving live worker startup fuzz
+
+bench: $(VENV)/.bench
 	$(PY) benchmarks/store.py
-	@for b in benchmarks/mcp.py benchmarks/live.py benchmarks/worker.py benchmarks/startup.py benchmarks/fuzz.py; do \
-	  if [ -f $$b ]; then $(PY) $$b; fi; done
+	@for b in $(BENCHES); do $(PY) benchmarks/$$b.py || exit 1; done
+
+# Every benchmark made small, for a look while working (a few minutes at most).
+bench-quick: $(VENV)/.bench
+	$(PY) benchmarks/store.py --quick
+	$(PY) benchmarks/mcp.py --quick
+	$(PY) benchmarks/peers.py --quick
+	$(PY) benchmarks/serving.py --quick
+	$(PY) benchmarks/live.py --quick
+	$(PY) benchmarks/worker.py --calls 100 --rounds 2
+	$(PY) benchmarks/startup.py --runs 5
+	$(PY) benchmarks/fuzz.py --quick
 
 clean:
 	rm -rf $(VENV) .pasture .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,235 @@
+"""How soon pasture answers: `pasture serve` from start to its first answer, and a deploy to
+the first answer of the new version, each against a bare uvicorn app starting in the same run.
+
+- start: `pasture serve` on a data directory holding the run club (SQLite), from the
+  process started to the first answer of a `command leaderboard` over `/mcp`, against
+  `python -m uvicorn` serving a one-route Starlette app (this file's `app`) from the process
+  started to its first answer: what any Python web server pays to start, and what pasture
+  adds to it (its database opened, its apps listed, its limits and audit set up).
+- deploy: on a running `pasture serve`, the run club's next version — its tools.json with
+  one command more — deployed through `/mcp`'s `app_deploy` (as an agent deploys), from the
+  request sent to the first answer of the new command; against the bare app started again
+  (what a framework's server needs for new code: a new process).
+
+Each is timed `--runs` times, pasture's and the bare app's taking turns; printed: each
+one's median, and pasture's ÷ the bare app's.
+
+    .venv/bin/python benchmarks/serving.py [--runs 7] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+# Run as a script, this file's folder comes first on sys.path: keep it off.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+import httpx  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = ROOT / "examples" / "runs"
+HEADERS = {
+    "Accept": "application/json, text/event-stream",
+    "Content-Type": "application/json",
+    "MCP-Protocol-Version": "2025-11-25",
+}
+NEW_COMMAND = "longest"  # the next version's command more
+
+
+async def _hello(request: Any) -> Any:
+    from starlette.responses import JSONResponse
+
+    return JSONResponse({"ok": True})
+
+
+def _bare_app() -> Any:
+    """The bare app: one route answering JSON, as small as a Starlette app is."""
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    return Starlette(routes=[Route("/", _hello)])
+
+
+app = _bare_app()  # what `python -m uvicorn serving:app` serves
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def until_answered(ask: Callable[[], bool], process: subprocess.Popen[bytes]) -> None:
+    """Ask again and again (a refused connection, an error: again) until it answers."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if ask():
+                return
+        except httpx.TransportError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit("the server did not answer")
+        time.sleep(0.002)
+
+
+def call(web: httpx.Client, url: str, token: str, name: str, arguments: dict[str, Any]) -> Any:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    body["params"] = {"name": name, "arguments": arguments}
+    headers = {**HEADERS, "Authorization": f"Bearer {token}"}
+    answer = web.post(url, headers=headers, content=json.dumps(body), timeout=60)
+    if answer.status_code != 200:
+        return None
+    return answer.json().get("result")
+
+
+def home_with_club() -> tuple[Path, str]:
+    from pasture.platform.service import Service
+
+    home = Path(tempfile.mkdtemp(prefix="pasture-serving-"))
+    service = Service(home)
+    owner = service.local_owner()
+    service.deploy(owner, RUNS, app="runs", title="Run club")
+    token = service.new_token(owner, "bench")
+    service.close()
+    return home, token
+
+
+def serve(home: Path, port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "pasture", "serve", "--port", str(port)]
+    return subprocess.Popen(
+        command,
+        env={**env, "PASTURE_HOME": str(home)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def stopped(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def pasture_start(home: Path, token: str, env: dict[str, str]) -> float:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    with httpx.Client() as web:
+        began = time.perf_counter()
+        process = serve(home, port, env)
+        try:
+
+            def answered() -> bool:
+                result = call(web, url, token, "command", {"name": "leaderboard", "app": "runs"})
+                return result is not None and not result.get("isError")
+
+            until_answered(answered, process)
+            return time.perf_counter() - began
+        finally:
+            stopped(process)
+
+
+def bare_start(env: dict[str, str]) -> float:
+    port = free_port()
+    here = str(Path(__file__).resolve().parent)
+    command = [sys.executable, "-m", "uvicorn", "--app-dir", here, "serving:app"]
+    command += ["--port", str(port), "--log-level", "warning"]
+    with httpx.Client() as web:
+        began = time.perf_counter()
+        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+        try:
+            until_answered(lambda: web.get(f"http://127.0.0.1:{port}/").status_code == 200, process)
+            return time.perf_counter() - began
+        finally:
+            stopped(process)
+
+
+def next_version(n: int) -> dict[str, str]:
+    """The run club's files, its tools.json with one command more (named anew each time, so
+    every deploy is a new version with a command the last one lacked)."""
+    tools = json.loads((RUNS / "tools.json").read_text())
+    tools[f"{NEW_COMMAND}{n}"] = {
+        "description": "The longest runs first",
+        "input": {},
+        "query": ".jog!&.created!",
+    }
+    files = {p.name: p.read_text() for p in RUNS.iterdir() if p.is_file()}
+    files["tools.json"] = json.dumps(tools)
+    return files
+
+
+def pasture_deploys(home: Path, token: str, env: dict[str, str], runs: int) -> list[float]:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    took: list[float] = []
+    process = serve(home, port, env)
+    try:
+        with httpx.Client() as web:
+            until_answered(lambda: call(web, url, token, "commands", {}) is not None, process)
+            for n in range(runs):
+                files = next_version(n)
+                began = time.perf_counter()
+                deployed = call(web, url, token, "app_deploy", {"app": "runs", "files": files})
+                assert deployed is not None and not deployed.get("isError"), deployed
+
+                def answered(n: int = n) -> bool:
+                    arguments = {"name": f"{NEW_COMMAND}{n}", "app": "runs"}
+                    result = call(web, url, token, "command", arguments)
+                    return result is not None and not result.get("isError")
+
+                until_answered(answered, process)
+                took.append(time.perf_counter() - began)
+    finally:
+        stopped(process)
+    return took
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, help="times each is timed (7; --quick 3)")
+    parser.add_argument("--quick", action="store_true", help="fewer runs")
+    options = parser.parse_args()
+    runs = options.runs or (3 if options.quick else 7)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    home, token = home_with_club()
+    try:
+        bare_start(env)  # first runs fill the bytecode caches: not counted
+        pasture_start(home, token, env)
+        ours: list[float] = []
+        theirs: list[float] = []
+        for n in range(runs):
+            pair = [lambda: ours.append(pasture_start(home, token, env))]
+            pair.append(lambda: theirs.append(bare_start(env)))
+            for run in pair if n % 2 == 0 else reversed(pair):
+                run()
+        deploys = pasture_deploys(home, token, env, runs)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    a, b, d = statistics.median(ours), statistics.median(theirs), statistics.median(deploys)
+    print(f"how soon a server answers, median of {runs} runs, taking turns:")
+    print(f"  {'bare uvicorn app, start to first answer':<56} {b * 1000:7.0f} ms")
+    print(
+        f"  {'pasture serve, start to first command answer':<56} {a * 1000:7.0f} ms   {a / b:.2f}x"
+    )
+    line = "a deploy over /mcp to the new version's first answer"
+    print(f"  {line:<56} {d * 1000:7.0f} ms   {d / b:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
