@@ -78,6 +78,8 @@ class Compiled:
     # more follow; each SQL row ends with the values of `order` and its place in creation,
     # from `keys_at` on, which the last row's cursor is made of (`pasture.store.pages`)
     page: int | None = None
+    # a statement run before `sql` in the same transaction, setting how it is planned
+    prelude: str = ""
     keys_at: int = 0
     keys_from: tuple[int, ...] = ()  # where in the row each of those values is
     order: str = ""
@@ -442,6 +444,8 @@ def _compile(
     elif words and page is not None and limit is None:
         compiled.page = page  # the best of them, one page: cut short, with no cursor
         compiled.keys_at = -1
+    if words:
+        compiled.prelude = dialect.search_plan
     return compiled
 
 

@@ -279,10 +279,13 @@ class SqlStore(ABC, Generic[C]):
         held = self._held_here()
         reading = contextlib.nullcontext(held.conn) if held is not None else self._reading()
         with metrics.database("app", "read"), self._faults, reading as conn:
-            if compiled.refs and held is None:
-                # the rows and the names they refer to are read from one snapshot
+            if (compiled.refs or compiled.prelude) and held is None:
+                # the rows and the names they refer to are read from one snapshot (and a
+                # setting for this read alone holds in it)
                 conn.execute(self.snapshot)
                 try:
+                    if compiled.prelude:
+                        conn.execute(compiled.prelude)
                     found = conn.execute(compiled.sql, compiled.params).fetchall()
                     names = self._names(conn, found, compiled.refs) if found else _NONE
                 finally:
