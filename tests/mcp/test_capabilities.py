@@ -87,7 +87,7 @@ async def _tried(client: Client, legacy: bool) -> dict[str, str]:
             client.complete(TEMPLATE, {"name": "space", "value": "a"})
         ),
         "prompts/list": await _answer(client.session.list_prompts()),
-        "prompts/get": await _answer(client.session.get_prompt("runs")),
+        "prompts/get": await _answer(client.session.get_prompt("ada_runs")),
     }
     with warnings.catch_warnings():  # the handshake generation's, gone from the newest
         warnings.simplefilter("ignore")
@@ -129,7 +129,11 @@ def test_every_advertised_method_is_served_and_no_other(
     assert capabilities.tools is not None and capabilities.tools.list_changed
     assert capabilities.resources is not None and capabilities.resources.list_changed
     assert capabilities.completions is not None
-    assert capabilities.prompts is None and capabilities.logging is None
+    # Each app is a prompt, whose list changes with a deploy, announced where the views'
+    # list is; and each call is told in the client's log (the handshake generation's
+    # level set by logging/setLevel, the newest's asked for by each request).
+    assert capabilities.prompts is not None and capabilities.prompts.list_changed
+    assert capabilities.logging is not None
     # Following a view: resources/subscribe where a connection lives on (stdio), the
     # listen stream's resource subscriptions in the newest protocol; neither on stateless
     # HTTP of the handshake generation.
@@ -143,9 +147,11 @@ def test_every_advertised_method_is_served_and_no_other(
         "resources/read",
         "resources/templates/list",
         "completion/complete",
+        "prompts/list",
+        "prompts/get",
     ]
-    if legacy:  # the newest protocol has no ping
-        promised += ["ping"]
+    if legacy:  # the newest protocol has no ping, nor logging/setLevel
+        promised += ["ping", "logging/setLevel"]
     if legacy and follows:
         promised += ["resources/subscribe", "resources/unsubscribe"]
     if not legacy:
@@ -153,4 +159,4 @@ def test_every_advertised_method_is_served_and_no_other(
     assert {method: tried[method] for method in promised} == dict.fromkeys(promised, "ok")
     unpromised = sorted(set(tried) - set(promised))
     assert {m: tried[m] for m in unpromised} == dict.fromkeys(unpromised, NOT_FOUND)
-    assert "prompts/list" in unpromised and ("ping" in unpromised) is not legacy
+    assert ("ping" in unpromised) is not legacy

@@ -108,8 +108,9 @@ def test_the_views_are_one_template_and_its_arguments_complete_from_what_the_cal
     assert seen[("file", "lead", "{'space': 'club', 'app': 'runs'}")] == [VIEW]
     assert seen[("file", "", "{'space': 'cy', 'app': 'miles'}")] == []  # cy's, not hers
     refusals = [v for k, v in seen.items() if k[0] == "refused"]
-    assert refusals == [
-        f"no prompt runs — this server has none; it completes {TEMPLATE}",
+    # A prompt is an app of hers, named space_app (tests/mcp/test_app_prompts.py).
+    assert refusals[0].startswith("no prompt runs — each of your apps is a prompt named space_app")
+    assert refusals[1:] == [
         f"no resource template ui://{{space}}/{{app}} — this server has one, {TEMPLATE}",
         f"{TEMPLATE} has no argument page — its arguments are space, app and file",
     ]

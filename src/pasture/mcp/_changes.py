@@ -4,14 +4,16 @@ The platform's bus (`pasture.platform.db.bus`) hears every deploy and rollback m
 through any server sharing the database. For each, the connector announces:
 
 - on the newest protocol's `subscriptions/listen` streams (over HTTP and stdio):
-  `ResourcesListChanged`, and `ResourceUpdated` for each of the app's views — a
-  stream hears only the kinds and addresses it asked for, and of a view only if
-  its caller may read it (`Scoped`);
+  `ResourcesListChanged` and `PromptsListChanged` (each app is a prompt), and
+  `ResourceUpdated` for each of the app's views — a stream hears only the kinds and
+  addresses it asked for, and of a view only if its caller may read it (`Scoped`);
 - on a connection of the handshake generation that lives on (stdio, in memory):
-  `notifications/resources/list_changed`, and `notifications/resources/updated`
+  `notifications/resources/list_changed` and `notifications/prompts/list_changed`,
+  and `notifications/resources/updated`
   for each view it subscribed to with `resources/subscribe` and still reads;
 - on stateless HTTP of the handshake generation, whose connections end with each
-  request: `notifications/resources/list_changed` on the GET streams its clients
+  request: `notifications/resources/list_changed` and
+  `notifications/prompts/list_changed` on the GET streams its clients
   hold open, which hear the same events the listen streams do (`listeners`, served
   by `pasture.web.mcp_events`). No connection lives on there to follow a view, so
   it offers no `resources/subscribe`.
@@ -28,6 +30,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import (
+    PromptsListChanged,
     ResourcesListChanged,
     ResourceUpdated,
     ServerEvent,
@@ -36,6 +39,7 @@ from mcp.server.subscriptions import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from pasture.caller import Caller
+from pasture.client_asks import Level
 from pasture.errors import Refused
 from pasture.platform import Change, Service
 from pasture.threads import in_thread
@@ -52,6 +56,7 @@ class Connection:
         self.session = session  # one request's; its channel apart from replies is the connection's
         self.hello = hello  # the connection's `initialize`, kept so its id names it alone
         self.followed: set[str] = set()
+        self.level: Level | None = None  # logging/setLevel's: the least level it is told
 
 
 class Relay:
@@ -126,6 +131,7 @@ class Relay:
     async def _tell(self, change: Change) -> None:
         try:
             await self.listeners.publish(ResourcesListChanged())
+            await self.listeners.publish(PromptsListChanged())
             views: list[str] = []
             if change.space is not None and change.slug is not None:
                 space, slug = change.space, change.slug
@@ -156,6 +162,7 @@ class Relay:
         session = connection.session
         try:
             await session.send_resource_list_changed()
+            await session.send_prompt_list_changed()
         except Exception:
             logger.debug("resources/list_changed had no channel to go out on")
             return False

@@ -7,6 +7,9 @@ followed by its data as JSON as `content`, the data as `structuredContent`). A
 `answer` and nowhere else;
 anything unexpected becomes a plain sentence, its traceback kept in the log
 (`pasture.mcp._tool_results`, which a registry served on its own answers with too).
+
+Beside the tools: the caller's views as resources (`_templates`), each of their apps
+as a prompt (`_prompts`), and each call told in the client's log (`_call_log`).
 """
 
 from __future__ import annotations
@@ -35,8 +38,10 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pasture import jsontext
 from pasture.asking import CONFIRM, confirmed
 from pasture.caller import Caller
+from pasture.client_asks import Level
 from pasture.errors import NotFound, PastureError, Refused, UsageError
 from pasture.long_calls import LongCall
+from pasture.mcp import _call_log, _prompts
 from pasture.mcp._changes import EMPTY, Relay
 from pasture.mcp._elicitation import GoAhead, ask_first
 from pasture.mcp._progress import InFlight, progress_to
@@ -74,6 +79,7 @@ CACHE_HINTS: dict[CacheableMethod, CacheHint] = {
     "resources/list": CacheHint(0, "private"),
     "resources/templates/list": CacheHint(0, "public"),
     "resources/read": CacheHint(0, "private"),
+    "prompts/list": CacheHint(0, "private"),  # a caller's apps, theirs alone
 }
 
 # The tools whose text is their data as people read it, with nothing to add: `commands`'
@@ -204,9 +210,9 @@ class _Server(Server[Any]):
 
 MCPServer = _Server
 
-# On a connection that lives on (stdio, in memory): a deploy's new views and a release's
-# new tools are both announced on it.
-ANNOUNCED = NotificationOptions(resources_changed=True, tools_changed=True)
+# On a connection that lives on (stdio, in memory): a deploy's new views and prompts and a
+# release's new tools are all announced on it.
+ANNOUNCED = NotificationOptions(resources_changed=True, tools_changed=True, prompts_changed=True)
 
 
 def build_server(
@@ -234,6 +240,21 @@ def build_server(
     relay = Relay(service, bus, living=living)  # deploys, told here
     tool_lists = service.tool_lists
     in_flight = InFlight()
+    levels = _call_log.Levels()  # logging/setLevel's, over stateless HTTP
+    # A prompt is an app: the prompts change with a deploy, announced wherever the views'
+    # list is (`pasture.mcp._changes`).
+    notifications = NotificationOptions(
+        prompts_changed=notifications.resources_changed,
+        resources_changed=notifications.resources_changed,
+        tools_changed=notifications.tools_changed,
+    )
+
+    def least_level(ctx: ServerRequestContext[Any], caller: Caller) -> Level | None:
+        """The least level the client set (the handshake generation), None for every one."""
+        connection = relay.seen(ctx, caller)
+        if connection is not None:
+            return connection.level
+        return None if living else levels.of(ctx, caller)
 
     async def call(name: str, run: Callable[..., Any], ctx: ServerRequestContext[Any]) -> Any:
         # The Service is synchronous (a database under it): keep the event loop free. A
@@ -317,8 +338,12 @@ def build_server(
         if refused is not None:
             return refusal(refused.sentence)
         caller = caller_of().at_door("mcp")  # for the audit
-        relay.seen(ctx, caller)
+        least = least_level(ctx, caller)
         arguments = params.arguments or {}
+        said_as = params.name
+        if params.name == "command" and isinstance(arguments.get("name"), str):
+            said_as = f"command {arguments['name']}"
+        await _call_log.tell(ctx, least, "debug", _call_log.called(said_as, dict(arguments)))
         go = GoAhead()
         if params.name == "command":  # hard to undo: the person is asked first
             asked = await ask_first(ctx, params, service, caller)
@@ -337,6 +362,8 @@ def build_server(
         result: Wire = await call(params.name, run, ctx)
         if params.name == "app_deploy" and not result.get("isError"):
             await relay.settled()  # its own connection hears of it before the reply
+        level, line = _call_log.outcome(said_as, result)
+        await _call_log.tell(ctx, least, level, line)
         if told:
             await _announce_new_tools(ctx)
             result = {**result, "content": [*result["content"], {"type": "text", "text": CHANGED}]}
@@ -401,12 +428,39 @@ def build_server(
     ) -> types.ListResourceTemplatesResult:
         return types.ListResourceTemplatesResult(resource_templates=[VIEW_TEMPLATE])
 
+    async def on_list_prompts(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        caller = caller_of()
+        relay.seen(ctx, caller)
+        try:
+            return await in_thread(lambda: _prompts.listed(service, caller))
+        except PastureError as refused:
+            raise MCPError(code=types.INVALID_PARAMS, message=refused.sentence) from None
+
+    async def on_get_prompt(
+        ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        caller = caller_of()
+        try:
+            return await in_thread(
+                lambda: _prompts.got(service, caller, params.name, params.arguments)
+            )
+        except PastureError as refused:
+            raise MCPError(code=types.INVALID_PARAMS, message=refused.sentence) from None
+
     async def on_completion(
         ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
     ) -> types.CompleteResult:
-        # From the caller's own views alone: nothing they cannot read is ever offered.
+        # From the caller's own views and apps alone: nothing they cannot read is offered.
         caller = caller_of()
+        ref, argument = params.ref, params.argument
         try:
+            if isinstance(ref, types.PromptReference):
+                completion = await in_thread(
+                    lambda: _prompts.completed(service, caller, ref, argument.name, argument.value)
+                )
+                return types.CompleteResult(completion=completion)
             views = await in_thread(lambda: service.pages.views(caller))
             completion = complete(view_parts(uri for uri, _ in views), params)
         except PastureError as refused:
@@ -434,11 +488,28 @@ def build_server(
         on_list_resources=on_list_resources,
         on_read_resource=on_read_resource,
         on_list_resource_templates=on_list_resource_templates,
+        on_list_prompts=on_list_prompts,
+        on_get_prompt=on_get_prompt,
         on_completion=on_completion,
         on_subscriptions_listen=on_listen,
     )
     # Registered as a plain request handler, which may answer with the wire dict.
     server.add_request_handler("tools/call", types.CallToolRequestParams, on_call_tool)
+
+    async def on_set_level(
+        ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        # The handshake generation's: the least level of a call's lines this client hears,
+        # kept where its connection lives, or by session over stateless HTTP (`_call_log`).
+        caller = caller_of()
+        connection = relay.seen(ctx, caller)
+        if connection is not None:
+            connection.level = params.level
+        elif not living:
+            levels.set(ctx, caller, params.level)
+        return EMPTY
+
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, on_set_level)
     if living:
         # Only a connection that lives on can hear that a view it follows changed.
         async def on_subscribe(

@@ -2,9 +2,8 @@
 
 Every view is `ui://<space>/<app>/<file>`, so `resources/templates/list` answers one
 template, `ui://{space}/{app}/{file}`, of the views' MIME type. `completion/complete`
-completes that template's arguments — MCP completes only a prompt's or a resource
-template's, and the connector has no prompts — from the views the caller can read
-(`Pages.views`, which asks the gate), and from nothing else:
+completes that template's arguments (a prompt's are `pasture.mcp._prompts`') from the
+views the caller can read (`Pages.views`, which asks the gate), and from nothing else:
 
 - the values are those of the caller's views whose other arguments are what the
   request's context says they are (each one the client gave, exactly), and whose
@@ -13,8 +12,9 @@ template's, and the connector has no prompts — from the views the caller can r
   or given as context: a context naming someone else's space completes to nothing,
   the same answer as a space that does not exist.
 
-A reference to anything else (a prompt, another template) or an argument the template
-does not have is `NotFound`, its sentence said as an invalid request.
+A reference to another template (or a prompt, which `_prompts` completes) or an
+argument the template does not have is `NotFound`, its sentence said as an invalid
+request.
 """
 
 from __future__ import annotations
@@ -60,9 +60,7 @@ def complete(
     """The values of the argument `params` asks about, among `views` (the caller's own)."""
     ref = params.ref
     if not isinstance(ref, types.ResourceTemplateReference):
-        raise NotFound(
-            f"no prompt {ref.name} — this server has none; it completes {VIEW_TEMPLATE_URI}"
-        )
+        raise NotFound(f"no prompt {ref.name} among the views — it completes {VIEW_TEMPLATE_URI}")
     if ref.uri != VIEW_TEMPLATE_URI:
         raise NotFound(f"no resource template {ref.uri} — this server has one, {VIEW_TEMPLATE_URI}")
     name = params.argument.name

@@ -8,8 +8,9 @@ every server, tells of every deploy and rollback, and the connector's relay
 (`pasture.mcp._changes`) announces each one to this server's streams. So any server
 answers any such stream with
 
-- `notifications/resources/list_changed` after every deploy and rollback (and when
-  the bus lost what it was told, so that nothing is missed), and
+- `notifications/resources/list_changed` and `notifications/prompts/list_changed` (each
+  app is a prompt) after every deploy and rollback (and when the bus lost what it was
+  told, so that nothing is missed), and
 - `notifications/tools/list_changed` when a client of this server was told that the
   tools changed with a release,
 
@@ -37,6 +38,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import anyio
 from mcp.server.subscriptions import (
+    PromptsListChanged,
     ResourcesListChanged,
     ServerEvent,
     SubscriptionBus,
@@ -59,6 +61,7 @@ log = logging.getLogger("pasture.web")
 _SAID: dict[type, bytes] = {
     ResourcesListChanged: b'{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}',
     ToolsListChanged: b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}',
+    PromptsListChanged: b'{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}',
 }
 _BACKLOG = 64  # events waiting for a slow client at most; past it, repeats are dropped
 _OPENING_AT_MOST = 64 * 1024  # bytes of a body that may be `initialize` read to see
