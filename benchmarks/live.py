@@ -110,11 +110,14 @@ def _pasture(home: Path, database: str | None, *args: str) -> str:
 @contextmanager
 def _server(home: Path, database: str | None, *options: str) -> Iterator[str]:
     port = _free_port()
+    # Its log (a line a request) goes to a file: a pipe nobody reads would fill and stop it.
+    home.mkdir(parents=True, exist_ok=True)
+    log = (home / "serve.log").open("wb")
     process = subprocess.Popen(
         [sys.executable, "-m", "pasture", "serve", "--port", str(port), *options],
         env=_env(home, database),
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=log,
         preexec_fn=_more_files,
     )
     url = f"http://127.0.0.1:{port}"
@@ -124,12 +127,13 @@ def _server(home: Path, database: str | None, *options: str) -> Iterator[str]:
                 httpx.get(f"{url}/", timeout=1)
                 break
             if process.poll() is not None:
-                raise SystemExit(process.stderr.read().decode() if process.stderr else "")
+                raise SystemExit((home / "serve.log").read_text())
             time.sleep(0.1)
         yield url
     finally:
         process.terminate()
         process.wait(timeout=30)
+        log.close()
 
 
 def _club(home: Path, database: str | None) -> str:
@@ -380,17 +384,16 @@ def _postgres(url: str | None) -> Iterator[str | None]:
     if url:
         yield url
         return
-    try:
-        from helpers import pg_server
-        from helpers.databases import fresh_database
+    with contextlib.ExitStack() as stack:
+        database: str | None = None
+        try:
+            from helpers import pg_server
+            from helpers.databases import fresh_database
 
-        with pg_server.server() as server:
-            yield fresh_database(server)
-    except BaseException as e:  # no PostgreSQL here: said, and its figures left out
-        if isinstance(e, KeyboardInterrupt):
-            raise
-        print(f"  (no PostgreSQL: {str(e).splitlines()[0] if str(e) else type(e).__name__})")
-        yield None
+            database = fresh_database(stack.enter_context(pg_server.server()))
+        except Exception as e:  # no PostgreSQL here: said, and its figures left out
+            print(f"  (no PostgreSQL: {str(e).splitlines()[0] if str(e) else type(e).__name__})")
+        yield database  # what goes wrong while it is used is not taken for its absence
 
 
 def main() -> None:
