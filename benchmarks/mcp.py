@@ -355,8 +355,9 @@ def free_port() -> int:
 
 
 def start(
-    args: list[str], env: dict[str, str], port: int, stderr: Any = None
+    args: list[str], env: dict[str, str], port: int, stderr: Any = subprocess.DEVNULL
 ) -> subprocess.Popen[bytes]:
+    # A server's log (a line a request) is not this run's to print: unless given a file, none.
     process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
     deadline = time.monotonic() + 60
     while True:
