@@ -61,14 +61,9 @@ def test_a_prompt_tells_the_app_and_its_commands(club: Club, mode: str) -> None:
 def test_a_prompt_out_of_reach_is_refused_as_its_app_is(club: Club, mode: str) -> None:
     async def talk(client: Client) -> dict[str, str]:
         said = {}
-        for name, args in (
-            ("ada_runs", None),
-            ("club_runs", None),
-            ("runs", None),
-            ("ada_laps", None),
-        ):
+        for name in ("ada_runs", "club_runs", "runs", "ada_laps"):
             try:
-                await client.session.get_prompt(name, args)
+                await client.session.get_prompt(name)
             except MCPError as refused:
                 said[name] = refused.error.message
         commands = await client.call_tool("commands", {"app": "ada/runs"})
@@ -87,12 +82,12 @@ def test_a_prompt_out_of_reach_is_refused_as_its_app_is(club: Club, mode: str) -
 @pytest.mark.parametrize("mode", MODES)
 def test_a_prompts_task_completes_to_its_apps_commands(club: Club, mode: str) -> None:
     async def talk(client: Client) -> dict[str, Any]:
-        ref = types.PromptReference(name="ada_runs")
+        runs = types.PromptReference(name="ada_runs")
         done = {
-            typed: (await client.complete(ref, {"name": "task", "value": typed})).completion.values
+            typed: (await client.complete(runs, {"name": "task", "value": typed})).completion.values
             for typed in ("", "l", "LE", "x")
         }
-        for ref, argument in ((ref, "who"), (types.PromptReference(name="cy_miles"), "task")):
+        for ref, argument in ((runs, "who"), (types.PromptReference(name="cy_miles"), "task")):
             with pytest.raises(MCPError) as refused:
                 await client.complete(ref, {"name": argument, "value": ""})
             done[f"{ref.name} {argument}"] = refused.value.error.message

@@ -2,11 +2,13 @@
 
 A real `pasture serve` on loopback with the run club deployed, reached through a
 loopback proxy that adds the bearer (the suite has no option for a header:
-`helpers.bearer_proxy`). Every scenario the revision scores passes, but those that call
-the suite's own fixtures — tools, resources and prompts it names, which a server passes
-only by serving them. The connector's tool list is fixed (the same nine tools for every
-caller, docs/guide.md) and it has no prompts, so it serves none of them; a registry
-served on its own carries them all (`test_registry_conformance.py`).
+`helpers.bearer_proxy`). Every scenario the revision scores passes — logging/setLevel,
+the caching hints of every list its prompts' too, prompts/list of the person's apps —
+but those that call the suite's own fixtures: tools, resources and prompts it names,
+which a server passes only by serving them. The connector's tool list is fixed (the same
+nine tools for every caller, docs/guide.md) and its prompts are the caller's apps, so it
+serves none of them; a registry served on its own carries them all
+(`test_registry_conformance.py`).
 """
 
 from __future__ import annotations
@@ -59,22 +61,12 @@ FIXTURES = {
     "resources-templates-read": "the resource template test://template/{id}/data",
     "resources-subscribe": "the resource test://watched-resource",
     "resources-unsubscribe": "the resource test://watched-resource",
-    # prompts of the suite's own; the connector has none at all
-    "prompts-list": "prompts: it lists the server's and finds none",
+    # prompts of the suite's own; the connector's are the caller's apps (ada_runs)
     "prompts-get-simple": "the prompt test_simple_prompt",
     "prompts-get-with-args": "the prompt test_prompt_with_arguments",
     "prompts-get-embedded-resource": "the prompt test_prompt_with_embedded_resource",
     "prompts-get-with-image": "the prompt test_prompt_with_image",
     "completion-complete": "the prompt test_prompt_with_arguments, completed",
-}
-
-# Checks of scenarios that need no fixture, which ask for what the connector does not offer
-# and says it does not: MCP's logging (gone in 2026-07-28; the connector sends no log
-# messages, so it declares no `logging`), and prompts (it declares none, and answers
-# prompts/list as a server without them does).
-NOT_OFFERED = {
-    "logging-set-level": {"logging-set-level"},
-    "caching": {"sep-2549-prompts-list-caching-hints"},
 }
 
 
@@ -90,10 +82,8 @@ def test_every_scenario_without_fixtures_passes(tmp_path: Path, revision: str) -
 
     ours = [s for s in run.scored if s not in FIXTURES]
     assert len(ours) >= 5, run.printed  # the suite ran what it scores, and most need none
-    wrong = {}
-    for scenario in ours:
-        allowed = NOT_OFFERED.get(scenario, set())
-        failed = [f for f in run.failed(scenario) if f.split(":", 1)[0] not in allowed]
-        if failed:
-            wrong[scenario] = failed
+    # What the connector once did not offer is scored as any other scenario is.
+    assert "prompts-list" in ours, run.printed
+    assert ("logging-set-level" if revision == "2025-11-25" else "caching") in ours, run.printed
+    wrong = {scenario: run.failed(scenario) for scenario in ours if run.failed(scenario)}
     assert wrong == {}, run.printed
