@@ -29,8 +29,10 @@ import json
 import logging
 import warnings
 from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from mcp.server.connection import allowed_log_levels
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -76,12 +78,20 @@ class Levels:
         return None if session is None else self._levels.get((caller.eid, session))
 
 
+def hears(ctx: ServerRequestContext[Any], least: Level | None, level: Level) -> bool:
+    """Whether the call's client hears `level`: at or above the level it set (`least`), or
+    in the newest revision the one its request asked for."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return level in allowed_log_levels(ctx.protocol_version, ctx.meta)
+    return least is None or LEVELS.index(level) >= LEVELS.index(least)
+
+
 async def tell(
-    ctx: ServerRequestContext[Any], least: Level | None, level: Level, line: str
+    ctx: ServerRequestContext[Any], least: Level | None, level: Level, line: Callable[[], str]
 ) -> None:
-    """One line for the call's client, if it hears `level` (`least`: the level it set)."""
-    modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-    if not modern and least is not None and LEVELS.index(level) < LEVELS.index(least):
+    """One line for the call's client, made only if it hears `level` (`least`: the level
+    it set)."""
+    if not hears(ctx, least, level):
         return
     try:
         # The SDK warns at the call that the newest revision drops `logging/setLevel`; its
@@ -89,15 +99,15 @@ async def tell(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", MCPDeprecationWarning)
             sending = ctx.session.send_log_message(
-                level, _bounded(line), logger=LOGGER, related_request_id=ctx.request_id
+                level, _bounded(line()), logger=LOGGER, related_request_id=ctx.request_id
             )
         await sending
     except Exception:
         logger.debug("a log line had no channel to go out on")
 
 
-def called(name: str, arguments: dict[str, Any]) -> str:
-    """The debug line: the tool and its arguments."""
+def called(name: str, arguments: Mapping[str, Any]) -> str:
+    """The debug line: the tool and its arguments (a bundle of megabytes said in part)."""
     try:
         given = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"), default=str)
     except ValueError:

@@ -343,7 +343,7 @@ def build_server(
         said_as = params.name
         if params.name == "command" and isinstance(arguments.get("name"), str):
             said_as = f"command {arguments['name']}"
-        await _call_log.tell(ctx, least, "debug", _call_log.called(said_as, dict(arguments)))
+        await _call_log.tell(ctx, least, "debug", lambda: _call_log.called(said_as, arguments))
         go = GoAhead()
         if params.name == "command":  # hard to undo: the person is asked first
             asked = await ask_first(ctx, params, service, caller)
@@ -363,7 +363,7 @@ def build_server(
         if params.name == "app_deploy" and not result.get("isError"):
             await relay.settled()  # its own connection hears of it before the reply
         level, line = _call_log.outcome(said_as, result)
-        await _call_log.tell(ctx, least, level, line)
+        await _call_log.tell(ctx, least, level, lambda: line)
         if told:
             await _announce_new_tools(ctx)
             result = {**result, "content": [*result["content"], {"type": "text", "text": CHANGED}]}
