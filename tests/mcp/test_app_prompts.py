@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import mcp_types as types
 import pytest
+from mcp.client.session import IncomingMessage
 from mcp.shared.exceptions import MCPError
 from mcp_talk import MODES, Club, in_memory
 
+from helpers.club import RUNS
 from helpers.mcp_answers import text
 from mcp import Client
 from pasture.caller import Caller
@@ -100,3 +103,34 @@ def test_a_prompts_task_completes_to_its_apps_commands(club: Club, mode: str) ->
     assert done["x"] == []
     assert done["ada_runs who"] == "the prompt ada_runs has no argument who — its one is task"
     assert done["cy_miles task"].startswith("no app cy/miles")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_deploy_is_told_as_the_prompts_changing(club: Club, mode: str) -> None:
+    """A new app is a new prompt: a connection of the handshake generation hears
+    `notifications/prompts/list_changed`, a listen stream of the newest `PromptsListChanged`,
+    and the list holds it then."""
+    heard: list[IncomingMessage] = []
+
+    def deploy() -> None:
+        club.service.deploy(club.ada, RUNS, space="ada", app="laps", title="Laps")
+
+    async def talk(client: Client) -> list[str]:
+        await client.session.list_prompts()
+        if mode == "legacy":
+            await anyio.to_thread.run_sync(deploy)
+            with anyio.fail_after(30):
+                while not any(isinstance(m, types.PromptListChangedNotification) for m in heard):
+                    await anyio.sleep(0.02)
+        else:
+            async with client.listen(prompts_list_changed=True) as stream:
+                await anyio.to_thread.run_sync(deploy)
+                with anyio.fail_after(30):
+                    async for event in stream:
+                        if type(event).__name__ == "PromptsListChanged":
+                            break
+        listed = await client.session.list_prompts()
+        return [prompt.name for prompt in listed.prompts]
+
+    names = in_memory(club.service, club.ada, mode, talk, heard=heard)
+    assert names == ["ada_laps", "ada_runs", "club_runs"]
