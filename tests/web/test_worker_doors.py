@@ -93,7 +93,8 @@ CASES: dict[str, str] = {
     ),
     "crash_int": (
         "crash int answered with something other than text and data — its code returns a "
-        "Result or {'text': …, 'data': {…}}; the server's log has what it returned"
+        "Result or {'text': …, 'data': {…}, 'content': [parts]?}; the server's log has what it "
+        "returned"
     ),
     "crash_die": (
         "crash die stopped: its worker process ended in the middle of the call (exit code 3), "

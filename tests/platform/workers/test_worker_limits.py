@@ -235,7 +235,8 @@ CASES = {
     ),
     "box_numbers": (
         "box numbers answered with something other than text and data — its code returns a "
-        "Result or {'text': …, 'data': {…}}; the server's log has what it returned"
+        "Result or {'text': …, 'data': {…}, 'content': [parts]?}; the server's log has what it "
+        "returned"
     ),
     "box_bloats": (
         "box bloats stopped: its worker process sent pasture more than 250,000 objects and "
