@@ -25,6 +25,28 @@ with every row added.
 
 from __future__ import annotations
 
+# One block of an event stream read in a page: its event name, id and data (both scripts
+# read streams of pasture's, `subscribe` and the tools a page offers).
+READ_EVENT_JS = """\
+  // One event block of the stream: its event name, id and data.
+  function read(block) {
+    let event = "message";
+    let id = null;
+    const data = [];
+    for (const line of block.split("\\n")) {
+      if (line === "" || line.startsWith(":")) continue;
+      const colon = line.indexOf(":");
+      const name = colon < 0 ? line : line.slice(0, colon);
+      let value = colon < 0 ? "" : line.slice(colon + 1);
+      if (value.startsWith(" ")) value = value.slice(1);
+      if (name === "event") event = value;
+      else if (name === "id") id = value;
+      else if (name === "data") data.push(value);
+    }
+    return { event, id, data: data.length ? JSON.parse(data.join("\\n")) : null };
+  }
+"""
+
 CLIENT_JS = """\
 // The app's own API, as whoever has this page open.
 //   apply(bundles)       -> {entities, aliases}
@@ -92,23 +114,7 @@ export function subscribe(filter, callback, onRefused) {
     else console.error(error);
   };
 
-  // One event block of the stream: its event name, id and data.
-  function read(block) {
-    let event = "message";
-    let id = null;
-    const data = [];
-    for (const line of block.split("\\n")) {
-      if (line === "" || line.startsWith(":")) continue;
-      const colon = line.indexOf(":");
-      const name = colon < 0 ? line : line.slice(0, colon);
-      let value = colon < 0 ? "" : line.slice(colon + 1);
-      if (value.startsWith(" ")) value = value.slice(1);
-      if (name === "event") event = value;
-      else if (name === "id") id = value;
-      else if (name === "data") data.push(value);
-    }
-    return { event, id, data: data.length ? JSON.parse(data.join("\\n")) : null };
-  }
+  /* read(block): READ_EVENT_JS */
 
   async function follow() {
     const headers = { Accept: "text/event-stream" };
@@ -181,6 +187,7 @@ export async function call(name, args = {}) {
 export async function me() {
   return await request("me", { method: "GET" });
 }
-"""
+""".replace("  /* read(block): READ_EVENT_JS */\n", READ_EVENT_JS, 1)
 
-__all__ = ["CLIENT_JS"]
+
+__all__ = ["CLIENT_JS", "READ_EVENT_JS"]

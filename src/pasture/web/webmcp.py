@@ -53,11 +53,13 @@ import json
 
 from pasture.asking import CANCELLED
 from pasture.platform import SANDBOXED_PAGES
+from pasture.web.client import READ_EVENT_JS
 
 MODULE = "api/webmcp.js"
 """Where the module is, under an app's address (the platform's rewrite injects it)."""
 
-WEBMCP_JS = """\
+WEBMCP_JS = (
+    """\
 // This app's commands as WebMCP tools, run as whoever has this page open.
 // Without WebMCP in the browser (no document.modelContext, nor navigator's) it does nothing.
 // A tool answers {content: [{type: "text", text}], structuredContent: data};
@@ -186,23 +188,7 @@ if (context && typeof context.registerTool === "function" && !opaque && !documen
     console.warn(`WebMCP: this app's commands are not offered: ${sentence}`);
   }
 
-  // One event block of the stream: its event name, id and data.
-  function read(block) {
-    let event = "message";
-    let id = null;
-    const data = [];
-    for (const line of block.split("\\n")) {
-      if (line === "" || line.startsWith(":")) continue;
-      const colon = line.indexOf(":");
-      const name = colon < 0 ? line : line.slice(0, colon);
-      let value = colon < 0 ? "" : line.slice(colon + 1);
-      if (value.startsWith(" ")) value = value.slice(1);
-      if (name === "event") event = value;
-      else if (name === "id") id = value;
-      else if (name === "data") data.push(value);
-    }
-    return { event, id, data: data.length ? JSON.parse(data.join("\\n")) : null };
-  }
+  /* read(block): READ_EVENT_JS */
 
   // ./api/tools/follow: the app's commands now, and again whenever they change (a deploy,
   // a rollback, a worker registering or removing one). True: it stands refused.
@@ -261,8 +247,9 @@ if (context && typeof context.registerTool === "function" && !opaque && !documen
 } else if (context && typeof context.registerTool === "function" && opaque) {
   console.info(SANDBOXED);
 }
-""".replace("CANCELLED;", json.dumps(CANCELLED, ensure_ascii=False) + ";", 1).replace(
-    "SANDBOXED);", json.dumps("WebMCP: " + SANDBOXED_PAGES, ensure_ascii=False) + ");", 1
+""".replace("  /* read(block): READ_EVENT_JS */\n", READ_EVENT_JS, 1)
+    .replace("CANCELLED;", json.dumps(CANCELLED, ensure_ascii=False) + ";", 1)
+    .replace("SANDBOXED);", json.dumps("WebMCP: " + SANDBOXED_PAGES, ensure_ascii=False) + ");", 1)
 )
 
 __all__ = ["MODULE", "WEBMCP_JS"]
