@@ -14,7 +14,8 @@ A registry served on its own, with no platform, is this door too
 loaded on first use, so serving a registry never loads the platform.
 
 `text_of` is an answer's text as a tool's answer carries it (its sentence, then its
-data as compact JSON): the web door's WebMCP tools answer with the same.
+data as compact JSON): the web door's WebMCP tools answer with the same. `unheard`: the
+HTTP door's JSON replies carry no log line, so none is made for them.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pasture._lazy import lazy_names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pasture.mcp._call_log import unheard
     from pasture.mcp._registry_http import registry_app, serve_registry_http
     from pasture.mcp._registry_server import build_registry_server, serve_registry
     from pasture.mcp._replies import Replies, may_ask
@@ -47,6 +49,7 @@ __getattr__ = lazy_names(
         "registry_app": "pasture.mcp._registry_http",
         "serve_registry_http": "pasture.mcp._registry_http",
         "text_of": "pasture.mcp._tool_results",
+        "unheard": "pasture.mcp._call_log",
     },
 )
 
@@ -64,4 +67,5 @@ __all__ = [
     "serve_registry",
     "serve_registry_http",
     "text_of",
+    "unheard",
 ]

@@ -25,11 +25,13 @@ Which levels a client hears:
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from mcp.server.connection import allowed_log_levels
@@ -78,9 +80,28 @@ class Levels:
         return None if session is None else self._levels.get((caller.eid, session))
 
 
+_unheard: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "pasture_mcp_unheard", default=False
+)
+
+
+@contextmanager
+def unheard() -> Iterator[None]:
+    """While a request is answered by a reply that carries nothing but itself (JSON over
+    HTTP): no line is made for it, since none could go out."""
+    reset = _unheard.set(True)
+    try:
+        yield
+    finally:
+        _unheard.reset(reset)
+
+
 def hears(ctx: ServerRequestContext[Any], least: Level | None, level: Level) -> bool:
     """Whether the call's client hears `level`: at or above the level it set (`least`), or
-    in the newest revision the one its request asked for."""
+    in the newest revision the one its request asked for; none where its reply can carry
+    no line (`unheard`)."""
+    if _unheard.get():
+        return False
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
         return level in allowed_log_levels(ctx.protocol_version, ctx.meta)
     return least is None or LEVELS.index(level) >= LEVELS.index(least)
@@ -125,4 +146,4 @@ def outcome(name: str, wire: dict[str, Any]) -> tuple[Level, str]:
     return "info", f"{name}: {said}"
 
 
-__all__ = ["LOGGER", "Levels", "called", "outcome", "tell"]
+__all__ = ["LOGGER", "Levels", "called", "outcome", "tell", "unheard"]

@@ -44,7 +44,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from pasture import request_ids
 from pasture.caller import NOBODY, Caller, bearer
 from pasture.errors import BadToken, PastureError, Refused, TooMany
-from pasture.mcp import RELEASE, Replies, build_server, may_ask
+from pasture.mcp import RELEASE, Replies, build_server, may_ask, unheard
 from pasture.platform import Service
 from pasture.threads import in_thread
 from pasture.web.consent import resource_metadata_url
@@ -423,7 +423,11 @@ def mcp_http(
         reset = _caller.set(caller)
         request_ids.named(caller.name)  # for the request's line in the log
         try:
-            if body is not None and await exchange.answered(scope, receive, send, body):
+            if chosen is manager:  # a reply in JSON: no line of the client's log goes out
+                with unheard():
+                    if body is not None and await exchange.answered(scope, receive, send, body):
+                        return
+                    await chosen.handle_request(scope, receive, send)
                 return
             await chosen.handle_request(scope, receive, send)
         finally:
