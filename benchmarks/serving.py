@@ -207,6 +207,9 @@ def main() -> None:
     options = parser.parse_args()
     runs = options.runs or (3 if options.quick else 7)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    # The limits are counted, as on any server, at rates the asking again never reaches.
+    env.setdefault("PASTURE_RATE", "1000000000/minute")
+    env.setdefault("PASTURE_RATE_ADDRESS", "1000000000/minute")
     home, token = home_with_club()
     try:
         bare_start(env)  # first runs fill the bytecode caches: not counted
