@@ -97,6 +97,44 @@ async def ask(
     return isinstance(said, types.ElicitResult) and said.action == "accept"
 
 
+def looked_up(
+    service: Service, caller: Caller, arguments: Mapping[str, Any]
+) -> GoAhead | Wire | Resolved:
+    """For the connector's `command` call, where the client can ask, in the call's own
+    thread (a look-up may wait on the database): go ahead, what to answer instead, or —
+    for a command that is hard to undo — the command found, which its person is asked
+    about first (`ask_about`) before it runs."""
+    name, app = arguments.get("name"), arguments.get("app")
+    # From here the client can ask: only its person's answer says yes, never the call.
+    if not isinstance(name, str) or not isinstance(app, str | None):
+        return GoAhead(confirmed=False)  # the call itself refuses them, in its own words
+    try:
+        found = service.listing.resolve(caller, name, app)
+    except PastureError:
+        return GoAhead(confirmed=False)  # unknown, ambiguous, out of reach: the call says so
+    except Exception:  # a bug: nothing runs unasked, and no internal goes out
+        logger.exception(
+            "command %s could not be looked up to ask first (fault %s)", name, fault_id()
+        )
+        return failed("command")
+    if not found.command.consequential:
+        return GoAhead(found, confirmed=False)
+    return found
+
+
+async def ask_about(
+    ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, found: Resolved
+) -> Asked:
+    """Ask the person about the command found, hard to undo: go ahead where they said yes."""
+    args = (params.arguments or {}).get("args")
+    given = args if isinstance(args, Mapping) else None
+    command = found.command
+    said = await ask(ctx, params, question(command.title, command.agent_name, found.at, given))
+    if isinstance(said, types.InputRequiredResult):
+        return said
+    return GoAhead(found, confirmed=True) if said else refusal(CANCELLED)
+
+
 async def ask_first(
     ctx: ServerRequestContext[Any],
     params: types.CallToolRequestParams,
@@ -109,27 +147,19 @@ async def ask_first(
     if not can_ask(ctx):
         return GoAhead()
     arguments = params.arguments or {}
-    name, app, args = arguments.get("name"), arguments.get("app"), arguments.get("args")
-    # From here the client can ask: only its person's answer says yes, never the call.
-    if not isinstance(name, str) or not isinstance(app, str | None):
-        return GoAhead(confirmed=False)  # the call itself refuses them, in its own words
-    try:
-        found = await in_thread(lambda: service.listing.resolve(caller, name, app))
-    except PastureError:
-        return GoAhead(confirmed=False)  # unknown, ambiguous, out of reach: the call says so
-    except Exception:  # a bug: nothing runs unasked, and no internal goes out
-        logger.exception(
-            "command %s could not be looked up to ask first (fault %s)", name, fault_id()
-        )
-        return failed("command")
-    command = found.command
-    if not command.consequential:
-        return GoAhead(found, confirmed=False)
-    given = args if isinstance(args, Mapping) else None
-    said = await ask(ctx, params, question(command.title, command.agent_name, found.at, given))
-    if isinstance(said, types.InputRequiredResult):
-        return said
-    return GoAhead(found, confirmed=True) if said else refusal(CANCELLED)
+    found = await in_thread(lambda: looked_up(service, caller, arguments))
+    if isinstance(found, GoAhead | dict | types.InputRequiredResult):
+        return found
+    return await ask_about(ctx, params, found)
 
 
-__all__ = ["CONFIRM", "Asked", "GoAhead", "ask", "ask_first", "can_ask"]
+__all__ = [
+    "CONFIRM",
+    "Asked",
+    "GoAhead",
+    "ask",
+    "ask_about",
+    "ask_first",
+    "can_ask",
+    "looked_up",
+]

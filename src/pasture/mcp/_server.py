@@ -43,12 +43,12 @@ from pasture.errors import NotFound, PastureError, Refused, UsageError
 from pasture.long_calls import LongCall
 from pasture.mcp import _call_log, _prompts
 from pasture.mcp._changes import EMPTY, Relay
-from pasture.mcp._elicitation import GoAhead, ask_first
+from pasture.mcp._elicitation import GoAhead, ask_about, can_ask, looked_up
 from pasture.mcp._progress import InFlight, progress_to
 from pasture.mcp._templates import VIEW_TEMPLATE, complete, view_parts
 from pasture.mcp._tool_results import Wire, answer, refusal
 from pasture.mcp._tools import CHANGED, INPUT_SCHEMAS, RELEASE, TOOL_NAMES, TOOLS
-from pasture.platform import Access, AppInfo, Service, with_base
+from pasture.platform import Access, AppInfo, Resolved, Service, with_base
 from pasture.result import Result
 from pasture.schema import args_object
 from pasture.threads import in_command_thread, in_thread, in_watched_thread
@@ -345,21 +345,37 @@ def build_server(
             said_as = f"command {arguments['name']}"
         await _call_log.tell(ctx, least, "debug", lambda: _call_log.called(said_as, arguments))
         go = GoAhead()
-        if params.name == "command":  # hard to undo: the person is asked first
-            asked = await ask_first(ctx, params, service, caller)
-            if not isinstance(asked, GoAhead):
-                return asked
-            go = asked  # run where the person said yes to it
+        # Hard to undo, a command is asked about first where the client can ask: it is
+        # looked up in the call's own thread, and run there at once unless it must be asked.
+        asking = params.name == "command" and can_ask(ctx)
+        must_ask: list[Resolved] = []
         told = False
 
-        def run(long_call: LongCall | None = None) -> Wire:
+        def run(long_call: LongCall | None = None) -> Wire | None:
             nonlocal told
             if tool_lists.due(caller, RELEASE):  # told now, so told once
                 told = True
                 tool_lists.listed(caller, RELEASE)
-            return tool_call(params.name, arguments, caller, go, long_call)
+            ahead = go
+            if asking:
+                found = looked_up(service, caller, arguments)
+                if isinstance(found, dict):
+                    return found
+                if not isinstance(found, GoAhead):
+                    must_ask.append(found)
+                    return None  # asked on the loop first, then run
+                ahead = found
+            return tool_call(params.name, arguments, caller, ahead, long_call)
 
-        result: Wire = await call(params.name, run, ctx)
+        ran: Wire | None = await call(params.name, run, ctx)
+        if ran is None:  # the person is asked first
+            asked = await ask_about(ctx, params, must_ask[0])
+            if not isinstance(asked, GoAhead):
+                return asked
+            go, asking = asked, False  # run where the person said yes to it
+            ran = await call(params.name, run, ctx)
+            assert ran is not None
+        result: Wire = ran
         if params.name == "app_deploy" and not result.get("isError"):
             await relay.settled()  # its own connection hears of it before the reply
         level, line = _call_log.outcome(said_as, result)
