@@ -34,7 +34,6 @@ from pasture.caller import Caller
 from pasture.errors import PastureError
 from pasture.mcp._tool_results import Wire, failed, refusal
 from pasture.request_ids import fault_id
-from pasture.threads import in_thread
 
 if TYPE_CHECKING:  # a registry served on its own asks too, and loads no platform
     from pasture.platform import Resolved, Service
@@ -135,31 +134,12 @@ async def ask_about(
     return GoAhead(found, confirmed=True) if said else refusal(CANCELLED)
 
 
-async def ask_first(
-    ctx: ServerRequestContext[Any],
-    params: types.CallToolRequestParams,
-    service: Service,
-    caller: Caller,
-) -> Asked:
-    """For the connector's `command` call: go ahead, or what to answer instead (the
-    question, or `CANCELLED`). Asked here only where the client can ask; elsewhere the
-    call's `confirm` is all there is (`GoAhead.confirmed` None)."""
-    if not can_ask(ctx):
-        return GoAhead()
-    arguments = params.arguments or {}
-    found = await in_thread(lambda: looked_up(service, caller, arguments))
-    if isinstance(found, GoAhead | dict | types.InputRequiredResult):
-        return found
-    return await ask_about(ctx, params, found)
-
-
 __all__ = [
     "CONFIRM",
     "Asked",
     "GoAhead",
     "ask",
     "ask_about",
-    "ask_first",
     "can_ask",
     "looked_up",
 ]
