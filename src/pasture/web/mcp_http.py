@@ -28,6 +28,7 @@ is answered with the SDK's own reply to it while the listing stands
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import hashlib
 import json
@@ -432,14 +433,16 @@ def mcp_http(
         # The SDK carries this context to the handler that serves the request.
         reset = _caller.set(caller)
         request_ids.named(caller.name)  # for the request's line in the log
+        json_reply = chosen is manager  # which carries no line of the client's log
         try:
-            if chosen is manager:  # a reply in JSON: no line of the client's log goes out
-                with unheard():
-                    if body is not None and await exchange.answered(scope, receive, send, body):
-                        return
-                    await chosen.handle_request(scope, receive, send)
-                return
-            await chosen.handle_request(scope, receive, send)
+            with unheard() if json_reply else contextlib.nullcontext():
+                if (
+                    json_reply
+                    and body is not None
+                    and await exchange.answered(scope, receive, send, body)
+                ):
+                    return
+                await chosen.handle_request(scope, receive, send)
         finally:
             _caller.reset(reset)
 
