@@ -96,12 +96,20 @@ class Catalog:
         if snapshot is not None and snapshot.stamp == stamp:
             return snapshot
         # The stamp is taken first: a change made while these are read moves it again.
+        # What the trash holds is no app and no space of anyone's (`pasture.platform.apps.trash`):
+        # every door reads what is here, so it is gone for all of them at once.
         apps = {
             (r["space"], r["slug"]): (str(r["title"]), cast(Access, r["access"]), int(r["version"]))
-            for r in self.db.all("SELECT space, slug, title, access, version FROM apps")
+            for r in self.db.all(
+                "SELECT space, slug, title, access, version FROM apps WHERE NOT EXISTS "
+                "(SELECT 1 FROM trash t WHERE t.space = apps.space AND t.slug IN (apps.slug, ''))"
+            )
         }
         roles: dict[str, dict[str, Role]] = {}
-        for r in self.db.all("SELECT space, user, role FROM members"):
+        for r in self.db.all(
+            "SELECT space, user, role FROM members "
+            "WHERE space NOT IN (SELECT space FROM trash WHERE slug = '')"
+        ):
             roles.setdefault(r["user"], {})[r["space"]] = cast(Role, r["role"])
         trusted = frozenset(
             str(r["name"])
@@ -115,6 +123,10 @@ class Catalog:
             secrets.setdefault((r["space"], r["slug"]), {})[r["name"]] = str(r["value"])
         snapshot = _Snapshot(stamp, apps, roles, trusted, secrets)
         self._snapshot = snapshot
+        with self._lock:
+            gone = [key for key in self._loaded if key not in apps]
+        for space, slug in gone:  # removed, here or by another process: let go of it here too
+            self.forget(space, slug, close=False)
         return snapshot
 
     # -- code ---------------------------------------------------------------------
@@ -338,6 +350,26 @@ class Catalog:
             )
         if self.on_commands is not None:
             self.on_commands(version.space, version.slug)
+
+    def forget(self, space: str, slug: str, *, close: bool = True) -> None:
+        """An app that is gone (to the trash, or for good): its loaded version and open store
+        let go, its worker processes stopped. `close=False` leaves closing the store to
+        whoever still reads from it (another thread's call that reached it first)."""
+        with self._lock:
+            self.changes += 1
+            self._loaded.pop((space, slug), None)
+            store = self._stores.pop((space, slug), None)
+        self.workers.retire(space, slug)
+        if store is not None and close:
+            store.close()
+
+    def forget_space(self, space: str) -> None:
+        """`forget` for every app of a space this process has at hand."""
+        with self._lock:
+            keys = {key for key in [*self._loaded, *self._stores] if key[0] == space}
+        for key in sorted(keys):
+            self.forget(*key)
+        self.workers.retire_space(space)
 
     def remember(self, space: str, slug: str, loaded: Loaded) -> None:
         """This process just made `loaded` the app's current version."""

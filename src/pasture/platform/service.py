@@ -23,6 +23,7 @@ every server of a change, or asks two parts at once):
     graph      reading an app's store, and its schema     (pasture.platform.graph)
     catalog    what the platform database says of apps    (pasture.platform.catalog)
     bus        every change, told to every server         (pasture.platform.db.bus)
+    trash      removed apps and spaces, held 30 days      (pasture.platform.apps.trash)
 
 Who reaches what (DESIGN §5, see `pasture.platform.access.gate`):
 - by command (without `via_web`): every app in every space the caller belongs to;
@@ -58,6 +59,7 @@ from pasture.platform.apps.disk import Disk
 from pasture.platform.apps.lifecycle import Apps
 from pasture.platform.apps.origins import Origins, apps_domain_of
 from pasture.platform.apps.pages import Pages
+from pasture.platform.apps.trash import Trash
 from pasture.platform.auth.app_passes import Passes
 from pasture.platform.auth.people import People
 from pasture.platform.auth.tokens import Tokens
@@ -160,6 +162,8 @@ class Service:
         self.pages = Pages(self.catalog, self.gate)
         self.secrets = Secrets(self.db, self.gate)
         self.audit_log = Audit(self.db, days=audit_days, on=audit)
+        # What was removed, held 30 days (`pasture.platform.apps.trash`).
+        self.trash = Trash(self.db, self.catalog, self.people, self.gate)
         # Which release of the MCP connector's tools each client listed (`pasture.mcp`).
         self.tool_lists = ToolLists(self.db)
         self._closed = False
@@ -417,6 +421,30 @@ class Service:
         self._deployed(result)
         return result
 
+    # -- the trash (apps.trash) ------------------------------------------------------
+    def remove_app(self, caller: Caller, app: str) -> Result:
+        """Move an app to the trash for `trash.DAYS` days (its space's owners do this)."""
+        with self.audit_log.call(caller, "remove", None, app, _named) as noted:
+            result = self.trash.remove_app(caller, app, noted)
+        space, _, slug = str(result.data["removed"]).partition("/")
+        self.bus.publish(Change("deploy", space, slug))  # gone, on every server
+        return result
+
+    def remove_space(self, caller: Caller, space: str) -> Result:
+        """Move a space and its apps to the trash (its owners, or the server's owner)."""
+        with self.audit_log.call(caller, "remove", None, space, _named):
+            result = self.trash.remove_space(caller, space)
+        self.bus.publish(Change("deploy", str(result.data["removed"])))
+        return result
+
+    def restore_from_trash(self, caller: Caller, name: str) -> Result:
+        """Bring an app or a space back from the trash as it was."""
+        with self.audit_log.call(caller, "trash restore", None, name, _named) as noted:
+            result = self.trash.restore(caller, name, noted)
+        space, _, slug = str(result.data["restored"]).partition("/")
+        self.bus.publish(Change("deploy", space, slug or None))
+        return result
+
     def _deployed(self, result: Result) -> None:
         space, _, slug = str(result.data["at"]).partition("/")
         self.bus.publish(Change("deploy", space, slug))
@@ -591,6 +619,10 @@ class Service:
 
 def _version(version: Any, known: Any = None) -> str:
     return f"v{version}"
+
+
+def _named(name: Any, known: Any = None) -> str:
+    return str(name)[:200]
 
 
 __all__ = ["Service"]

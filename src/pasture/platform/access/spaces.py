@@ -8,6 +8,7 @@ from pasture.caller import Caller
 from pasture.errors import Conflict, Forbidden, NotFound, Unauthorized, UsageError
 from pasture.names import check_space_name
 from pasture.platform.access.gate import require_writes
+from pasture.platform.apps.trash import refuse_held
 from pasture.platform.auth.people import People
 from pasture.platform.catalog import Catalog
 from pasture.platform.db.platform_db import PlatformDB, Row
@@ -30,6 +31,7 @@ class Spaces:
         self.people.require_signed_in(caller)
         require_writes(caller)
         check_space_name(name)
+        refuse_held(self.db, caller, name)  # its name is held while it is in the trash
         with self.db.transaction() as conn:
             if conn.execute("SELECT 1 FROM spaces WHERE name = ?", (name,)).fetchone():
                 raise Conflict(f"there is already a space named {name} — pick another name")
@@ -149,7 +151,9 @@ class Spaces:
         if not caller.signed_in:
             return []
         rows = self.db.all(
-            "SELECT space, role FROM members WHERE user = ? ORDER BY space", caller.eid
+            "SELECT space, role FROM members WHERE user = ? "
+            "AND space NOT IN (SELECT space FROM trash WHERE slug = '') ORDER BY space",
+            caller.eid,
         )
         return [(r["space"], cast(Role, r["role"])) for r in rows]
 

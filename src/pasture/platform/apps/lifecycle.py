@@ -25,6 +25,7 @@ from pasture.platform.access.spaces import Spaces
 from pasture.platform.apps import paths
 from pasture.platform.apps import versions as _deploy
 from pasture.platform.apps.disk import Disk
+from pasture.platform.apps.trash import refuse_held
 from pasture.platform.auth.people import People
 from pasture.platform.catalog import Catalog
 from pasture.platform.db.platform_db import PlatformDB
@@ -106,6 +107,7 @@ class Apps:
         at = f"{space}/{slug}"
         if noted is not None:
             noted.app = at
+        refuse_held(self.db, caller, space, slug)  # a name in the trash is held
         if self.spaces.role(caller, space) not in ("owner", "editor"):
             self.spaces.no_deploy(caller, space)
         if not raw:  # none, or too many to look at (`too_big` said so)

@@ -128,6 +128,14 @@ class PlatformDB:
         """Forget a version's files with the transaction that lets the version go (only
         the data directory's copy on SQLite: its folder goes after the commit)."""
 
+    def forget_app_files(self, conn: Conn, space: str, slug: str) -> None:
+        """Forget every version's files of an app deleted for good (`pasture.platform.apps.trash`;
+        only the data directory's copy on SQLite: its folder goes with the app's)."""
+
+    def drop_store(self, space: str, slug: str, app_dir: Path) -> None:
+        """Delete an app's store for good: its SQLite file, or its PostgreSQL schema."""
+        raise NotImplementedError
+
     def write_aside(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
         """`sql` once for each row, all or nothing, on a connection of its own: for records no
         cache is derived from (`pasture.platform.access.audit`), written off the calls' path so no
@@ -232,6 +240,11 @@ class SqlitePlatformDB(PlatformDB):
         except OSError as e:
             raise faults.fault(e, app_dir) or e from None
         return open_store(app_dir / "store.db")
+
+    def drop_store(self, space: str, slug: str, app_dir: Path) -> None:
+        for name in ("store.db", "store.db-wal", "store.db-shm", "store.db-journal"):
+            with self._faults():
+                (app_dir / name).unlink(missing_ok=True)
 
     def write_aside(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
         # WAL: the calls' reads on the main connection go on while this writes.

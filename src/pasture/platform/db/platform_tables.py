@@ -341,14 +341,31 @@ TABLES: tuple[Table, ...] = (
             _text("args"),
             _needed("outcome"),
             _needed("ms", REAL),
+            _text("call", added=True),  # the call's id, which the apps' journals name
         ),
         indexes=(
             ("audit_at", ("at",)),
+            ("audit_call", ("call",)),
             ("audit_app", ("app", "at")),
             ("audit_user", ("user", "at")),
         ),
     ),
     Table("tool_lists", (Column("client", key=True), _needed("release"), _needed("listed"))),
+    # What was removed and is held for `pasture.platform.apps.trash.DAYS` days: an app
+    # (space, slug), or a whole space (slug ''); its own rows stay where they are meanwhile.
+    Table(
+        "trash",
+        (
+            _needed("space"),
+            _needed("slug"),
+            _text("removed_by"),  # the eid, and the name as it was
+            _text("removed_name"),
+            _needed("removed_at"),
+            _needed("purge_at"),  # when it goes for good
+        ),
+        key=("space", "slug"),
+        indexes=(("trash_purge", ("purge_at",)),),
+    ),
     # One row: how many times who may reach what has been taken away (see REACH_MOVED).
     Table("reach", (Column("one", INT, key=True), _needed("version", BIGINT, default="0"))),
     # A version's files, kept with the deploy's commit so a server that has not seen the

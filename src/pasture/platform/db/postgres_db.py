@@ -285,6 +285,15 @@ class PostgresPlatformDB(PlatformDB):
             (space, slug, version),
         )
 
+    def forget_app_files(self, conn: Conn, space: str, slug: str) -> None:
+        conn.execute("DELETE FROM files WHERE space = ? AND slug = ?", (space, slug))
+
+    def drop_store(self, space: str, slug: str, app_dir: Path) -> None:
+        names = {app_schema(space, slug), app_schema(space, slug, digits=_DIGEST_BEFORE)}
+        with self._guard(), self._using() as db, db.transaction():
+            for schema in sorted(names):
+                db.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
     def version_files(self, space: str, slug: str, version: int) -> dict[str, bytes] | None:
         rows = self.all(
             "SELECT path, body FROM files WHERE space = ? AND slug = ? AND version = ?",
