@@ -209,6 +209,26 @@ def do_app_rollback(args: argparse.Namespace) -> int:
     return show(args, service.rollback(service.local_owner(), args.app, args.version))
 
 
+def do_app_remove(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.remove_app(service.local_owner(), args.app))
+
+
+def do_space_remove(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.remove_space(service.local_owner(), args.name))
+
+
+def do_trash_list(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.trash.listing(service.local_owner()))
+
+
+def do_trash_restore(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.restore_from_trash(service.local_owner(), args.name))
+
+
 def do_space_new(args: argparse.Namespace) -> int:
     service = open_service(args)
     return show(args, service.spaces.new_space(service.local_owner(), args.name))
@@ -530,7 +550,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     verb(verbs, "status", do_status, "one line per app: version, title, size, access")
 
-    app = verbs.add_parser("app", help="your apps: list, files, rollback")
+    app = verbs.add_parser("app", help="your apps: list, files, rollback, remove")
     app_verbs = app.add_subparsers(dest="app_verb", metavar="VERB", required=True)
     verb(app_verbs, "list", do_app_list, "every app in your spaces")
     p = verb(app_verbs, "files", do_app_files, "an app's files, or one file's text")
@@ -539,8 +559,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = verb(app_verbs, "rollback", do_app_rollback, "make an earlier version current again")
     p.add_argument("app", metavar="SPACE/APP")
     p.add_argument("version", metavar="VERSION", type=_version)
+    p = verb(app_verbs, "remove", do_app_remove, "move an app to the trash for 30 days")
+    p.add_argument("app", metavar="SPACE/APP")
 
-    space = verbs.add_parser("space", help="spaces: new, trust, untrust")
+    space = verbs.add_parser("space", help="spaces: new, trust, untrust, remove")
     space_verbs = space.add_subparsers(dest="space_verb", metavar="VERB", required=True)
     p = verb(space_verbs, "new", do_space_new, "make a space, with you as its owner")
     p.add_argument("name", metavar="NAME")
@@ -550,6 +572,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", metavar="NAME")
     p = verb(space_verbs, "untrust", do_space_untrust, "stop a space's apps running code")
     p.add_argument("name", metavar="NAME")
+    p = verb(
+        space_verbs, "remove", do_space_remove, "move a space and its apps to the trash for 30 days"
+    )
+    p.add_argument("name", metavar="NAME")
+
+    # `pasture trash` alone lists, as `pasture trash list` does
+    trash = verb(verbs, "trash", do_trash_list, "removed apps and spaces: list, restore")
+    trash_verbs = trash.add_subparsers(dest="trash_verb", metavar="VERB")
+    verb(trash_verbs, "list", do_trash_list, "what the trash holds of your spaces")
+    p = verb(trash_verbs, "restore", do_trash_restore, "bring an app or a space back as it was")
+    p.add_argument("name", metavar="SPACE/APP|SPACE")
 
     secret = verbs.add_parser("secret", help="apps' secrets: set, list, rm")
     secret_verbs = secret.add_subparsers(dest="secret_verb", metavar="VERB", required=True)
