@@ -1,4 +1,4 @@
-"""The web door's JSON API: an app's `./api/` and the platform's `/api/tools`.
+"""The web door's JSON API: an app's `./api/` and the platform's `/api/tools` and `/api/trash`.
 
 Answers of `apply`, `query` and `command` are the Service's `Result` as it is,
 `{"text": …, "data": {…}}`; a refusal is raised, and answered as JSON by the
@@ -146,6 +146,31 @@ class Api(Endpoints):
             raise Unauthorized(f"no apps to list — {SIGN_IN}")
         listing = await self.call(self.service.listing.list_commands, caller, app)
         return _commands(listing)
+
+    async def trash(self, request: Request) -> Response:
+        """`GET /api/trash`: what the trash holds of the caller's spaces, as `pasture trash`."""
+        caller = await self.who.of_api(request)
+        return _result(await self.call(self.service.trash.listing, caller))
+
+    async def trash_remove(self, request: Request) -> Response:
+        """`POST /api/trash/remove` `{"app": "space/slug"}` or `{"space": name}`: to the trash."""
+        caller = await self.who.of_api(request)
+        shape = '{"app": "space/slug"} or {"space": "name"}'
+        body = await _json_body(request, shape)
+        if isinstance(body, dict) and isinstance(body.get("app"), str):
+            return _result(await self.call(self.service.remove_app, caller, body["app"]))
+        if isinstance(body, dict) and isinstance(body.get("space"), str):
+            return _result(await self.call(self.service.remove_space, caller, body["space"]))
+        raise Refused(f"send what to remove as {shape}")
+
+    async def trash_restore(self, request: Request) -> Response:
+        """`POST /api/trash/restore` `{"name": "space/slug"}` (or a space's name): back."""
+        caller = await self.who.of_api(request)
+        shape = '{"name": "space/slug"} or {"name": "space"}'
+        body = await _json_body(request, shape)
+        if not isinstance(body, dict) or not isinstance(body.get("name"), str):
+            raise Refused(f"send what to restore as {shape}")
+        return _result(await self.call(self.service.restore_from_trash, caller, body["name"]))
 
     async def tools(self, request: Request) -> Response:
         at = _at(request)

@@ -15,6 +15,9 @@ Routes (the app's address is `{base_url}/{space}/{app}/`):
     GET  /tools?app=A                   the dashboard's Tools tab: the list /api/tools gives
     GET  /api/tools?app=A               every command of the caller's apps (or of app A), the
                                         {"commands": […]} of MCP's `commands`, `pasture inspect`
+    GET  /api/trash                     what the trash holds of the caller's spaces
+    POST /api/trash/remove              body: {"app": "space/slug"} or {"space": name}
+    POST /api/trash/restore             body: {"name": "space/slug"} or {"name": space}
     *    /mcp                           the MCP connector (streamable HTTP), when installed
     GET  /{space}/{app}                 redirect to /{space}/{app}/
     GET  /{space}/{app}/{path}          a file of the app; a folder serves its index.html;
@@ -137,6 +140,9 @@ def create_app(
         Route("/audit", web.audit, methods=["GET", "HEAD"]),
         Route("/tools", web.tools_tab, methods=["GET", "HEAD"]),
         Route("/api/tools", api.every_tool, methods=["GET"]),
+        Route("/api/trash", api.trash, methods=["GET"]),
+        Route("/api/trash/remove", api.trash_remove, methods=["POST"], max_body_size=64 * 1024),
+        Route("/api/trash/restore", api.trash_restore, methods=["POST"], max_body_size=64 * 1024),
         Route("/tokens", web.make_token, methods=["POST"], max_body_size=64 * 1024),
         Route("/tokens/revoke", web.revoke_token, methods=["POST"], max_body_size=64 * 1024),
         *oauth_routes(service, web),
@@ -160,8 +166,11 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        # what has been in the trash 30 days goes for good: now, and hourly while serving
+        stop_sweeping = service.trash.sweeping()
         async with mcp_lifespan():
             yield
+        await in_thread(stop_sweeping)
         api.live.stop()
         api.tool_streams.stop()
         # Stopping (uvicorn ends the process with the signal it was sent, past `atexit`):
