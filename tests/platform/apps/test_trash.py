@@ -19,6 +19,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from helpers.club import RUNS
+from helpers.code_apps import code_app, deploy
+from helpers.databases import sqlite_only
 from mcp import Client
 from pasture.caller import NOBODY, Caller
 from pasture.errors import Conflict, Forbidden, NotFound, Refused, Unauthorized, UsageError
@@ -447,3 +449,33 @@ def test_another_server_on_the_same_data_stops_serving_a_removed_app(
         stop()
     finally:
         other.close()
+
+
+# -- apps' code ---------------------------------------------------------------------------------
+def _gone(pid: int) -> bool:
+    """Whether the process has ended (or is only waiting to be reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except FileNotFoundError:
+        return True
+
+
+@sqlite_only("worker processes are the same whichever database keeps the apps")
+def test_a_removed_apps_worker_processes_are_retired(service: Service, tmp_path: Path) -> None:
+    owner = service.local_owner()  # their own space runs code
+    at = deploy(
+        service, owner, code_app(tmp_path, "notes", "def setup(app):\n    register_notes(app)\n")
+    )
+    assert service.run_command(owner, "note_count", {}, at).data["count"] == 0
+    (pool,) = service.catalog.workers._pools.values()
+    pids = [process.pid for process in pool.idle]
+    assert pids
+    service.remove_app(owner, at)
+    assert service.catalog.workers._pools == {}
+    deadline = time.monotonic() + 60
+    while not all(_gone(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(_gone(pid) for pid in pids)
+    service.restore_from_trash(owner, at)
+    assert service.run_command(owner, "note_count", {}, at).data["count"] == 0
