@@ -34,15 +34,18 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from datetime import timedelta
 from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 
-from pasture import metrics
+from pasture import calls, metrics
 from pasture.caller import Caller
-from pasture.errors import DeployRefused, Forbidden, Refused
+from pasture.errors import Conflict, DeployRefused, Forbidden, Refused, UsageError
 from pasture.store import bundles as b
+from pasture.store import journal as j
 from pasture.store.base import Answer, Applied, Bundle, Row
 from pasture.store.dialect import Dialect, q, table
 from pasture.store.pages import Rows, max_rows
@@ -171,6 +174,9 @@ class SqlStore(ABC, Generic[C]):
         self._all_tables: list[str] = []
         self._held: dict[int, Transaction] = {}  # thread -> the transaction it holds open
         self._described: tuple[Vocabulary | None, dict[str, Any]] = (None, {})
+        # the days the journal keeps what each write changed, None for no journal
+        self.history: float | None = j.history_days()
+        self._swept = -j.SWEEP_EVERY  # when the journal was last swept (monotonic)
 
     # -- the Store interface ------------------------------------------------------------
 
@@ -538,6 +544,8 @@ class SqlStore(ABC, Generic[C]):
                 check_guards(step, functools.partial(self._current, cur))
             self._not_a_kept_name(cur, step)
         b.complete(plan, vocab, lookup)  # defaults given, required columns there
+        if self.history is not None:
+            self._journal(cur, plan, caller, stamp)
         entities: list[tuple[Any, ...]] = []
         fresh: dict[tuple[str, tuple[str, ...]], list[tuple[Any, ...]]] = defaultdict(list)
         grouped: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
@@ -667,6 +675,217 @@ class SqlStore(ABC, Generic[C]):
         if column.type == "bool" and value is not None:
             return bool(value)  # SQLite keeps a bool as 0 or 1
         return value
+
+    # -- the journal (`journal.py`) -----------------------------------------------------
+
+    def _journal(self, cur: C, plan: b.Plan, caller: Caller, stamp: str) -> None:
+        """Keep, beside the write about to be made, what it changes as it was before."""
+        scopes: dict[int, j.Scope] = {}
+        for step in plan.steps:
+            if step.row is None:
+                continue
+            if step.tombstone:
+                scope = j.Scope(None, out=True, into=True)
+            else:
+                scope = j.Scope(frozenset(step.writes), out=bool(step.edges or step.unedges))
+            had = scopes.get(step.row)
+            if had is not None:
+                scope = _wider(had, scope)
+            scopes[step.row] = scope
+        images = j.Reader(self.dialect, cur, self._all_tables).images(scopes) if scopes else {}
+        lines: dict[str, str | None] = {}
+        for step in plan.steps:
+            if step.eid not in lines:
+                image = None if step.row is None else images.get(step.row)
+                lines[step.eid] = j.dumps(image)
+        for eid in plan.bare:
+            lines.setdefault(eid, None)
+        self._keep_lines(cur, lines, caller, stamp)
+
+    def _keep_lines(
+        self, cur: C, lines: Mapping[str, str | None], caller: Caller, stamp: str
+    ) -> None:
+        mark = calls.current() or calls.CallMark(calls.new_id(), caller.eid, caller.door)
+        rows = [(mark.id, stamp, mark.by, mark.door, eid, before) for eid, before in lines.items()]
+        if rows:
+            self._insert(cur, "pasture_journal", JOURNAL_COLUMNS, rows)
+        if time.monotonic() - self._swept >= j.SWEEP_EVERY:
+            self._sweep(cur)
+
+    def _sweep(self, cur: C) -> None:
+        """Forget the journal's lines older than it keeps, a bounded number at a time."""
+        self._swept = time.monotonic()
+        days = self.history if self.history is not None else j.DAYS
+        cutoff = stamp_of(self._clock() - timedelta(days=days))
+        cur.execute(
+            self.dialect.placeholders(
+                "DELETE FROM pasture_journal WHERE seq IN (SELECT seq FROM pasture_journal "
+                f"WHERE at < ? ORDER BY at LIMIT {j.SWEEP_STEP})"
+            ),
+            (cutoff,),
+        )
+
+    def undo(self, call: str, caller: Caller) -> Applied:
+        """Put back what the call `call` changed, as one write of its own (journaled, so it
+        can be undone too); Conflict, naming the rows and the calls, when a later call
+        changed any of them, and Refused when the call changed nothing here."""
+        self._must_keep_history()
+        m = self.dialect.placeholders
+        with self._lock, metrics.database("app", "write"), self._writing() as cur:
+            found = cur.execute(
+                m("SELECT seq, eid, before FROM pasture_journal WHERE call = ? ORDER BY seq"),
+                (call,),
+            ).fetchall()
+            if not found:
+                raise Refused(
+                    f"call {call} changed nothing in this app's data (or longer ago than its "
+                    f"journal keeps, {self.history:g} days): there is nothing to undo"
+                )
+            last = found[-1][0]
+            eids = list(dict.fromkeys(eid for _, eid, _ in found))
+            later: list[tuple[str, str, str | None]] = []
+            for among, params in self.dialect.among(eids):
+                later.extend(
+                    cur.execute(
+                        m(
+                            "SELECT l.call, l.eid, e.name FROM pasture_journal l "
+                            "LEFT JOIN entity e ON e.eid = l.eid "
+                            f"WHERE l.seq > ? AND l.eid {among} ORDER BY l.seq"
+                        ),
+                        [last, *params],
+                    ).fetchall()
+                )
+            if later:
+                raise Conflict(f"call {call} cannot be undone: {j.changed_since(later)}")
+            return self._put_back(cur, j.merged((eid, before) for _, eid, before in found), caller)
+
+    def restore(self, moment: str, caller: Caller) -> Applied:
+        """Put every entity changed after `moment` (a stamp) back as it was then, as one write
+        of its own (journaled: it can be undone); Refused for a moment older than the
+        journal keeps."""
+        self._must_keep_history()
+        days = self.history if self.history is not None else j.DAYS
+        oldest = stamp_of(self._clock() - timedelta(days=days))
+        if moment < oldest:
+            raise Refused(
+                f"the journal keeps what changed for {days:g} days: restore to a moment after "
+                f"{oldest[:16].replace('T', ' ')} UTC"
+            )
+        m = self.dialect.placeholders
+        with self._lock, metrics.database("app", "write"), self._writing() as cur:
+            found = cur.execute(
+                m("SELECT eid, before FROM pasture_journal WHERE at > ? ORDER BY seq"), (moment,)
+            ).fetchall()
+            return self._put_back(cur, j.merged(found), caller)
+
+    def _must_keep_history(self) -> None:
+        if self.history is None:
+            raise UsageError(
+                "this server keeps no journal of what calls change (PASTURE_HISTORY is off): "
+                "nothing can be undone or restored — serve without PASTURE_HISTORY=off"
+            )
+
+    def _put_back(self, cur: C, images: Mapping[str, j.Image | None], caller: Caller) -> Applied:
+        """Make each entity of `images` what its image says (None: not there at all), its
+        present state journaled first as this write's own."""
+        d, w = self.dialect, self.writes
+        m = d.placeholders
+        stamp = stamp_of(self._clock())
+        top, person = self._head(cur, caller)
+        if person is not None:
+            top = self._person(cur, caller, stamp, top, person)
+        eids = list(images)
+        rows: dict[str, int] = {}
+        for among, params in d.among(eids):
+            sql = m(f"SELECT eid, _e FROM entity WHERE eid {among}")
+            rows.update(cur.execute(sql, params).fetchall())
+        if self.history is not None:
+            scopes = {rows[e]: j.full_scope(i) for e, i in images.items() if e in rows}
+            now = j.Reader(d, cur, self._all_tables).images(scopes)
+            self._keep_lines(
+                cur,
+                {e: j.dumps(now.get(rows[e])) if e in rows else None for e in eids},
+                caller,
+                stamp,
+            )
+        gone = [(rows[e], e) for e, image in images.items() if image is None and e in rows]
+        if gone:
+            self._bury(cur, gone)
+        physical = self._physical(cur)
+        tables = set(self._all_tables)
+        for eid, image in images.items():
+            if image is None:
+                continue
+            was, _, kind, name, made_at, made_by, at, by = image["e"]
+            row = rows.get(eid)
+            if row is None:
+                free = cur.execute(m("SELECT 1 FROM entity WHERE _e = ?"), (was,)).fetchone()
+                if free is None:
+                    row, top = was, max(top, was)
+                else:
+                    top += 1
+                    row = top
+                rows[eid] = row
+                self._insert(
+                    cur,
+                    "entity",
+                    ENTITY_COLUMNS,
+                    [(row, eid, kind, name, made_at, made_by, at, by)],
+                )
+            else:
+                cur.execute(
+                    m(
+                        "UPDATE entity SET kind = ?, name = ?, created_at = ?, created_by = ?, "
+                        "updated_at = ?, updated_by = ? WHERE _e = ?"
+                    ),
+                    (kind, name, made_at, made_by, at, by, row),
+                )
+            for comp, cols in image["c"].items():
+                if comp not in tables:
+                    continue  # a component no longer kept: nothing to put it in
+                cur.execute(w.delete_row(comp), (row,))
+                if cols is None:
+                    continue
+                names = [c for c in cols if c in physical.get(comp, ())]
+                carried: tuple[Any, ...] = (row, eid, made_at, made_by)
+                if w.carries_kind(comp):
+                    carried = (*carried, kind)
+                values = (*carried, *(cols[c] for c in names))
+                self._insert(cur, table(comp), (*w.carry(comp), *map(q, names)), [values])
+            if "out" in image:
+                cur.execute(m("DELETE FROM edge WHERE parent = ?"), (row,))
+                if image["out"]:
+                    run(
+                        cur,
+                        w.edge,
+                        [(row, kind_of_edge, child) for kind_of_edge, child in image["out"]],
+                    )
+        # Edges to an entity a tombstone took, put back where their parent's own edges are
+        # not put back whole: that parent's image says which of its edges there were.
+        whole = {eid for eid, image in images.items() if image is not None and "out" in image}
+        for eid, image in images.items():
+            for parent, kind_of_edge in (image or {}).get("in", ()):
+                if parent in whole:
+                    continue
+                cur.execute(
+                    m(
+                        d.insert_or_skip(
+                            "edge(parent, type, child)", "SELECT _e, ?, ? FROM entity WHERE eid = ?"
+                        )
+                    ),
+                    (kind_of_edge, eid, parent),
+                )
+        self._written(top, eids)
+        return Applied(eids, {})
+
+
+JOURNAL_COLUMNS = ("call", "at", "who", "door", "eid", "before")
+
+
+def _wider(a: j.Scope, b_: j.Scope) -> j.Scope:
+    """Both scopes at once (one entity named by two steps of a write)."""
+    comps = None if a.comps is None or b_.comps is None else a.comps | b_.comps
+    return j.Scope(comps, out=a.out or b_.out, into=a.into or b_.into)
 
 
 def run(cur: Cursor, sql: str, params: list[tuple[Any, ...]]) -> None:

@@ -7,6 +7,7 @@ The layout, one schema per app:
                   one typed column per declared column, an index on each)
     edge(parent → entity, type, child eid)
     doc_fts                full text over c_doc(title, body)
+    pasture_journal        what each write changed, with its call (`journal.py`)
 
 `_e` is the backend's own integer for an entity, so joins are integer joins and
 "oldest first" is `_e` order. `kind` (the component a row is listed as) and
@@ -29,6 +30,7 @@ from typing import Any
 
 from pasture.store import bundles as b
 from pasture.store.dialect import POSTGRES, SQLITE, STAMPS, Dialect, q, sql_type, table
+from pasture.store.journal import journal_ddl
 from pasture.store.vocab import Column, Component, Vocabulary, changed_type
 
 # -- tables ---------------------------------------------------------------------------------
@@ -64,6 +66,7 @@ def base_tables(dialect: Dialect) -> list[str]:
         f"""CREATE TABLE IF NOT EXISTS pasture_indexes (
         component {t} NOT NULL, name {t} NOT NULL, columns {t} NOT NULL,
         PRIMARY KEY (component, name))""",
+        *journal_ddl(dialect),
     ]
 
 

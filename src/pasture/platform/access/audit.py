@@ -39,13 +39,14 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Collection, Container, Iterator, Mapping
+from contextvars import Token
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from pasture import metrics
+from pasture import calls, metrics
 from pasture.caller import Caller
 from pasture.errors import PastureError, UsageError
 from pasture.platform.db.platform_db import PlatformDB
@@ -63,8 +64,8 @@ SHAPE_ROOM = 200  # characters of an argument summary
 OUTCOME_ROOM = 500  # characters of a refusal's sentence
 SAID_EVERY = 60.0  # seconds between two log lines about records that could not be written
 
-COLUMNS = "at, user, name, door, via, app, action, command, args, outcome, ms"
-INSERT = f"INSERT INTO audit ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+COLUMNS = "at, user, name, door, via, app, action, command, args, outcome, ms, call"
+INSERT = f"INSERT INTO audit ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 SWEEP = (
     "DELETE FROM audit WHERE id IN "
     f"(SELECT id FROM audit WHERE at < ? ORDER BY at LIMIT {SWEEP_STEP})"
@@ -219,12 +220,14 @@ class Call:
 
     __slots__ = (
         "_audit",
+        "_token",
         "action",
         "app",
         "args",
         "began",
         "caller",
         "command",
+        "id",
         "known",
         "shape",
         "started",
@@ -251,10 +254,16 @@ class Call:
         self.shape = shape
         self.known: Container[str] | None = None  # the argument names the command declares
         self.started = self.began = 0.0
+        # Its id, which the store's journal keeps with each write it makes; a call inside
+        # another is part of it (`pasture.calls`).
+        around = calls.current()
+        self.id = calls.new_id() if around is None else around.id
+        self._token: Token[calls.CallMark | None] | None = None
 
     def __enter__(self) -> Call:
         self.began = time.time()
         self.started = time.perf_counter()
+        self._token = calls.mark(calls.CallMark(self.id, self.caller.eid, self.caller.door))
         return self
 
     def __exit__(
@@ -263,6 +272,9 @@ class Call:
         error: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if self._token is not None:
+            calls.unmark(self._token)
+            self._token = None
         metrics.call_ended(self.action, self.app, error)
         audit, shape = self._audit, self.shape
         if audit is None or shape is None:
@@ -292,6 +304,7 @@ class Call:
                     _fit(shape(self.args, known), SHAPE_ROOM),
                     _fit(outcome, OUTCOME_ROOM),
                     round(took, 3),
+                    self.id,
                 )
             )
         except Exception:  # a record is never a reason for the call to fail
@@ -529,6 +542,12 @@ class Audit:
         )
         return [_record(r) for r in reversed(rows)]
 
+    def of_call(self, call: str) -> list[dict[str, Any]]:
+        """The records of one call (`Call.id`): one, or a few for a call made inside another."""
+        self._writer.flush()
+        rows = self.db.all(f"SELECT {COLUMNS} FROM audit WHERE call = ? ORDER BY id", call)
+        return [_record(r) for r in rows]
+
     def flush(self) -> None:
         """Wait until every record queued so far is written."""
         self._writer.flush()
@@ -555,6 +574,7 @@ def _record(row: Any) -> dict[str, Any]:
         "args": row["args"],
         "outcome": str(row["outcome"]),
         "ms": float(row["ms"]),
+        "call": row["call"],
     }
 
 
@@ -572,7 +592,11 @@ def lines(records: list[dict[str, Any]], *, apps: bool) -> Iterator[str]:
         where = f"{r['app'] or '?'} " if apps else ""
         shape = f" [{r['args']}]" if r["args"] else ""
         moment = r["at"][:19].replace("T", " ")
-        yield f"{moment}  {who}  {came}  {where}{what(r)}{shape}  {r['outcome']}  {r['ms']:.1f} ms"
+        call = f"  call {r['call']}" if r.get("call") else ""
+        yield (
+            f"{moment}  {who}  {came}  {where}{what(r)}{shape}  {r['outcome']}  "
+            f"{r['ms']:.1f} ms{call}"
+        )
 
 
 __all__ = [
