@@ -18,6 +18,7 @@ every server of a change, or asks two parts at once):
     audit_log  every write and command call, kept         (pasture.platform.access.audit)
     apps       an app's versions: its files read back     (pasture.platform.apps.lifecycle)
     secrets    apps' secrets, by name                     (pasture.platform.apps.app_secrets)
+    transfer   an app moved to one file and back          (pasture.platform.apps.transfer)
     pages      an app's files for the web, views for MCP  (pasture.platform.apps.pages)
     listing    the commands of a caller's apps, found     (pasture.platform.listing)
     graph      reading an app's store, and its schema     (pasture.platform.graph)
@@ -59,6 +60,7 @@ from pasture.platform.apps.disk import Disk
 from pasture.platform.apps.lifecycle import Apps
 from pasture.platform.apps.origins import Origins, apps_domain_of
 from pasture.platform.apps.pages import Pages
+from pasture.platform.apps.transfer import Transfer, file_shape
 from pasture.platform.apps.trash import Trash
 from pasture.platform.auth.app_passes import Passes
 from pasture.platform.auth.people import People
@@ -150,6 +152,7 @@ class Service:
             self.db, self.catalog.app_dir, versions_kept=versions_kept, space_quota=space_quota
         )
         self.apps = Apps(self.db, self.catalog, self.people, self.spaces, self.gate, disk)
+        self.transfer = Transfer(self.db, self.catalog, self.people, self.spaces, self.gate, disk)
         # Every write, deploy and change of who reaches what, told to every server.
         self.bus = self.db.bus()
         # A worker that registered or removed a command: told as the app's commands moving.
@@ -418,6 +421,33 @@ class Service:
         """Make an earlier version of the app current again."""
         with self.audit_log.call(caller, "rollback", None, version, _version) as noted:
             result = self.apps.rollback(caller, app, version, noted)
+        self._deployed(result)
+        return result
+
+    # -- an app moved to one file and back (apps.transfer) ---------------------------
+    def export_app(
+        self, caller: Caller, app: str, file: str | Path, *, long_call: LongCall | None = None
+    ) -> Result:
+        """Write an app — every version kept, its data as JSON lines — to one new file; its
+        space's owners do this. `long_call`: the door's watch (a bar, a stop)."""
+        with self.audit_log.call(caller, "export", None, file, file_shape) as noted:
+            return self.transfer.export(caller, app, file, noted=noted, long_call=long_call)
+
+    def import_app(
+        self,
+        caller: Caller,
+        file: str | Path,
+        *,
+        space: str | None = None,
+        slug: str | None = None,
+        long_call: LongCall | None = None,
+    ) -> Result:
+        """Make the app an export holds, in a space the caller owns (their own by default),
+        as `slug` (its own name by default); refused with every problem, nothing written."""
+        with self.audit_log.call(caller, "import", None, file, file_shape) as noted:
+            result = self.transfer.import_(
+                caller, file, space=space, slug=slug, noted=noted, long_call=long_call
+            )
         self._deployed(result)
         return result
 
