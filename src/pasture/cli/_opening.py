@@ -165,6 +165,16 @@ def web_server(service: Service, args: argparse.Namespace) -> WebServer:
 
     host, port = args.host, args.port
     trusted = list(getattr(args, "trust_proxy", None) or [])
+    every = getattr(args, "backup_every", None)
+    if every:  # in each process serving; one of them takes each backup
+        from pathlib import Path
+
+        from pasture.platform import seconds_of
+
+        folder = Path(args.backup_dir) if args.backup_dir else None
+        service.backups.start_schedule(
+            service.local_owner(), seconds_of(every, "--backup-every"), args.backup_keep, folder
+        )
     app = create_app(service, bind_host=host, metrics=bool(getattr(args, "metrics", False)))
     return Server(app, host=host, port=port, trust_proxy=trusted)
 

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from pasture.platform.apps.rewrite import with_base
     from pasture.platform.auth.client_documents import is_document_id
     from pasture.platform.auth.tokens import scope_words
+    from pasture.platform.backups import restore_backup
+    from pasture.platform.backups.scheduled import seconds_of
     from pasture.platform.db.bus import Change
     from pasture.platform.listing import Offered, arguments_of, kind_of
     from pasture.platform.nouns import (
@@ -83,6 +85,8 @@ __getattr__ = lazy_names(
         "SANDBOXED_PAGES": _ORIGINS,
         "on_loopback": _ORIGINS,
         "scope_words": "pasture.platform.auth.tokens",
+        "restore_backup": "pasture.platform.backups",
+        "seconds_of": "pasture.platform.backups.scheduled",
         "is_document_id": "pasture.platform.auth.client_documents",
     },
 )
@@ -114,6 +118,8 @@ __all__ = [
     "kind_of",
     "most",
     "on_loopback",
+    "restore_backup",
     "scope_words",
+    "seconds_of",
     "with_base",
 ]

@@ -18,6 +18,7 @@ every server of a change, or asks two parts at once):
     audit_log  every write and command call, kept         (pasture.platform.access.audit)
     apps       an app's versions: its files read back     (pasture.platform.apps.lifecycle)
     secrets    apps' secrets, by name                     (pasture.platform.apps.app_secrets)
+    backups    the whole server's, its owner's            (pasture.platform.backups)
     transfer   an app moved to one file and back          (pasture.platform.apps.transfer)
     pages      an app's files for the web, views for MCP  (pasture.platform.apps.pages)
     listing    the commands of a caller's apps, found     (pasture.platform.listing)
@@ -65,6 +66,7 @@ from pasture.platform.apps.trash import Trash
 from pasture.platform.auth.app_passes import Passes
 from pasture.platform.auth.people import People
 from pasture.platform.auth.tokens import Tokens
+from pasture.platform.backups import Backups
 from pasture.platform.catalog import Catalog
 from pasture.platform.db.bus import Change
 from pasture.platform.db.platform_db import PlatformDB, SqlitePlatformDB
@@ -169,6 +171,8 @@ class Service:
         self.trash = Trash(self.db, self.catalog, self.people, self.gate)
         # Which release of the MCP connector's tools each client listed (`pasture.mcp`).
         self.tool_lists = ToolLists(self.db)
+        # The whole server's backups, its owner's (`pasture.platform.backups`).
+        self.backups = Backups(self.home, database_url, self.people)
         self._closed = False
 
     def reach_version(self) -> int:
@@ -634,6 +638,7 @@ class Service:
         if self._closed:
             return
         self._closed = True
+        self.backups.close()  # a scheduled backup under way ends with the process
         self.bus.close()
         self.limiter.close()  # what it holds of the shared counts given back
         self.audit_log.close()  # what is still queued is written first
