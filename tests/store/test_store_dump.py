@@ -289,6 +289,13 @@ def test_lines_that_are_not_a_store_s_say_every_problem(openers: Callable[[str],
         "(text, number, bool, time, url, reference)",
         "its store's count of entities is not a whole number",
     ]
+    header["columns"]["jog"]["miles"] = "text"
+    assert check_header(header) == [
+        "its store's jog.miles holds a text, and its vocabulary declares a number"
+    ]
+    assert check_header({**header, "vocabulary": {"$defs": {"jog": 5}}})[0].startswith(
+        "its store's vocabulary is not one pasture declares (vocab.json: "
+    )
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])

@@ -259,6 +259,36 @@ def do_app_import(args: argparse.Namespace) -> int:
     return show(args, result)
 
 
+def do_app_export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from pasture.cli._watching import draws_on, watched
+
+    service = open_service(args)
+    with watched(bar=draws_on() and not args.json) as long_call:  # a bar for a big app
+        result = service.export_app(
+            service.local_owner(), args.app, Path(args.file), long_call=long_call
+        )
+    return show(args, result)
+
+
+def do_app_import(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from pasture.cli._watching import draws_on, watched
+
+    service = open_service(args)
+    with watched(bar=draws_on() and not args.json) as long_call:
+        result = service.import_app(
+            service.local_owner(),
+            Path(args.file),
+            space=args.space,
+            slug=args.as_slug,
+            long_call=long_call,
+        )
+    return show(args, result)
+
+
 def do_space_new(args: argparse.Namespace) -> int:
     service = open_service(args)
     return show(args, service.spaces.new_space(service.local_owner(), args.name))
@@ -591,6 +621,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("version", metavar="VERSION", type=_version)
     p = verb(app_verbs, "remove", do_app_remove, "move an app to the trash for 30 days")
     p.add_argument("app", metavar="SPACE/APP")
+    p = verb(
+        app_verbs,
+        "export",
+        do_app_export,
+        "write an app, every version kept and its data, to one file (its space's owners)",
+    )
+    p.add_argument("app", metavar="APP", help="the app (slug or space/slug)")
+    p.add_argument("file", metavar="FILE", help="the file to write, not there yet: runs.tar.gz")
+    p = verb(
+        app_verbs,
+        "import",
+        do_app_import,
+        "make an app from the file app export wrote, in a space you own",
+    )
+    p.add_argument("file", metavar="FILE", help="the file pasture app export wrote")
+    p.add_argument("--space", help="a space you own to import it into (default: your own)")
+    p.add_argument(
+        "--as", dest="as_slug", metavar="SLUG", help="the app's name here (default: its own)"
+    )
     p = verb(
         app_verbs,
         "export",

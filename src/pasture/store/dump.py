@@ -31,10 +31,11 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from pasture.errors import DeployRefused
 from pasture.store.dialect import POSTGRES, STAMPS, Dialect, q, table
 from pasture.store.sqlstore import Executes, SqlStore
 from pasture.store.tables import ENTITY_COLUMNS, UNINDEXED, component_ddl
-from pasture.store.vocab import Column, Component
+from pasture.store.vocab import Column, Component, Vocabulary
 
 BATCH = 1_000  # entities read or written at once
 MOST_PROBLEMS = 20  # said of the lines, then how many more there were
@@ -171,6 +172,27 @@ def check_header(header: Any) -> list[str]:
     count = header.get("entities")
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
         problems.append("its store's count of entities is not a whole number")
+    if not problems:
+        problems.extend(_agrees(header["vocabulary"], header["columns"]))
+    return problems
+
+
+def _agrees(doc: Mapping[str, Any], columns: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """Whether the vocabulary is one, and declares its columns with the types the rows of
+    the store's tables have."""
+    try:
+        vocab = Vocabulary.from_json(doc)
+    except DeployRefused as e:
+        return [f"its store's vocabulary is not one pasture declares ({e.sentence})"]
+    problems: list[str] = []
+    for comp in vocab.components.values():
+        for col in comp.columns.values():
+            kept = columns.get(comp.name, {}).get(col.name)
+            if comp.name not in STAMPS and kept is not None and kept != col.shown:
+                problems.append(
+                    f"its store's {comp.name}.{col.name} holds a {kept}, and its "
+                    f"vocabulary declares a {col.shown}"
+                )
     return problems
 
 
