@@ -259,36 +259,6 @@ def do_app_import(args: argparse.Namespace) -> int:
     return show(args, result)
 
 
-def do_app_export(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from pasture.cli._watching import draws_on, watched
-
-    service = open_service(args)
-    with watched(bar=draws_on() and not args.json) as long_call:  # a bar for a big app
-        result = service.export_app(
-            service.local_owner(), args.app, Path(args.file), long_call=long_call
-        )
-    return show(args, result)
-
-
-def do_app_import(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from pasture.cli._watching import draws_on, watched
-
-    service = open_service(args)
-    with watched(bar=draws_on() and not args.json) as long_call:
-        result = service.import_app(
-            service.local_owner(),
-            Path(args.file),
-            space=args.space,
-            slug=args.as_slug,
-            long_call=long_call,
-        )
-    return show(args, result)
-
-
 def do_space_new(args: argparse.Namespace) -> int:
     service = open_service(args)
     return show(args, service.spaces.new_space(service.local_owner(), args.name))
@@ -423,6 +393,10 @@ def do_serve(args: argparse.Namespace) -> int:
     server_log(args.log_format)
     check_writable(home_of(args))  # said now, not at the first write
     server_zone()  # likewise a time zone it does not know, not at the first `today`
+    if args.backup_every:
+        from pasture.platform import seconds_of
+
+        seconds_of(args.backup_every, "--backup-every")  # said now, not when it is due
     url = args.public_url or f"http://{args.host}:{args.port}"
     serving_apps_domain(args, url)  # localhost on loopback, unless told (`--apps-domain`)
     service = open_service(args, url)
@@ -481,6 +455,35 @@ def do_audit(args: argparse.Namespace) -> int:
     print(result.text.splitlines()[0])
     audit_table(records, apps=args.app is None)
     return 0
+
+
+def do_backup(args: argparse.Namespace) -> int:
+    from pasture.cli._watching import draws_on, watched
+
+    service = open_service(args)
+    token = args.token or os.environ.get("PASTURE_TOKEN")
+    caller = service.caller_for_token(token).at_door("cli") if token else service.local_owner()
+    with watched(bar=draws_on() and not args.json) as long_call:  # a bar on a terminal
+        result = service.backups.take(caller, args.file, long_call)
+    return show(args, result)
+
+
+def do_restore(args: argparse.Namespace) -> int:
+    from pasture.cli._watching import draws_on, watched
+    from pasture.platform import restore_backup
+
+    # no Service: it would make the server that is to come out of the archive
+    database = args.database or os.environ.get("PASTURE_DATABASE_URL") or None
+    with watched(bar=draws_on() and not args.json) as long_call:
+        result = restore_backup(
+            args.file,
+            home_of(args),
+            database,
+            key_file=args.key,
+            without_secrets=args.without_secrets,
+            long_call=long_call,
+        )
+    return show(args, result)
 
 
 def do_demo(args: argparse.Namespace) -> int:
@@ -546,6 +549,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DAYS",
         help="keep the audit of calls this many days (90; $PASTURE_AUDIT_DAYS); "
         "PASTURE_AUDIT=off keeps none",
+    )
+    p.add_argument(
+        "--backup-every", metavar="WHILE", help="back the server up this often: 6h, 1d, 1w"
+    )
+    p.add_argument(
+        "--backup-keep", type=int, default=7, metavar="N", help="the newest N backups kept (7)"
+    )
+    p.add_argument(
+        "--backup-dir", metavar="DIR", help="where backups are kept (the data directory's backups/)"
     )
     rate_limits(p)
     worker_limits(p)
@@ -621,25 +633,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("version", metavar="VERSION", type=_version)
     p = verb(app_verbs, "remove", do_app_remove, "move an app to the trash for 30 days")
     p.add_argument("app", metavar="SPACE/APP")
-    p = verb(
-        app_verbs,
-        "export",
-        do_app_export,
-        "write an app, every version kept and its data, to one file (its space's owners)",
-    )
-    p.add_argument("app", metavar="APP", help="the app (slug or space/slug)")
-    p.add_argument("file", metavar="FILE", help="the file to write, not there yet: runs.tar.gz")
-    p = verb(
-        app_verbs,
-        "import",
-        do_app_import,
-        "make an app from the file app export wrote, in a space you own",
-    )
-    p.add_argument("file", metavar="FILE", help="the file pasture app export wrote")
-    p.add_argument("--space", help="a space you own to import it into (default: your own)")
-    p.add_argument(
-        "--as", dest="as_slug", metavar="SLUG", help="the app's name here (default: its own)"
-    )
     p = verb(
         app_verbs,
         "export",
@@ -757,6 +750,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--since", metavar="WHEN", help="from this moment: 2026-12-01, 2026-12-01T09:30, 1h, 2d"
     )
     p.add_argument("--limit", type=int, default=100, help="the newest N calls (100)")
+
+    p = verb(verbs, "backup", do_backup, "one archive of the whole server, taken while it serves")
+    p.add_argument("file", metavar="FILE", help="the archive to write (a .tar)")
+    p.add_argument("--token", help="act as the person this token belongs to")
+
+    p = verb(verbs, "restore", do_restore, "a backup into an empty data directory or database")
+    p.add_argument("file", metavar="FILE", help="the archive pasture backup wrote")
+    p.add_argument("--key", metavar="FILE", help="the backup.key of the server it was taken from")
+    p.add_argument(
+        "--without-secrets", action="store_true", help="restore all but apps' secrets (no key)"
+    )
 
     p = verb(verbs, "demo", do_demo, "deploy the example apps, make a token, and serve")
     p.add_argument("--examples", default="examples", metavar="DIR")
