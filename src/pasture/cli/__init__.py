@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
+    from pasture.caller import Caller
+    from pasture.platform import Service
     from pasture.result import Result
 
     Verb = Callable[[argparse.Namespace], int]
@@ -207,6 +209,23 @@ def do_app_files(args: argparse.Namespace) -> int:
 def do_app_rollback(args: argparse.Namespace) -> int:
     service = open_service(args)
     return show(args, service.rollback(service.local_owner(), args.app, args.version))
+
+
+def do_app_restore(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.restore_app(_acting(service, args), args.app, args.to))
+
+
+def do_undo(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.undo(_acting(service, args), args.call, args.app))
+
+
+def _acting(service: Service, args: argparse.Namespace) -> Caller:
+    """Who a verb acts as: the person `--token` (or `$PASTURE_TOKEN`) is of, else the
+    machine's owner."""
+    token = getattr(args, "token", None) or os.environ.get("PASTURE_TOKEN")
+    return service.caller_for_token(token).at_door("cli") if token else service.local_owner()
 
 
 def do_app_remove(args: argparse.Namespace) -> int:
@@ -551,6 +570,13 @@ def build_parser() -> argparse.ArgumentParser:
         "PASTURE_AUDIT=off keeps none",
     )
     p.add_argument(
+        "--history-days",
+        type=float,
+        metavar="DAYS",
+        help="keep what each call changed this many days, for undo and app restore (30; "
+        "$PASTURE_HISTORY_DAYS); PASTURE_HISTORY=off keeps none",
+    )
+    p.add_argument(
         "--backup-every", metavar="WHILE", help="back the server up this often: 6h, 1d, 1w"
     )
     p.add_argument(
@@ -622,7 +648,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     verb(verbs, "status", do_status, "one line per app: version, title, size, access")
 
-    app = verbs.add_parser("app", help="your apps: list, files, rollback, remove")
+    app = verbs.add_parser("app", help="your apps: list, files, rollback, restore, remove")
     app_verbs = app.add_subparsers(dest="app_verb", metavar="VERB", required=True)
     verb(app_verbs, "list", do_app_list, "every app in your spaces")
     p = verb(app_verbs, "files", do_app_files, "an app's files, or one file's text")
@@ -652,6 +678,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--as", dest="as_slug", metavar="SLUG", help="the app's name here (default: its own)"
     )
+    p = verb(
+        app_verbs,
+        "restore",
+        do_app_restore,
+        "put an app's data back as it was at a moment (undoable)",
+        usage="pasture app restore APP --to WHEN [--token T] [--json]",
+    )
+    p.add_argument("app", metavar="APP", help="the app (slug or space/slug)")
+    p.add_argument(
+        "--to",
+        metavar="WHEN",
+        required=True,
+        help="the moment: '2 hours ago', 'today', 'yesterday 9pm', 2026-12-01T09:30",
+    )
+    p.add_argument("--token", help="act as the person this token belongs to")
 
     space = verbs.add_parser("space", help="spaces: new, trust, untrust, remove")
     space_verbs = space.add_subparsers(dest="space_verb", metavar="VERB", required=True)
@@ -750,6 +791,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--since", metavar="WHEN", help="from this moment: 2026-12-01, 2026-12-01T09:30, 1h, 2d"
     )
     p.add_argument("--limit", type=int, default=100, help="the newest N calls (100)")
+
+    p = verb(
+        verbs,
+        "undo",
+        do_undo,
+        "put back exactly what one call changed (its id, as pasture audit shows it)",
+        usage="pasture undo CALL [--app APP] [--token T] [--json]",
+    )
+    p.add_argument("call", metavar="CALL", help="the call's id: 12 letters and digits")
+    p.add_argument("--app", metavar="APP", help="its app, where the audit was off")
+    p.add_argument("--token", help="act as the person this token belongs to")
 
     p = verb(verbs, "backup", do_backup, "one archive of the whole server, taken while it serves")
     p.add_argument("file", metavar="FILE", help="the archive to write (a .tar)")

@@ -68,6 +68,7 @@ def open_service(args: argparse.Namespace, base_url: str | None = None) -> Servi
         versions_kept=getattr(args, "versions_kept", None),
         space_quota=getattr(args, "space_quota", None),
         max_rows=getattr(args, "max_rows", None),
+        history_days=getattr(args, "history_days", None),
     )
     _opened.append(service)
     return service

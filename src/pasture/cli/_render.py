@@ -210,6 +210,7 @@ def audit_table(
     table.add_column("args", min_width=10)
     table.add_column("outcome", min_width=18, ratio=1)
     table.add_column("ms", justify="right", no_wrap=True)
+    table.add_column("call (pasture undo CALL)", no_wrap=True)  # what undo takes
     for r in records:
         what = f"{r['action']} {r['command']}" if r.get("command") else str(r["action"])
         cells = [str(r["at"])[:19].replace("T", " "), r.get("name") or "nobody"]
@@ -217,6 +218,7 @@ def audit_table(
         if apps:
             cells.append(r.get("app") or "—")
         cells += [what, r.get("args") or "", str(r["outcome"]), f"{float(r['ms']):.1f}"]
+        cells.append(r.get("call") or "—")
         table.add_row(*cells)
     (console or terminal()).print(table)
 

@@ -65,11 +65,14 @@ class Catalog:
         limits: Limits | None = None,
         *,
         max_rows: int | None = None,
+        history_days: float | None = None,
     ) -> None:
         self.home = home
         self.origins = origins
         # the rows one answer of an app's store holds at most (`pasture.store.pages`)
         self.max_rows = max_rows
+        # the days each store's journal keeps (`pasture.store.journal`), None for none
+        self.history_days = history_days
         self.base_url = origins.base_url
         self.db = db
         self._lock = threading.RLock()
@@ -213,6 +216,7 @@ class Catalog:
                 store = self.db.app_store(space, slug, self.app_dir(space, slug))
                 if self.max_rows is not None:
                     store.max_rows = self.max_rows
+                store.history = self.history_days
                 self._stores[key] = store
             return store
 

@@ -18,11 +18,12 @@ every server of a change, or asks two parts at once):
     audit_log  every write and command call, kept         (pasture.platform.access.audit)
     apps       an app's versions: its files read back     (pasture.platform.apps.lifecycle)
     secrets    apps' secrets, by name                     (pasture.platform.apps.app_secrets)
-    backups    the whole server's, its owner's            (pasture.platform.backups)
     transfer   an app moved to one file and back          (pasture.platform.apps.transfer)
+    backups    the whole server's, its owner's            (pasture.platform.backups)
     pages      an app's files for the web, views for MCP  (pasture.platform.apps.pages)
     listing    the commands of a caller's apps, found     (pasture.platform.listing)
     graph      reading an app's store, and its schema     (pasture.platform.graph)
+    history    one call undone, an app restored to a time (pasture.platform.history)
     catalog    what the platform database says of apps    (pasture.platform.catalog)
     bus        every change, told to every server         (pasture.platform.db.bus)
     trash      removed apps and spaces, held 30 days      (pasture.platform.apps.trash)
@@ -72,12 +73,14 @@ from pasture.platform.db.bus import Change
 from pasture.platform.db.platform_db import PlatformDB, SqlitePlatformDB
 from pasture.platform.db.tool_lists import ToolLists
 from pasture.platform.graph import Graph
+from pasture.platform.history import History
 from pasture.platform.listing import Listing
 from pasture.platform.nouns import OAUTH_ACCESS_PREFIX, Access, Resolved, Role
 from pasture.platform.running import Running
 from pasture.platform.workers.sandbox import Limits
 from pasture.result import Result
 from pasture.store import pages
+from pasture.store.journal import history_days as history_days_of
 
 if TYPE_CHECKING:
     from pasture.platform.auth.oauth import OAuth
@@ -100,6 +103,7 @@ class Service:
         versions_kept: int | None = None,
         space_quota: int | None = None,
         max_rows: int | None = None,
+        history_days: float | None = None,
     ) -> None:
         """`home` is the data directory. `database_url` (else `$PASTURE_DATABASE_URL`; ""
         for none) is a PostgreSQL database that keeps the platform's tables and every
@@ -116,7 +120,9 @@ class Service:
         else 20), and a space's apps at most `space_quota` megabytes of them (else
         `$PASTURE_SPACE_QUOTA`, else 1,024; `pasture.platform.apps.disk`). A read answers
         at most `max_rows` rows, and says how to read on (else `$PASTURE_MAX_ROWS`, else
-        1,000; `pasture.store.pages`)."""
+        1,000; `pasture.store.pages`). Each store's journal keeps what calls changed
+        `history_days` days (else `$PASTURE_HISTORY_DAYS`, else 30; `pasture.store.journal`),
+        which is how far `undo` and `app restore` reach."""
         if database_url is None:
             database_url = os.environ.get("PASTURE_DATABASE_URL") or None
         self.database_url = database_url
@@ -140,6 +146,7 @@ class Service:
             self.db,
             limits or Limits.from_env(),
             max_rows=pages.max_rows(max_rows),
+            history_days=history_days_of(history_days),
         )
         self.passes = Passes(self.db)
         self._tokens = Tokens(self.db)
@@ -167,6 +174,8 @@ class Service:
         self.pages = Pages(self.catalog, self.gate)
         self.secrets = Secrets(self.db, self.gate)
         self.audit_log = Audit(self.db, days=audit_days, on=audit)
+        # Undo of one call, restore to a moment (`pasture.platform.history`).
+        self.history = History(self.catalog, self.gate, self.people, self.audit_log, self.bus)
         # What was removed, held 30 days (`pasture.platform.apps.trash`).
         self.trash = Trash(self.db, self.catalog, self.people, self.gate)
         # Which release of the MCP connector's tools each client listed (`pasture.mcp`).
@@ -579,6 +588,21 @@ class Service:
         except Refused:
             return []
         return [f"ui://{space}/{slug}/{view}" for view in views]
+
+    # -- undo and restore (history) ------------------------------------------------
+    def undo(
+        self, caller: Caller, call: str, app: str | None = None, *, via_web: bool = False
+    ) -> Result:
+        """Put back what one call changed (`pasture.platform.history`); itself a call, which
+        can be undone."""
+        with self.audit_log.call(caller, "undo", call.strip().lower()[:40], call) as noted:
+            return self.history.undo(caller, call, app, via_web=via_web, noted=noted)
+
+    def restore_app(self, caller: Caller, app: str, when: str) -> Result:
+        """Put an app's data back as it was at `when` (`pasture.platform.history`); itself a
+        call, which can be undone."""
+        with self.audit_log.call(caller, "restore", None, when) as noted:
+            return self.history.restore(caller, app, when, noted=noted)
 
     # -- the audit (access.audit) ------------------------------------------------------
     def audit(

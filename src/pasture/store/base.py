@@ -52,9 +52,11 @@ class Transaction(Protocol):
 
 class Store(Protocol):
     """One app's graph. `max_rows`: the rows one answer holds at most, None for no bound
-    (`pasture.store.pages`)."""
+    (`pasture.store.pages`). `history`: the days its journal keeps what each write
+    changed, None for no journal (`pasture.store.journal`)."""
 
     max_rows: int | None
+    history: float | None
 
     def declare(self, vocab: Mapping[str, Any]) -> None:
         """Install a vocabulary (vocab.json's document); refuses every problem at once."""
@@ -73,6 +75,21 @@ class Store(Protocol):
         """The rows a filter line selects, oldest first (words: best first); or the one
         object its first aggregate answers. With `table` (a filter naming that component
         alone), each row is a table's: `{id, created_at, …its columns}`."""
+        ...
+
+    def undo(self, call: str, caller: Caller) -> Applied:
+        """Put back what the call `call` changed, as a write of its own (`journal.py`);
+        Conflict when a later call changed any of those rows."""
+        ...
+
+    def moment(self, when: str) -> str:
+        """The stamp a time phrase (`2 hours ago`) or a written time names, by this store's
+        clock; UsageError when it names none."""
+        ...
+
+    def restore(self, moment: str, caller: Caller) -> Applied:
+        """Put the store back as it was at `moment` (a stamp or a time phrase), as a write of
+        its own (`journal.py`)."""
         ...
 
     def count(self) -> int:

@@ -43,7 +43,7 @@ from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 
 from pasture import calls, metrics
 from pasture.caller import Caller
-from pasture.errors import Conflict, DeployRefused, Forbidden, Refused, UsageError
+from pasture.errors import Conflict, DeployRefused, Forbidden, Refused, UsageError, echo
 from pasture.store import bundles as b
 from pasture.store import journal as j
 from pasture.store.base import Answer, Applied, Bundle, Row
@@ -66,8 +66,9 @@ from pasture.store.tables import (
     name_of,
     type_changes,
 )
-from pasture.store.times import Clock, zone_name
+from pasture.store.times import Clock, span, zone_name
 from pasture.store.vocab import Vocabulary
+from pasture.values import server_zone
 from pasture.values import stamp as stamp_of
 
 _CACHE = 512  # compiled filters (and INSERT texts) kept per store
@@ -759,11 +760,24 @@ class SqlStore(ABC, Generic[C]):
                 raise Conflict(f"call {call} cannot be undone: {j.changed_since(later)}")
             return self._put_back(cur, j.merged((eid, before) for _, eid, before in found), caller)
 
+    def moment(self, when: str) -> str:
+        """The stamp `when` names: a time phrase of the grammar's (`2 hours ago`, `today`,
+        `yesterday 9pm`) or a written time, read from its start."""
+        found = span(when, self._clock(), server_zone())
+        if found is None:
+            raise UsageError(
+                f"{echo(when, 60)} is not a moment — say a time such as '2 hours ago', "
+                "'today', 'yesterday 9pm', '2026-12-01T09:30' or '2026-12-01T09:30:00Z'"
+            )
+        return stamp_of(found.start)
+
     def restore(self, moment: str, caller: Caller) -> Applied:
-        """Put every entity changed after `moment` (a stamp) back as it was then, as one write
-        of its own (journaled: it can be undone); Refused for a moment older than the
-        journal keeps."""
+        """Put every entity changed after `moment` (a stamp, or what `moment()` reads) back as
+        it was then, as one write of its own (journaled: it can be undone); Refused for a
+        moment older than the journal keeps."""
         self._must_keep_history()
+        if not moment.endswith("Z"):
+            moment = self.moment(moment)
         days = self.history if self.history is not None else j.DAYS
         oldest = stamp_of(self._clock() - timedelta(days=days))
         if moment < oldest:

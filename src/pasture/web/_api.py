@@ -1,4 +1,5 @@
-"""The web door's JSON API: an app's `./api/` and the platform's `/api/tools` and `/api/trash`.
+"""The web door's JSON API: an app's `./api/` and the platform's `/api/tools`, `/api/trash`,
+`/api/undo` and `/api/restore`.
 
 Answers of `apply`, `query` and `command` are the Service's `Result` as it is,
 `{"text": …, "data": {…}}`; a refusal is raised, and answered as JSON by the
@@ -171,6 +172,32 @@ class Api(Endpoints):
         if not isinstance(body, dict) or not isinstance(body.get("name"), str):
             raise Refused(f"send what to restore as {shape}")
         return _result(await self.call(self.service.restore_from_trash, caller, body["name"]))
+
+    async def undo(self, request: Request) -> Response:
+        """`POST /api/undo` `{"call": "3f9a2b1c0d4e"}` (and `"app"` where the audit was off):
+        put back what that call changed, as `pasture undo`."""
+        caller = await self.who.of_api(request)
+        shape = '{"call": "<its id, as the audit shows it>"}'
+        body = await _json_body(request, shape)
+        if not isinstance(body, dict) or not isinstance(body.get("call"), str):
+            raise Refused(f"send the call to undo as {shape}")
+        app = body.get("app") if isinstance(body.get("app"), str) else None
+        result = await self.call(self.service.undo, caller, body["call"], app, via_web=True)
+        return _result(result)
+
+    async def restore(self, request: Request) -> Response:
+        """`POST /api/restore` `{"app": "space/slug", "to": "2 hours ago"}`: the app's data
+        as it was then, as `pasture app restore`."""
+        caller = await self.who.of_api(request)
+        shape = '{"app": "space/slug", "to": "2 hours ago"}'
+        body = await _json_body(request, shape)
+        if (
+            not isinstance(body, dict)
+            or not isinstance(body.get("app"), str)
+            or not isinstance(body.get("to"), str)
+        ):
+            raise Refused(f"send the app and the moment as {shape}")
+        return _result(await self.call(self.service.restore_app, caller, body["app"], body["to"]))
 
     async def tools(self, request: Request) -> Response:
         at = _at(request)

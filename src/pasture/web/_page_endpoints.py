@@ -135,9 +135,35 @@ class PageEndpoints(Endpoints):
         caller = await self.who.of_page(request)
         if not caller.signed_in:
             return RedirectResponse("/signin", status_code=303)
+        return await self.audit_of(caller, app, since)
+
+    async def audit_of(
+        self,
+        caller: Caller,
+        app: str | None,
+        since: str | None,
+        *,
+        done: str | None = None,
+        problem: str | None = None,
+    ) -> Response:
         result = await self.call(self.service.audit, caller, app, since, mine=app is None)
         records = result.data["records"]
-        return own_page(own_pages.audit_page(caller, app, records, since))
+        page = own_pages.audit_page(caller, app, records, since, done=done, problem=problem)
+        return own_page(page, status=400 if problem else 200)
+
+    async def undo(self, request: Request) -> Response:
+        """The audit page's Undo: the call put back, and the page again saying how it went."""
+        fields = parse_qs((await request.body()).decode("utf-8", "replace"))
+        caller = await self.who.of_page(request)
+        if not caller.signed_in:
+            return RedirectResponse("/signin", status_code=303)
+        app = fields.get("app", [""])[0] or None
+        call = fields.get("call", [""])[0]
+        try:
+            done = await self.call(self.service.undo, caller, call, via_web=True)
+        except PastureError as e:  # said on the audit page, above its rows
+            return await self.audit_of(caller, app, None, problem=e.sentence)
+        return await self.audit_of(caller, app, None, done=done.text)
 
     # -- signing in and out --------------------------------------------------------------
     async def signin_form(self, request: Request) -> Response:

@@ -18,6 +18,9 @@ Routes (the app's address is `{base_url}/{space}/{app}/`):
     GET  /api/trash                     what the trash holds of the caller's spaces
     POST /api/trash/remove              body: {"app": "space/slug"} or {"space": name}
     POST /api/trash/restore             body: {"name": "space/slug"} or {"name": space}
+    POST /api/undo                      body: {"call": id}: what that call changed, put back
+    POST /api/restore                   body: {"app": "space/slug", "to": "2 hours ago"}
+    POST /audit/undo                    the audit page's Undo (a form): the same, then back
     *    /mcp                           the MCP connector (streamable HTTP), when installed
     GET  /{space}/{app}                 redirect to /{space}/{app}/
     GET  /{space}/{app}/{path}          a file of the app; a folder serves its index.html;
@@ -143,6 +146,9 @@ def create_app(
         Route("/api/trash", api.trash, methods=["GET"]),
         Route("/api/trash/remove", api.trash_remove, methods=["POST"], max_body_size=64 * 1024),
         Route("/api/trash/restore", api.trash_restore, methods=["POST"], max_body_size=64 * 1024),
+        Route("/api/undo", api.undo, methods=["POST"], max_body_size=64 * 1024),
+        Route("/api/restore", api.restore, methods=["POST"], max_body_size=64 * 1024),
+        Route("/audit/undo", web.undo, methods=["POST"], max_body_size=64 * 1024),
         Route("/tokens", web.make_token, methods=["POST"], max_body_size=64 * 1024),
         Route("/tokens/revoke", web.revoke_token, methods=["POST"], max_body_size=64 * 1024),
         *oauth_routes(service, web),

@@ -233,9 +233,13 @@ def audit_page(
     app: str | None,
     records: Sequence[Mapping[str, Any]],
     since: str | None = None,
+    *,
+    done: str | None = None,
+    problem: str | None = None,
 ) -> str:
     """An app's recorded calls, for its space's owners, or (no app) the person's own: who,
-    by which door and token or client, what ran, how it went; the newest last."""
+    by which door and token or client, what ran, how it went, and an Undo for each call
+    that may have changed data; the newest last. `done`/`problem`: how an undo went."""
     title = f"Audit of {app}" if app else "Your calls"
     rows = []
     for r in records:
@@ -244,9 +248,10 @@ def audit_page(
         cells += [r.get("door") or "—", r.get("via") or "—"]
         cells += [] if app else [r.get("app") or "—"]
         cells += [what, r.get("args") or "", str(r["outcome"]), f"{float(r['ms']):.1f}"]
-        rows.append("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in cells) + "</tr>")
+        row = "".join(f"<td>{escape(str(c))}</td>" for c in cells)
+        rows.append(f"<tr>{row}<td>{_undo_button(r, app)}</td></tr>")
     heads = ["when (UTC)", "who", "door", "via", *([] if app else ["app"])]
-    heads += ["what", "args", "outcome", "ms"]
+    heads += ["what", "args", "outcome", "ms", "undo"]
     table = (
         "<table><thead><tr>"
         + "".join(f"<th>{h}</th>" for h in heads)
@@ -259,7 +264,9 @@ def audit_page(
         '<header><h1><a href="/">pasture</a></h1>'
         f'<span class="meta">signed in as {escape(caller.name or "")}</span></header>'
         f"<h2>{escape(title)}</h2>"
-        f'<form method="get" action="/audit">{kept}'
+        + (f'<p class="answer" role="status">{escape(done)}</p>' if done else "")
+        + (f'<p class="error" role="alert">{escape(problem)}</p>' if problem else "")
+        + f'<form method="get" action="/audit">{kept}'
         '<label>Since <input type="text" name="since" '
         f'value="{escape(since or "")}" placeholder="1h, 2d, 2026-12-01"></label>'
         '<button type="submit">Show</button></form>'
@@ -267,6 +274,25 @@ def audit_page(
         '<p class="hint">Arguments are kept as their names and kinds, never their values.</p>'
     )
     return _page(f"{title} · pasture", body)
+
+
+# the calls that can change an app's data, so may be undone
+CHANGES = frozenset({"command", "handler", "apply", "undo", "restore"})
+
+
+def _undo_button(record: Mapping[str, Any], app: str | None) -> str:
+    """An Undo for one call that went through and may have changed data (the server says
+    whether the caller may, and whether it changed anything)."""
+    call = record.get("call")
+    if not call or record.get("outcome") != "ok" or record.get("action") not in CHANGES:
+        return ""
+    kept = f'<input type="hidden" name="app" value="{escape(app)}">' if app else ""
+    return (
+        f'<form method="post" action="/audit/undo">{kept}'
+        f'<input type="hidden" name="call" value="{escape(str(call))}">'
+        f'<button class="quiet" type="submit" aria-label="Undo call {escape(str(call))}">'
+        "Undo</button></form>"
+    )
 
 
 def tools_page(

@@ -548,6 +548,17 @@ class Audit:
         rows = self.db.all(f"SELECT {COLUMNS} FROM audit WHERE call = ? ORDER BY id", call)
         return [_record(r) for r in rows]
 
+    def undos_of(self, call: str, app: str) -> list[dict[str, Any]]:
+        """The undos of `call` in `app` that went through (a record a call)."""
+        self._writer.flush()
+        rows = self.db.all(
+            f"SELECT {COLUMNS} FROM audit WHERE app = ? AND action = 'undo' AND command = ? "
+            "AND outcome = 'ok' ORDER BY id",
+            app,
+            call,
+        )
+        return [_record(r) for r in rows]
+
     def flush(self) -> None:
         """Wait until every record queued so far is written."""
         self._writer.flush()
