@@ -322,3 +322,38 @@ def test_an_export_reads_as_a_person_would(service: Service, exported: Path) -> 
     runs = [json.loads(line) for line in data if '"jog"' in line]
     assert [r["components"]["jog"]["miles"] for r in runs] == [5, 3.5, 10]
     assert {r["created"]["by"] for r in runs} == {service.local_owner().eid}
+
+
+def test_an_import_that_fails_after_its_data_is_written_leaves_no_half_app(
+    service: Service, exported: Path
+) -> None:
+    """A version's folder cannot be made (a file is where it goes): the data written is taken
+    away again, and the same import goes once the way is clear."""
+    ada = service.local_owner()
+    in_the_way = service.catalog.app_dir("ada", "copy") / "v2"
+    in_the_way.parent.mkdir(parents=True)
+    in_the_way.write_text("not a folder")
+    with pytest.raises(OSError):  # what the disk said: the version's folder cannot be put there
+        service.import_app(ada, exported, slug="copy")
+    assert service.db.one("SELECT 1 FROM apps WHERE slug = 'copy'") is None
+    assert service.db.one("SELECT 1 FROM versions WHERE slug = 'copy'") is None
+    assert lines_of(service, "ada/copy") == []
+    assert not (in_the_way.parent / "v1").exists()
+    in_the_way.unlink()
+    assert service.import_app(ada, exported, slug="copy").data["entities"] == 6
+    assert lines_of(service, "ada/copy") == lines_of(service, "ada/runs")
+
+
+def test_a_version_past_an_app_s_bounds_is_not_read(
+    service: Service, exported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(versions, "MAX_BYTES", 1000)  # a smaller bound, so a test file is past it
+
+    def bigger(name: str, body: bytes) -> bytes | None:
+        return body + b" " * 2000 if name == "versions/v1/index.html" else body
+
+    big = rewritten(exported, bigger, tmp_path / "big.tar.gz")
+    with pytest.raises(DeployRefused) as refused:
+        service.import_app(service.local_owner(), big, slug="big")
+    assert "v1 is more than an app may be: at most 1,000 files and 0 MB" in str(refused.value)
+    nothing_more(service, "big")

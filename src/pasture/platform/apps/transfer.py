@@ -74,6 +74,7 @@ MANIFEST = "manifest.json"
 DATA = "data.jsonl"
 VERSIONS = "versions/"
 _MAX_MANIFEST = 64 * 1024 * 1024  # bytes of manifest.json read at most
+_MAX_LINE = 256 * 1024 * 1024  # bytes of one data line: an entity, read whole
 _AGAIN = "export the app again with pasture app export"
 
 
@@ -290,10 +291,10 @@ class Transfer:
             header = archive.manifest["store"]
             dialect = SQLITE if isinstance(self.db, SqlitePlatformDB) else POSTGRES
             tell = _teller(long_call, f"checking {source.name}", 0, 2)
-            problems.extend(dump.check(header, _lines(tar, tell, header), dialect))
+            problems.extend(dump.check(header, _lines(tar, source.name, tell, header), dialect))
             if problems:
                 raise DeployRefused([*problems, _AGAIN], prefix=f"{source.name} cannot be imported")
-            return self._install(caller, tar, archive, space, slug, long_call)
+            return self._install(tar, source.name, archive, space, slug, long_call)
 
     def _room(self, space: str, archive: _Archive) -> list[str]:
         """The space's quota, with every version the file holds."""
@@ -309,8 +310,8 @@ class Transfer:
 
     def _install(
         self,
-        caller: Caller,
         tar: tarfile.TarFile,
+        name: str,
         archive: _Archive,
         space: str,
         slug: str,
@@ -337,7 +338,7 @@ class Transfer:
                     )
                 store.declare(header["vocabulary"])
                 tell = _teller(long_call, f"importing {at}", int(header["entities"]), 2)
-                count = dump.load(store, header, _lines(tar, None, header), tell)
+                count = dump.load(store, header, _lines(tar, name, None, header), tell)
                 loaded = True
                 _versions.sweep(app_dir, 0)  # what a deploy that died here left
                 for number, held in sorted(archive.versions.items()):
@@ -459,6 +460,8 @@ def _read(tar: tarfile.TarFile, name: str) -> _Archive:
             int(v["version"]): set(v["files"]) for v in manifest["versions"] if isinstance(v, dict)
         }
         has_data = False
+        weight: dict[int, int] = {}  # bytes of each version's files
+        over: set[int] = set()  # versions past a deploy's bounds
         for m in members:
             if m.name == MANIFEST:
                 continue
@@ -474,9 +477,16 @@ def _read(tar: tarfile.TarFile, name: str) -> _Archive:
                     f"v{number} holds {paths.shown(path)}, which its manifest does not list"
                 )
                 continue
+            held = archive.versions.setdefault(number, {})
+            weight[number] = weight.get(number, 0) + m.size
+            if weight[number] > _versions.MAX_BYTES or len(held) >= _versions.MAX_FILES:
+                # read no further than a deploy would take (`versions.too_big` says it)
+                held[path] = b""
+                over.add(number)
+                continue
             body = tar.extractfile(m)
             assert body is not None
-            archive.versions.setdefault(number, {})[path] = body.read()
+            held[path] = body.read()
     except DeployRefused:
         raise
     except _DAMAGED:
@@ -491,6 +501,12 @@ def _read(tar: tarfile.TarFile, name: str) -> _Archive:
                 f"v{number} lacks {', '.join(paths.shown(p) for p in missing[:5])}"
                 + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
             )
+        if number in over:
+            archive.problems.append(
+                f"v{number} is more than an app may be: at most {_versions.MAX_FILES:,} files "
+                f"and {_versions.MAX_BYTES // 2**20} MB"
+            )
+            continue
         files, wrong = _versions.normalise(held)
         archive.problems.extend(f"v{number}: {p}" for p in wrong)
         if not wrong:
@@ -582,20 +598,28 @@ def _manifest(tar: tarfile.TarFile, member: tarfile.TarInfo, name: str) -> dict[
 
 
 def _lines(
-    tar: tarfile.TarFile, tell: Callable[[int, int], None] | None, header: Mapping[str, Any]
+    tar: tarfile.TarFile,
+    name: str,
+    tell: Callable[[int, int], None] | None,
+    header: Mapping[str, Any],
 ) -> Iterator[bytes]:
     """The data's lines, read from the archive as they are needed."""
     body: IO[bytes] | None = tar.extractfile(DATA)
     assert body is not None
     total = int(header["entities"])
     try:
-        for done, line in enumerate(body, 1):
+        for done, line in enumerate(iter(lambda: body.readline(_MAX_LINE + 1), b""), 1):
+            if len(line) > _MAX_LINE:
+                raise DeployRefused(
+                    [f"data line {done} is longer than {_MAX_LINE // 2**20} MB", _AGAIN],
+                    prefix=f"{name} cannot be imported",
+                )
             yield line
             if tell is not None and done % 1000 == 0:
                 tell(done, total)
     except _DAMAGED:
         raise DeployRefused(
-            [f"its {DATA} is cut short or damaged", _AGAIN], prefix="the file cannot be imported"
+            [f"its {DATA} is cut short or damaged", _AGAIN], prefix=f"{name} cannot be imported"
         ) from None
 
 
