@@ -42,6 +42,7 @@ MOST_PROBLEMS = 20  # said of the lines, then how many more there were
 TYPES = ("text", "number", "bool", "time", "url", "reference")
 _KEYS = {"eid", "kind", "name", "created", "updated", "components", "edges"}
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # made once
 Progress = Callable[[int, int], None]  # (entities done, of how many)
 Columns = dict[str, dict[str, str]]  # component -> column -> its type as `pasture_columns` keeps it
 
@@ -76,13 +77,19 @@ def _dump(
     entity_sql = d.placeholders(
         f"SELECT {', '.join(ENTITY_COLUMNS)} FROM entity WHERE _e > ? ORDER BY _e LIMIT {BATCH}"
     )
+    # the tables holding rows, read batch by batch (an empty one is not asked again)
+    holding = {
+        c: cols
+        for c, cols in columns.items()
+        if conn.execute(f"SELECT 1 FROM {table(c)} LIMIT 1").fetchone() is not None
+    }
     done, last = 0, 0
     while True:
         rows = conn.execute(entity_sql, (last,)).fetchall()
         if not rows:
             break
         lo, last = int(rows[0][0]), int(rows[-1][0])
-        parts = _components(conn, d, columns, lo, last)
+        parts = _components(conn, d, holding, lo, last)
         edges = _edges(conn, d, lo, last)
         for e, eid, kind, name, c_at, c_by, u_at, u_by in rows:
             line: dict[str, Any] = {
@@ -95,7 +102,7 @@ def _dump(
             }
             if e in edges:
                 line["edges"] = edges[e]
-            write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+            write(_ENCODE(line) + "\n")
         done += len(rows)
         if progress is not None:
             progress(done, total)
@@ -119,23 +126,25 @@ def _components(
     out: dict[int, dict[str, dict[str, Any]]] = {}
     for comp, cols in columns.items():
         names = list(cols)
+        read = [_READ.get(cols[n]) for n in names]  # None: kept as it is read
         listed = "".join(f", {q(n)}" for n in names)
         sql = d.placeholders(f"SELECT _e{listed} FROM {table(comp)} WHERE _e BETWEEN ? AND ?")
         for row in conn.execute(sql, (lo, hi)):
-            held = {
-                n: _read(cols[n], v) for n, v in zip(names, row[1:], strict=True) if v is not None
-            }
-            out.setdefault(int(row[0]), {})[comp] = held
+            held: dict[str, Any] = {}
+            for n, how, v in zip(names, read, row[1:], strict=True):
+                if v is not None:
+                    held[n] = v if how is None else how(v)
+            out.setdefault(row[0], {})[comp] = held
     return out
 
 
-def _read(kind: str, value: Any) -> Any:
-    """A stored value as JSON carries it: SQLite keeps a bool as 0 or 1."""
-    if kind == "bool":
-        return bool(value)
-    if kind == "number" and isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
+def _number(value: Any) -> Any:
+    """A whole number as an int, as SQLite's NUMERIC reads it back."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# A stored value as JSON carries it: SQLite keeps a bool as 0 or 1.
+_READ: dict[str, Callable[[Any], Any]] = {"bool": bool, "number": _number}
 
 
 def _edges(conn: Executes, d: Dialect, lo: int, hi: int) -> dict[int, list[dict[str, str]]]:
