@@ -48,7 +48,7 @@ $(VENV)/.bench: $(VENV)/.installed
 	$(PY) -m pip install -q -e '.[bench,dev,postgres]'
 	touch $@
 
-BENCHES := mcp peers serving live worker startup fuzz transfer
+BENCHES := mcp peers serving live worker startup fuzz transfer backup
 
 bench: $(VENV)/.bench
 	$(PY) benchmarks/store.py
@@ -65,6 +65,7 @@ bench-quick: $(VENV)/.bench
 	$(PY) benchmarks/startup.py --runs 5
 	$(PY) benchmarks/fuzz.py --quick
 	$(PY) benchmarks/transfer.py --quick
+	$(PY) benchmarks/backup.py --quick
 
 clean:
 	rm -rf $(VENV) .pasture .pytest_cache .mypy_cache .ruff_cache

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 from backup_data import platform_tables, runs_app, store_tables, version_files
-from helpers.databases import fresh_database
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers.databases import fresh_database
 from pasture.platform import restore_backup
 from pasture.platform.service import Service
 

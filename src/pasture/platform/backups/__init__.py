@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from pasture.caller import Caller
 from pasture.long_calls import LongCall, progress_of
+from pasture.platform.nouns import plural
 from pasture.result import Result
 
 if TYPE_CHECKING:
@@ -75,8 +76,9 @@ class Backups:
         if long_call is not None:
             long_call.flush(last=True)
         return Result(
-            f"backed up the server to {taken.path} ({_size(taken.size)}: {taken.apps} apps, "
-            f"{taken.files} files, {taken.secrets} secrets sealed) — keep "
+            f"backed up the server to {taken.path} ({_size(taken.size)}: "
+            f"{plural(taken.apps, 'app', 'apps')}, {plural(taken.files, 'file', 'files')}, "
+            f"{plural(taken.secrets, 'secret', 'secrets')} sealed) — keep "
             f"{self.home / KEY_FILE} safe apart from it: a restore needs it for the secrets",
             {
                 "file": str(taken.path),

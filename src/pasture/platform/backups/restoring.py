@@ -32,6 +32,7 @@ from pasture.platform.backups import tables
 from pasture.platform.backups.archive import Archive
 from pasture.platform.backups.taking import KEY_FILE, SECRETS, Told, fingerprint
 from pasture.platform.db import platform_tables
+from pasture.platform.nouns import plural
 from pasture.result import Result
 
 _OWN_META = ("layout", "version")  # pasture_meta's rows each backend keeps for itself
@@ -71,9 +72,10 @@ def restore(
     secrets = int(manifest.get("secrets") or 0)
     said = ""
     if secrets and without_secrets:
-        said = f"; its {secrets} secrets were left out"
+        said = f"; its {plural(secrets, 'secret was', 'secrets were')} left out"
     return Result(
-        f"restored the backup of {manifest['made']} into {where}: {apps} apps{said} — "
+        f"restored the backup of {manifest['made']} into {where}: "
+        f"{plural(apps, 'app', 'apps')}{said} — "
         "serve it with pasture serve",
         {"made": manifest["made"], "apps": apps, "source": manifest["source"]},
     )
@@ -106,8 +108,8 @@ def _check_empty_database(url: str) -> None:
         conn.close()
     if found is not None:
         raise Refused(
-            f"the database {pool.where(url)} already holds a pasture server's tables — "
-            "restore into an empty database: make a new one (createdb) and give it "
+            f"that database on {pool.where(url)} already holds a pasture server's tables "
+            "— restore into an empty database: make a new one (createdb) and give it "
             "with --database"
         )
 
@@ -121,7 +123,8 @@ def _opener(
         return None
     if key_file is None:
         raise UsageError(
-            f"this backup holds {count} apps' secrets, sealed with the backup key of the "
+            f"this backup holds {plural(count, 'secret', 'secrets')} of apps, sealed with the "
+            "backup key of the "
             f"server it was taken from — give that key with --key FILE (its data "
             f"directory's {KEY_FILE}), or restore all else with --without-secrets"
         )
@@ -342,6 +345,8 @@ class _Restoring:
                     schema = SCHEMA
                 elif app is not None:
                     schema = app_schema(app[0], app[1])
+                elif entry.get("schema"):
+                    schema = str(entry["schema"])  # a store no app names now (in the trash)
                 else:
                     continue  # a database of the data directory that is no app's store
                 with self._tables(entry) as found:

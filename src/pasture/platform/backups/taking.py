@@ -225,15 +225,10 @@ def _sqlite(
             target = sqlite3.connect(copy)
             try:
                 conn.backup(target, pages=_STEP, progress=step)
-                target.execute("PRAGMA journal_mode = DELETE")
-                shapes = tables.sqlite_shapes(target)
-                entry: dict[str, Any] = {
-                    "kind": "sqlite",
-                    "path": rel,
-                    "member": f"sqlite/{rel}",
-                    "tables": [s.as_data() for s in shapes],
-                }
+                # (the copy says WAL as its source does: opened alone, it is whole all the same)
+                entry: dict[str, Any] = {"kind": "sqlite", "path": rel, "member": f"sqlite/{rel}"}
                 if rel == "platform.db":
+                    target.execute("PRAGMA journal_mode = DELETE")  # no page of it left aside
                     manifest["secrets"] = _seal_sqlite(target, seal)
                 app = app_of(rel)
                 if app is not None:
