@@ -181,7 +181,7 @@ class Service:
         # Which release of the MCP connector's tools each client listed (`pasture.mcp`).
         self.tool_lists = ToolLists(self.db)
         # The whole server's backups, its owner's (`pasture.platform.backups`).
-        self.backups = Backups(self.home, database_url, self.people)
+        self.backups = Backups(self.home, database_url, self.people, self.audit_log.flush)
         self._closed = False
 
     def reach_version(self) -> int:

@@ -17,6 +17,7 @@ starts the schedule; `restore` needs no Service, as there is no server yet to as
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,7 +53,9 @@ def told_to(long_call: LongCall | None) -> Told | None:
         return None
 
     def told(done: int, total: int | None, what: str) -> None:
-        long_call.report(progress_of(done, max(total or 0, done, 1), what))
+        # in megabytes, as a bar shows them: "databases, MB  12.5 of 31.1"
+        mb = round(done / 1e6, 1)
+        long_call.report(progress_of(mb, max(round((total or 0) / 1e6, 1), mb, 0.1), f"{what}, MB"))
 
     return told
 
@@ -60,10 +63,17 @@ def told_to(long_call: LongCall | None) -> Told | None:
 class Backups:
     """The whole server's backups, for its owner."""
 
-    def __init__(self, home: Path, database_url: str | None, people: People) -> None:
+    def __init__(
+        self,
+        home: Path,
+        database_url: str | None,
+        people: People,
+        before: Callable[[], None] = lambda: None,
+    ) -> None:
         self.home = home
         self.database_url = database_url
         self.people = people
+        self.before = before  # what is queued to be written, written first (the audit)
         self.schedule: Schedule | None = None
 
     def take(self, caller: Caller, file: str | Path, long_call: LongCall | None = None) -> Result:
@@ -71,6 +81,7 @@ class Backups:
         from pasture.platform.backups.taking import KEY_FILE, take
 
         self.people.require_admin(caller, DOING)
+        self.before()
         told = told_to(long_call)
         taken = take(self.home, self.database_url, Path(file), told=told)
         if long_call is not None:
@@ -108,6 +119,7 @@ class Backups:
             return database_lock(url) if url else file_lock(self.home / "backup.lock")
 
         def taking(path: Path) -> object:
+            self.before()
             return take(self.home, url, path, leave_out=folder)
 
         self.schedule = Schedule(taking, lock, folder, every, keep)
