@@ -16,6 +16,8 @@ from typing import Any
 
 import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from helpers.club import RUNS
@@ -479,3 +481,66 @@ def test_a_removed_apps_worker_processes_are_retired(service: Service, tmp_path:
     assert all(_gone(pid) for pid in pids)
     service.restore_from_trash(owner, at)
     assert service.run_command(owner, "note_count", {}, at).data["count"] == 0
+
+
+# -- any order of removals and restores ---------------------------------------------------------
+APPS = ("club/a", "club/b", "bo/c")
+STEPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("remove app"), st.sampled_from(APPS)),
+        st.tuples(st.just("remove space"), st.just("club")),
+        st.tuples(st.just("restore"), st.sampled_from([*APPS, "club"])),
+    ),
+    max_size=8,
+)
+
+
+def test_any_order_of_removals_and_restores_leaves_what_a_plain_reading_says(
+    service: Service, ada: Caller
+) -> None:
+    bo = service.people.new_user(ada, "bo")
+    service.spaces.new_space(bo, "club")
+    for at in APPS:
+        service.deploy(bo, RUNS, app=at)
+
+    @settings(max_examples=25, deadline=None)
+    @given(STEPS)
+    def check(steps: list[tuple[str, str]]) -> None:
+        for item in service.trash.listing(bo).data["trash"]:  # as it was before this example
+            if item["kind"] == "space":
+                service.restore_from_trash(bo, item["what"])
+        for item in service.trash.listing(bo).data["trash"]:
+            service.restore_from_trash(bo, item["what"])
+        trashed: set[str] = set()
+        for verb, name in steps:
+            space_out = "club" in trashed
+            if verb == "remove app":
+                may = name not in trashed and not (name.startswith("club/") and space_out)
+                run = lambda n=name: service.remove_app(bo, n)  # noqa: E731
+            elif verb == "remove space":
+                may = not space_out
+                run = lambda: service.remove_space(bo, "club")  # noqa: E731
+            else:
+                may = name in trashed and not (name.startswith("club/") and space_out)
+                run = lambda n=name: service.restore_from_trash(bo, n)  # noqa: E731
+            try:
+                run()
+            except Refused:
+                assert not may, (verb, name)
+            else:
+                assert may, (verb, name)
+                if verb == "restore":
+                    trashed.discard(name)
+                else:
+                    trashed.add(name)
+            space_out = "club" in trashed
+            shown = {
+                at
+                for at in APPS
+                if at not in trashed and not (at.startswith("club/") and space_out)
+            }
+            assert {a.at for a in service.gate.list_apps(bo)} == shown
+            listed = {t["what"] for t in service.trash.listing(bo).data["trash"]}
+            assert listed == trashed
+
+    check()
