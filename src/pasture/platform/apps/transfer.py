@@ -90,6 +90,7 @@ class _Archive:
     manifest: dict[str, Any]
     versions: dict[int, dict[str, bytes]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    has_data: bool = False  # it holds data.jsonl
 
 
 class Transfer:
@@ -291,7 +292,9 @@ class Transfer:
             header = archive.manifest["store"]
             dialect = SQLITE if isinstance(self.db, SqlitePlatformDB) else POSTGRES
             tell = _teller(long_call, f"checking {source.name}", 0, 2)
-            problems.extend(dump.check(header, _lines(tar, source.name, tell, header), dialect))
+            if archive.has_data:
+                lines = _lines(tar, source.name, tell, header)
+                problems.extend(dump.check(header, lines, dialect))
             if problems:
                 raise DeployRefused([*problems, _AGAIN], prefix=f"{source.name} cannot be imported")
             return self._install(tar, source.name, archive, space, slug, long_call)
@@ -459,14 +462,13 @@ def _read(tar: tarfile.TarFile, name: str) -> _Archive:
         listed = {
             int(v["version"]): set(v["files"]) for v in manifest["versions"] if isinstance(v, dict)
         }
-        has_data = False
         weight: dict[int, int] = {}  # bytes of each version's files
         over: set[int] = set()  # versions past a deploy's bounds
         for m in members:
             if m.name == MANIFEST:
                 continue
             if m.name == DATA and m.isfile():
-                has_data = True
+                archive.has_data = True
                 continue
             number, path = _version_path(m.name)
             if number is None or not m.isfile() or number not in listed:
@@ -491,7 +493,7 @@ def _read(tar: tarfile.TarFile, name: str) -> _Archive:
         raise
     except _DAMAGED:
         raise _not_an_export(name, "it is cut short or damaged: it is no whole archive") from None
-    if not has_data:
+    if not archive.has_data:
         archive.problems.append(f"it holds no {DATA}, the app's data")
     for number in sorted(listed):
         held = archive.versions.setdefault(number, {})
