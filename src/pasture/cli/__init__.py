@@ -648,7 +648,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     verb(verbs, "status", do_status, "one line per app: version, title, size, access")
 
-    app = verbs.add_parser("app", help="your apps: list, files, rollback, restore, remove")
+    app = verbs.add_parser(
+        "app", help="your apps: list, files, rollback, restore, remove, export, import"
+    )
     app_verbs = app.add_subparsers(dest="app_verb", metavar="VERB", required=True)
     verb(app_verbs, "list", do_app_list, "every app in your spaces")
     p = verb(app_verbs, "files", do_app_files, "an app's files, or one file's text")
