@@ -23,8 +23,9 @@ into one typed table `runs` (a column per field, an index on each column, the
 eid unique, the same FTS5 table over title and body kept by the same
 triggers), a table `notes` (the same, its `target` the eid of a run) and a
 `people` table (eid primary key, name) for who wrote it — the same eids on
-both sides. Both are SQLite files in WAL mode with synchronous=NORMAL, read
-through the same sqlite3 module, and ANALYZEd after loading.
+both sides. Both are SQLite files in WAL mode with synchronous=NORMAL and the
+same page cache (the store's `PAGE_CACHE_KIB`), read through the same sqlite3
+module, and ANALYZEd after loading.
 
 `--sizes` runs the whole section at each of those many runs, a fresh pair of
 files each (`--entities` is one size), and ends with each figure's growth:
@@ -128,6 +129,7 @@ from typing import Any
 from pasture.caller import Caller
 from pasture.store import SqliteStore, new_eid, open_store
 from pasture.store.pages import MAX_ROWS
+from pasture.store.sqlite import PAGE_CACHE_KIB
 
 VOCAB = {
     "$defs": {
@@ -216,6 +218,7 @@ def open_baseline(path: Path) -> sqlite3.Connection:
     db = sqlite3.connect(path, isolation_level=None, cached_statements=1024)
     db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA synchronous = NORMAL")
+    db.execute(f"PRAGMA cache_size = -{PAGE_CACHE_KIB}")  # as much memory for pages as ours
     for statement in BASELINE:
         db.execute(statement)
     db.execute("INSERT INTO people VALUES (?, ?)", (ADA.eid, ADA.name))
@@ -1072,6 +1075,7 @@ def tables_sqlite(args: argparse.Namespace, sections: list[str]) -> None:
         store._db.execute("ANALYZE")
         store._compiled.clear()
         base = sqlite3.connect(store.path, isolation_level=None, cached_statements=1024)
+        base.execute(f"PRAGMA cache_size = -{PAGE_CACHE_KIB}")
 
         def explain(sql: str, params: Sequence[Any]) -> list[str]:
             return [r[3] for r in base.execute(f"EXPLAIN QUERY PLAN {sql}", tuple(params))]

@@ -41,6 +41,11 @@ class Selecting(Protocol):
     @property
     def name_joins(self) -> list[str]: ...
 
+    @property
+    def always(self) -> set[str]:
+        """Components every row has that the filter does not require: shown where they would
+        be if it might not (a row's keys keep their order), with no presence read."""
+
     def column_of(self, component: str, column: str) -> str: ...
 
     def alias_of(self, component: str) -> str: ...
@@ -109,6 +114,7 @@ def row_builder(
     known_kind: str | None,
     reverse: bool,
     tail: int = 0,
+    kinds: list[str] | None = None,
 ) -> tuple[Build, list[str], tuple[int, ...]]:
     """A function made for this filter that turns SQL rows into the store's rows.
 
@@ -117,6 +123,8 @@ def row_builder(
     each SQL row is unpacked into locals `c0, c1, …` once, and every row is one
     dict display. A reference column selects only its eid; the function is
     handed `names` ({eid: name}, read once per distinct eid) to make `{eid, name}`.
+    With `kinds` (the order of kinds; every component shown), a row's kind is not read
+    but told from the components it has, as the store works it out (`kind_sql`).
     """
     select: list[str] = []
     refs: list[int] = []
@@ -186,25 +194,33 @@ def row_builder(
         return ", ".join(parts)
 
     parts: list[str] = []
-    conditional: list[tuple[str, str, int]] = []  # (component, dict display, presence)
+    # (component, dict display, presence; None: always there, set in its place)
+    conditional: list[tuple[str, str, int | None]] = []
+    present: dict[str, int | None] = {}  # each component shown: its presence (None: always)
     for comp_name in shown:
         comp = st.vocabulary.components[comp_name]
         presence: int | None = None
-        if comp_name not in STAMPS and not st.required.get(comp_name, False):
+        there = comp_name in st.always
+        if comp_name not in STAMPS and not st.required.get(comp_name, False) and not there:
             take(f"{st.alias_of(comp_name)}._e")
             presence = pos - 1
+        present[comp_name] = presence
 
         def top(col: str, comp_name: str = comp_name) -> str:
             return st.column_of(comp_name, col)
 
         body = body_of(comp, (comp_name,), top)
-        if presence is None:
+        if every and there:
+            conditional.append((comp_name, body, None))
+        elif presence is None:
             parts.append(f"{comp_name!r}: {body}")
         elif every:
             conditional.append((comp_name, body, presence))
         else:
             parts.append(f"{comp_name!r}: ({body} if c{presence} is not None else None)")
     kind = repr(known_kind) if known_kind else "c1"
+    if kinds is not None:
+        kind = _kind_of(kinds, present)
     head = "{'kind': " + kind + ", 'entity': {'eid': c0}" + "".join(", " + p for p in parts) + "}"
     # `tail` columns more end each SQL row: what a page's cursor is made of, not shown
     unpack = "".join(f"c{i}, " for i in range(pos)) + "".join(f"t{i}, " for i in range(tail))
@@ -219,6 +235,9 @@ def row_builder(
             f"        d = {head}",
         ]
         for comp_name, body, presence in conditional:
+            if presence is None:
+                lines.append(f"        d[{comp_name!r}] = {body}")
+                continue
             lines.append(f"        if c{presence} is not None:")
             lines.append(f"            d[{comp_name!r}] = {body}")
         lines.extend(["        out.append(d)", "    return out", ""])
@@ -227,6 +246,25 @@ def row_builder(
     exec(compile(source, "<filter rows>", "exec"), scope)
     build: Build = scope["build"]
     return build, select, tuple(refs)
+
+
+def _kind_of(kinds: list[str], present: Mapping[str, int | None]) -> str:
+    """The kind as an expression of the row's presences: the first component in `kinds`'
+    order it has (one always there ends it; one not shown it has not)."""
+    tests: list[tuple[str, int]] = []
+    last = "created"  # every entity has it
+    for name in kinds:
+        if name not in present:
+            continue
+        at = present[name]
+        if at is None:
+            last = name
+            break
+        tests.append((name, at))
+    kind = repr(last)
+    for name, at in reversed(tests):
+        kind = f"({name!r} if c{at} is not None else {kind})"
+    return kind
 
 
 def table_rows(

@@ -83,6 +83,12 @@ class Compiled:
     keys_at: int = 0
     keys_from: tuple[int, ...] = ()  # where in the row each of those values is
     order: str = ""
+    # Whole rows read every component: those they join only to bring them, whose tables a
+    # read may find empty (`probe` asks, one boolean each) and then reads the rows without
+    # (`without_empty`); each such reading kept in `variants`, by what it leaves out.
+    optional: tuple[str, ...] = ()
+    probe: str = ""
+    variants: dict[frozenset[str], Compiled] = field(default_factory=dict)
 
 
 @dataclass
@@ -131,6 +137,9 @@ class _State:
     # each reverse plural: its place in conds, and where it needs an entity pointing here,
     # the same test as a set of the entities pointed at so often (see `_plurals_drive`)
     plurals: list[tuple[int, str | None]] = field(default_factory=list)
+    # components every row has though the filter does not require them: the doc rows a
+    # search finds (see `Selecting.always`)
+    always: set[str] = field(default_factory=set)
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -173,10 +182,12 @@ def compile_filter(
     dialect: Dialect = SQLITE,
     page: int | None = None,
     table: str | None = None,
+    absent: frozenset[str] = frozenset(),
 ) -> Compiled:
     """A filter line as one parameterised SELECT; Refused with how to write what it cannot.
     With `page`, rows are read a page of at most that many at a time. With `table`, each
-    row is that component's alone, as a table's row (`pasture.store.rows.table_rows`)."""
+    row is that component's alone, as a table's row (`pasture.store.rows.table_rows`).
+    `absent` names components no entity has now: whole rows do not read them."""
     from pasture.store.grammar import parse
 
     if not isinstance(text, str):
@@ -189,6 +200,7 @@ def compile_filter(
         dialect=dialect,
         page=page,
         table=table,
+        absent=absent,
     )
 
 
@@ -210,16 +222,21 @@ def compile_ast(
     dialect: Dialect = SQLITE,
     page: int | None = None,
     table: str | None = None,
+    absent: frozenset[str] = frozenset(),
 ) -> Compiled:
     st = _State(vocabulary, variables, now, dialect)
-    compiled = _compile(filt, st, page, table)
+    compiled = _compile(filt, st, page, table, absent)
     compiled.sql = dialect.placeholders(compiled.sql)
     compiled.zone = st.zone
     return compiled
 
 
 def _compile(
-    filt: syntax.Filter, st: _State, page: int | None, table_name: str | None = None
+    filt: syntax.Filter,
+    st: _State,
+    page: int | None,
+    table_name: str | None = None,
+    absent: frozenset[str] = frozenset(),
 ) -> Compiled:
     vocabulary, dialect = st.vocabulary, st.dialect
     limit: int | None = None
@@ -319,8 +336,15 @@ def _compile(
     every = every or whole
     if not addressed and not words and all(c in STAMPS for c in st.required):
         _no_bylines(st)
+    optional: list[str] = []  # joined only to be brought whole (see `Compiled.optional`)
+    skipped: set[str] = set()
     if every:
         for name in vocabulary.components:
+            if name not in st.required and name not in STAMPS and not (words and name == "doc"):
+                if name in absent:
+                    skipped.add(name)  # its table is empty: no row has it to bring
+                    continue
+                optional.append(name)
             _need(st, name, inner=False)
     _few_tables(st, bool(words), every, whole)
 
@@ -332,7 +356,8 @@ def _compile(
         # them, as PostgreSQL's search does, the rows it finds them in): one join, no test.
         doc: str | None = None
         if "doc" in st.required or dialect.fts_kind:
-            doc = _comp_alias(st, "doc")  # (its presence read as before: a row's keys in order)
+            doc = _comp_alias(st, "doc")
+            st.always.add("doc")  # every row found has it: no presence to read
         fts_from, fts_conds, fts_params, order = dialect.fts(words, doc)
         sources.append(fts_from)
         st.conds[0:0] = fts_conds
@@ -361,7 +386,9 @@ def _compile(
     # Every entity carrying the app's first kind is listed as that kind: no need to read it.
     order_of_kinds = vocabulary.kind_order()
     known_kind = drive if drive is not None and drive == order_of_kinds[0] else None
-    select: list[str] = ["e.eid"] if known_kind else ["e.eid", "e.kind"]
+    # A row with every component tells its kind by which of them it has: no need to read it.
+    told = every and known_kind is None and aggregate is None
+    select: list[str] = ["e.eid"] if known_kind or told else ["e.eid", "e.kind"]
     if aggregate is not None:
         compiled = _aggregate(st, aggregate, tallied, sources)
         compiled.sql = _lean(st, compiled.sql)
@@ -376,7 +403,7 @@ def _compile(
             f"page: each answer cut short gives the after= of the next"
         )
     paged = page is not None and not window and not words
-    shown = list(vocabulary.components) if every else st.named
+    shown = [c for c in vocabulary.components if c not in skipped] if every else st.named
     tail = [expr for expr, _, _ in keys] + [order] if paged else []
     if table_name is not None:
         if words or every or aggregate is not None or shown != [table_name] or st.brought:
@@ -397,7 +424,14 @@ def _compile(
         refs: tuple[int, ...] = ()
     else:
         builder, extra, refs = row_builder(
-            st, shown, every, len(select), known_kind, window, tail=len(tail)
+            st,
+            shown,
+            every,
+            len(select),
+            known_kind,
+            window,
+            tail=len(tail),
+            kinds=order_of_kinds if told else None,
         )
         keys_from = tuple(range(len(select) + len(extra), len(select) + len(extra) + len(tail)))
     select.extend(extra)
@@ -446,6 +480,11 @@ def _compile(
         compiled.keys_at = -1
     if words:
         compiled.prelude = dialect.search_plan
+    if optional:
+        compiled.optional = tuple(optional)
+        compiled.probe = "SELECT " + ", ".join(
+            f"EXISTS (SELECT 1 FROM {table(name)})" for name in optional
+        )
     return compiled
 
 

@@ -39,6 +39,7 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
+from operator import itemgetter
 from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 
 from pasture import calls, metrics
@@ -286,18 +287,22 @@ class SqlStore(ABC, Generic[C]):
         held = self._held_here()
         reading = contextlib.nullcontext(held.conn) if held is not None else self._reading()
         with metrics.database("app", "read"), self._faults, reading as conn:
-            if (compiled.refs or compiled.prelude) and held is None:
+            if (compiled.refs or compiled.prelude or compiled.probe) and held is None:
                 # the rows and the names they refer to are read from one snapshot (and a
-                # setting for this read alone holds in it)
+                # setting for this read alone holds in it, and the tables found empty are)
                 conn.execute(self.snapshot)
                 try:
                     if compiled.prelude:
                         conn.execute(compiled.prelude)
+                    if compiled.probe:
+                        compiled = self._without_empty(conn, compiled, filter, table)
                     found = conn.execute(compiled.sql, compiled.params).fetchall()
                     names = self._names(conn, found, compiled.refs) if found else _NONE
                 finally:
                     conn.execute("COMMIT")
             else:
+                if compiled.probe:
+                    compiled = self._without_empty(conn, compiled, filter, table)
                 found = conn.execute(compiled.sql, compiled.params).fetchall()
                 names = _NONE
             place: tuple[str, Sequence[Any], int] | None = None
@@ -447,11 +452,41 @@ class SqlStore(ABC, Generic[C]):
                 self._compiled.popitem(last=False)
         return compiled
 
+    def _without_empty(
+        self, conn: Executes, compiled: Compiled, filter: str, table: str | None
+    ) -> Compiled:
+        """The filter read without the components whose tables are empty now (a whole row
+        looks each one up for every row it finds, and an empty table has none to give):
+        asked in the read's own snapshot, compiled once for each set of them."""
+        found = conn.execute(compiled.probe).fetchone()
+        absent = frozenset(c for c, has in zip(compiled.optional, found, strict=True) if not has)
+        if not absent:
+            return compiled
+        variant = compiled.variants.get(absent)
+        if variant is None:
+            try:
+                variant = compile_filter(
+                    filter,
+                    self._vocab,
+                    now=self._clock(),
+                    dialect=self.dialect,
+                    page=self.max_rows,
+                    table=table,
+                    absent=absent,
+                )
+            except Refused:  # pragma: no cover - compiled once already; the whole read serves
+                return compiled
+            if len(compiled.variants) < _CACHE:
+                compiled.variants[absent] = variant
+        return variant
+
     def _names(
         self, conn: Executes, found: list[tuple[Any, ...]], refs: tuple[int, ...]
     ) -> dict[str, Any]:
         """{eid: name} of the entities the rows refer to, each read once."""
-        eids = {r[at] for r in found for at in refs}
+        eids: set[Any] = set()
+        for at in refs:  # a column at a time, in C: most rows name the same few
+            eids.update(map(itemgetter(at), found))
         eids.discard(None)
         if not eids:
             return _NONE

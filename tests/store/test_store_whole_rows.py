@@ -1,0 +1,77 @@
+"""Whole rows (a search for words, `id=`, `*`) read every component an entity has, and skip
+the tables empty at the moment of the read: a component written into an empty table is in
+the next whole row, whoever wrote it and whether the read is in a transaction or not, and
+a snapshot reads the tables as empty as they were when it began — on every backend."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from store_fixtures import ADA, RUNS, AnyStore
+
+WHOLE = ("hill", "*", "*&.jog!")
+
+
+def _reads(store: AnyStore, eid: str) -> dict[str, Any]:
+    """What each whole-row filter answers for `eid`, the row itself (all alike)."""
+    rows = {f: [r for r in store.query(f, ADA) if r["entity"]["eid"] == eid] for f in WHOLE}
+    rows["id="] = store.query(f"id={eid}", ADA)
+    (first,) = rows["hill"]
+    for filter, found in rows.items():
+        assert found == [first], filter
+    return first
+
+
+def _run(store: AnyStore) -> str:
+    written = store.apply(
+        {"entity": {"eid": "$r"}, "jog": {"who": "Ada", "miles": 4}, "doc": {"title": "Hill"}},
+        ADA,
+    )
+    return written.aliases["$r"]
+
+
+def test_a_component_written_into_an_empty_table_is_in_the_next_whole_row(
+    store: AnyStore,
+) -> None:
+    eid = _run(store)
+    before = _reads(store, eid)  # recipe, alias, comment: no rows of them anywhere yet
+    assert not {"recipe", "alias", "comment", "starred"} & before.keys()
+    store.apply({"entity": {"eid": eid}, "alias": {"name": "hill-loop"}}, ADA)
+    assert _reads(store, eid)["alias"] == {"name": "hill-loop"}
+    store.apply({"entity": {"eid": eid}, "starred": {}, "recipe": {"serves": 2}}, ADA)
+    row = _reads(store, eid)
+    assert row["starred"] == {} and row["recipe"]["serves"] == 2 and row["kind"] == "jog"
+    store.apply({"entity": {"eid": eid}, "alias": None, "recipe": None}, ADA)  # empty again
+    assert not {"alias", "recipe"} & _reads(store, eid).keys()
+    assert _reads(store, eid)["starred"] == {}
+
+
+def test_a_transaction_reads_the_components_it_writes_into_empty_tables(
+    store: AnyStore,
+) -> None:
+    eid = _run(store)
+    _reads(store, eid)
+    held = store.begin()
+    store.apply({"entity": {"eid": eid}, "alias": {"name": "hill-loop"}}, ADA)
+    assert _reads(store, eid)["alias"] == {"name": "hill-loop"}
+    held.rollback()
+    assert "alias" not in _reads(store, eid)
+
+
+def test_another_writer_fills_an_empty_table_and_a_snapshot_does_not_see_it(
+    store: AnyStore, opener: Callable[[], AnyStore]
+) -> None:
+    eid = _run(store)
+    _reads(store, eid)
+    other = opener()  # another process's store on the same data
+    try:
+        other.declare(RUNS)
+        snapshot = store.begin(read_only=True)
+        assert "alias" not in _reads(store, eid)
+        other.apply({"entity": {"eid": eid}, "alias": {"name": "hill-loop"}}, ADA)
+        assert "alias" not in _reads(store, eid)  # one moment: the table empty in it
+        snapshot.commit()
+        assert _reads(store, eid)["alias"] == {"name": "hill-loop"}
+    finally:
+        other.close()
