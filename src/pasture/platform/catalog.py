@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -366,6 +367,10 @@ class Catalog:
         self.workers.retire(space, slug)
         if store is not None and close:
             store.close()
+        if self.db.keeps_files:
+            # Only a cache of what the database keeps: fetched again if it comes back, and
+            # never taken for the files of a new app of the same name once it went for good.
+            shutil.rmtree(self.app_dir(space, slug), ignore_errors=True)
 
     def forget_space(self, space: str) -> None:
         """`forget` for every app of a space this process has at hand."""

@@ -177,7 +177,15 @@ class Trash:
                 f"{space} is {person['name']}'s own space, which cannot go to the trash — "
                 "remove its apps one by one with pasture app remove"
             )
-        apps = [str(r["slug"]) for r in self.db.all("SELECT slug FROM apps WHERE space = ?", space)]
+        apps = [
+            str(r["slug"])
+            for r in self.db.all(
+                "SELECT slug FROM apps WHERE space = ? "
+                "AND slug NOT IN (SELECT slug FROM trash WHERE space = ?)",
+                space,
+                space,
+            )
+        ]
         purge = self._put(caller, space, SPACE)
         self.catalog.forget_space(space)
         held = f" with its {plural(len(apps), 'app', 'apps')}" if apps else ""

@@ -69,6 +69,10 @@ class Conn(Protocol):
 class PlatformDB:
     """The platform database; one write transaction at a time (see the module)."""
 
+    # Whether it keeps versions' files itself (`keep_files`), so the data directory's copy
+    # is only a cache this machine may let go of and fetch again.
+    keeps_files = False
+
     def transaction(self) -> AbstractContextManager[Conn]:
         """All or nothing, one writer at a time: `with db.transaction() as conn: ...`."""
         raise NotImplementedError

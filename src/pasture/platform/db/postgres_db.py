@@ -143,6 +143,8 @@ class _Conn:
 class PostgresPlatformDB(PlatformDB):
     """The platform's tables in the `pasture` schema of a PostgreSQL database."""
 
+    keeps_files = True
+
     def __init__(self, url: str) -> None:
         self.url = url
         # Write transactions of this process queue here rather than each holding a
