@@ -188,13 +188,16 @@ def test_only_owners_export_and_import(service: Service, exported: Path, tmp_pat
     with pytest.raises(Forbidden) as refused:
         service.export_app(bob, "ada/runs", tmp_path / "bob.tar.gz")
     assert str(refused.value) == (
-        "only the owners of ada export its apps — you are editor of ada; ask one of its "
-        "owners to export ada/runs"
+        "only the owners of ada (ada) export its apps — you are editor of ada; ask one of "
+        "them to export ada/runs"
     )
     assert not (tmp_path / "bob.tar.gz").exists()
     with pytest.raises(Forbidden) as refused:
         service.import_app(bob, exported, space="ada", slug="theirs")
-    assert str(refused.value) == "you are editor of ada; only its owners import apps into it"
+    assert str(refused.value) == (
+        "you are editor of ada; only its owners (ada) import apps into it — import it into a "
+        "space of your own"
+    )
     nothing_more(service, "theirs")
     cy = service.people.new_user(ada, "cy")
     with pytest.raises(NotFound) as refused:

@@ -58,7 +58,7 @@ from pasture.platform.apps.trash import refuse_held
 from pasture.platform.auth.people import People
 from pasture.platform.catalog import Catalog
 from pasture.platform.db.platform_db import PlatformDB, SqlitePlatformDB
-from pasture.platform.nouns import ACCESSES, plural
+from pasture.platform.nouns import ACCESSES, and_, plural
 from pasture.platform.workers.dispatch import WORKER, untrusted
 from pasture.result import Result
 from pasture.values import now
@@ -132,8 +132,8 @@ class Transfer:
         space, slug, at = reached.space, reached.slug, reached.at
         if reached.role != "owner":
             raise Forbidden(
-                f"only the owners of {space} export its apps — you are {reached.role} of "
-                f"{space}; ask one of its owners to export {at}"
+                f"only the owners of {space} ({self._owners(space)}) export its apps — you are "
+                f"{reached.role} of {space}; ask one of them to export {at}"
             )
         target = Path(file)
         if target.exists():
@@ -240,6 +240,18 @@ class Transfer:
             },
         )
 
+    def _owners(self, space: str) -> str:
+        """Who can: the space's owners, by name."""
+        names = [
+            str(r["name"])
+            for r in self.db.all(
+                "SELECT u.name AS name FROM members m JOIN users u ON u.eid = m.user "
+                "WHERE m.space = ? AND m.role = 'owner' ORDER BY u.name",
+                space,
+            )
+        ]
+        return and_(names) if names else "nobody now"
+
     def _sql_store(self, space: str, slug: str) -> SqlStore[Any]:
         from pasture.store.sqlstore import SqlStore
 
@@ -279,8 +291,14 @@ class Transfer:
             if noted is not None:
                 noted.app = at
             refuse_held(self.db, caller, space, slug)  # a name in the trash is held
-            if self.spaces.role(caller, space) != "owner":
+            role = self.spaces.role(caller, space)
+            if role is None:
                 self.spaces.no_space(caller, space, "import apps into it")
+            if role != "owner":
+                raise Forbidden(
+                    f"you are {role} of {space}; only its owners ({self._owners(space)}) import "
+                    "apps into it — import it into a space of your own"
+                )
             taken = _taken(at)
             if self.db.one("SELECT 1 FROM apps WHERE space = ? AND slug = ?", space, slug):
                 raise Conflict(taken)
