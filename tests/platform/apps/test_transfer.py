@@ -23,7 +23,16 @@ from hypothesis import strategies as st
 from helpers.club import RUNS
 from helpers.databases import fresh_database, sqlite_only
 from pasture.caller import Caller
-from pasture.errors import Conflict, DeployRefused, Forbidden, NotFound, Refused, UsageError
+from pasture.errors import (
+    Cancelled,
+    Conflict,
+    DeployRefused,
+    Forbidden,
+    NotFound,
+    Refused,
+    UsageError,
+)
+from pasture.long_calls import LongCall, Progress
 from pasture.platform.apps import versions
 from pasture.platform.service import Service
 from pasture.store.dump import dump
@@ -410,3 +419,33 @@ def test_a_file_damaged_anywhere_is_refused_whole_or_imported_whole(
     at = done.data["at"]
     assert service.gate.app_info(ada, at).version == done.data["version"]
     assert len(lines_of(service, at)) == done.data["entities"]
+
+
+def test_how_far_each_has_come_is_told_and_a_stop_keeps_nothing(
+    service: Service, tmp_path: Path
+) -> None:
+    ada = club(service, tmp_path)
+    heard: list[Progress] = []
+    watch = LongCall(heard.append, most_per_second=1e9)
+    file = tmp_path / "runs.tar.gz"
+    service.export_app(ada, "runs", file, long_call=watch)
+    assert [p.as_data() for p in heard] == [
+        {"done": 6, "total": 6, "message": "exporting ada/runs: 6 of 6 entities"}
+    ]
+    heard.clear()
+    service.import_app(
+        ada, file, slug="copy", long_call=LongCall(heard.append, most_per_second=1e9)
+    )
+    assert [(p.done, p.total, p.message) for p in heard] == [
+        (6, 12, "checking runs.tar.gz: 6 of 6 entities"),
+        (12, 12, "importing ada/copy: 6 of 6 entities"),
+    ]
+    stopped = LongCall()
+    stopped.cancel()
+    with pytest.raises(Cancelled) as said:
+        service.import_app(ada, file, slug="stopped", long_call=stopped)
+    assert str(said.value) == "checking runs.tar.gz was stopped — nothing of it was kept"
+    nothing_more(service, "stopped")
+    with pytest.raises(Cancelled):
+        service.export_app(ada, "runs", tmp_path / "stopped.tar.gz", long_call=stopped)
+    assert list(tmp_path.glob("*stopped*")) == []

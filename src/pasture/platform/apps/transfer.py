@@ -637,6 +637,8 @@ def _lines(
             yield line
             if tell is not None and done % 1000 == 0:
                 tell(done, total)
+        if tell is not None:
+            tell(total, total)  # to its end
     except _DAMAGED:
         raise DeployRefused(
             [f"its {DATA} is cut short or damaged", _AGAIN], prefix=f"{name} cannot be imported"
