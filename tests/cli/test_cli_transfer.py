@@ -4,10 +4,15 @@ sentence on stderr with nothing written."""
 
 from __future__ import annotations
 
+import io
 import json
+import shlex
+import sys
+import tarfile
 from pathlib import Path
 
 import pytest
+from test_console import Pane
 
 from helpers.club import RUNS
 from helpers.command_line import PastureMain
@@ -108,3 +113,54 @@ def test_the_verbs_say_what_they_take(tmp_path: Path) -> None:
     assert export.returncode == 0 and "APP FILE" in export.stdout
     imports = pasture_main(home, "app", "import", "--help")
     assert "--as SLUG" in imports.stdout and "--space SPACE" in imports.stdout
+
+
+def big_export(pasture: PastureMain, tmp_path: Path, entities: int) -> Path:
+    """The run club's export made big: its one run copied `entities` times over (new eids),
+    as an uncompressed tar, which an import reads too."""
+    small = tmp_path / "small.tar.gz"
+    assert pasture("app", "export", "runs", str(small)).returncode == 0
+    big = tmp_path / "big.tar"
+    with tarfile.open(small) as tar, tarfile.open(big, "w") as out:
+        for member in tar.getmembers():
+            body = tar.extractfile(member).read()  # type: ignore[union-attr]
+            if member.name == "manifest.json":
+                manifest = json.loads(body)
+                manifest["store"]["entities"] = entities
+                body = json.dumps(manifest).encode()
+            elif member.name == "data.jsonl":
+                run = json.loads(body.decode().splitlines()[-1])
+                lines = (
+                    json.dumps({**run, "eid": f"{i:016x}"}, separators=(",", ":")) + "\n"
+                    for i in range(entities)
+                )
+                body = "".join(lines).encode()
+            member.size = len(body)
+            out.addfile(member, io.BytesIO(body))
+    return big
+
+
+@pytest.mark.processes
+@pytest.mark.terminal
+def test_a_big_import_draws_its_progress_and_ctrl_c_stops_it_keeping_nothing(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    pasture = PastureMain(home)
+    club(pasture)
+    big = big_export(pasture, tmp_path, 200_000)
+    words = ["app", "import", str(big), "--as", "big"]
+    command = shlex.join(
+        ["env", f"PASTURE_HOME={home}", "PASTURE_USER=ada", sys.executable, "-m", "pasture", *words]
+    )
+    pane = Pane(tmp_path / "tmux.sock", command + '; echo "it left with $?"; sleep 30')
+    try:
+        screen = pane.wait_for(" of 200,000 entities")  # the bar, and how far it has come
+        assert "big" in screen and "━" in screen, screen  # rich's bar
+        pane.send("C-c")
+        screen = pane.wait_for("it left with 130")
+        assert "was stopped — nothing of it was kept" in screen
+    finally:
+        pane.close()
+    listed = json.loads(pasture("app", "list", "--json").stdout)["apps"]
+    assert [a["at"] for a in listed] == ["ada/runs"]
