@@ -567,3 +567,29 @@ def test_a_name_gone_for_good_serves_the_new_apps_files_on_every_machine(
         assert b"Run club" not in other.pages.page(bo, "club", "runs", "").body
     finally:
         other.close()
+
+
+def test_a_grant_removes_only_within_its_reach(club: Club) -> None:
+    service = club.service
+    reads = service.caller_for_token(service.new_token(club.bo, "reads", writes=False))
+    kind, sentence = refusal(lambda: service.remove_app(reads, "club/runs"))
+    assert kind is Forbidden and "only reads" in sentence, sentence
+    assert refusal(lambda: service.remove_space(reads, "club"))[0] is Forbidden
+    # the server's owner, through a token for their own space alone, reaches no other
+    own = service.caller_for_token(service.new_token(club.ada, "own", spaces=["ada"]))
+    assert refusal(lambda: service.remove_space(own, "club")) == (
+        NotFound,
+        "no space club of yours — pasture space new makes one",
+    )
+    assert service.trash.listing(club.bo).data["trash"] == []
+
+
+def test_two_removals_of_one_app_at_once_keep_the_first(club: Club) -> None:
+    service = club.service
+    service.trash._put(club.bo, "club", "runs")
+    kind, sentence = refusal(lambda: service.trash._put(club.ed, "club", "runs"))
+    assert (kind, sentence) == (
+        Conflict,
+        "club/runs is in the trash already — pasture trash lists it",
+    )
+    assert service.trash.listing(club.bo).data["trash"][0]["removed_by"] == "bo"

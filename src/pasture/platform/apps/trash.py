@@ -161,6 +161,8 @@ class Trash:
         require_writes(caller)
         space = space.strip()
         role = self.catalog.role(caller, space)
+        if role is None and not caller.reaches(space):  # a grant for other spaces alone
+            raise NotFound(f"no space {echo(space)} of yours — pasture space new makes one")
         if role != "owner" and not self._admin(caller):
             if role is None:
                 raise NotFound(f"no space {echo(space)} of yours — pasture space new makes one")
@@ -201,11 +203,15 @@ class Trash:
         moment = self.now()
         removed, purge = _stamp(moment), _stamp(moment + timedelta(days=DAYS))
         with self.db.transaction() as conn:
-            conn.execute(
+            put = conn.execute(
                 "INSERT INTO trash (space, slug, removed_by, removed_name, removed_at, purge_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (space, slug, caller.eid, caller.name, removed, purge),
             )
+            if put.rowcount == 0:  # removed by someone else a moment before
+                raise Conflict(
+                    f"{_what(space, slug)} is in the trash already — pasture trash lists it"
+                )
             conn.execute(REACH_MOVED)
         return purge
 
