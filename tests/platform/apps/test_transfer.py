@@ -449,3 +449,19 @@ def test_how_far_each_has_come_is_told_and_a_stop_keeps_nothing(
     with pytest.raises(Cancelled):
         service.export_app(ada, "runs", tmp_path / "stopped.tar.gz", long_call=stopped)
     assert list(tmp_path.glob("*stopped*")) == []
+
+
+def test_an_imported_app_s_history_starts_at_its_import(service: Service, exported: Path) -> None:
+    """Its journal is fresh: a call made after the import is undone exactly, and what the
+    import brought stays."""
+    ada = service.local_owner()
+    service.import_app(ada, exported, slug="copy")
+    brought = lines_of(service, "ada/copy")
+    service.run_command(ada, "log_run", {"who": "Bob", "miles": 2, "at": "2026-09-02"}, "copy")
+    [record] = [r for r in service.audit(ada, "copy").data["records"] if r["command"] == "log_run"]
+    service.undo(ada, record["call"], "copy")
+    after = lines_of(service, "ada/copy")
+    bob = [line for line in after if '"Bob"' in line]
+    assert bob == [] and [line for line in after if '"jog"' in line] == [
+        line for line in brought if '"jog"' in line
+    ]
