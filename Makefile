@@ -48,7 +48,7 @@ $(VENV)/.bench: $(VENV)/.installed
 	$(PY) -m pip install -q -e '.[bench,dev,postgres]'
 	touch $@
 
-BENCHES := mcp peers serving live worker startup fuzz transfer backup
+BENCHES := mcp peers serving live worker startup fuzz transfer backup history
 
 bench: $(VENV)/.bench
 	$(PY) benchmarks/store.py
@@ -66,6 +66,7 @@ bench-quick: $(VENV)/.bench
 	$(PY) benchmarks/fuzz.py --quick
 	$(PY) benchmarks/transfer.py --quick
 	$(PY) benchmarks/backup.py --quick
+	$(PY) benchmarks/history.py --quick
 
 clean:
 	rm -rf $(VENV) .pasture .pytest_cache .mypy_cache .ruff_cache

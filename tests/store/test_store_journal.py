@@ -176,11 +176,12 @@ def test_restore_puts_the_store_back_as_it_was_at_a_moment(
     restoring = calls.new_id()
     token = calls.mark(calls.CallMark(restoring, ADA.eid, "cli"))
     try:
-        store.restore(stamp, ADA)
+        restored = store.restore(stamp, ADA)
     finally:
         calls.unmark(token)
     assert dump(store) == then
-    undo(store, restoring)  # a restore can be undone too
+    if restored.entities:  # (where the later calls changed something)
+        undo(store, restoring)  # a restore can be undone too
     assert dump(store) == now
     clock.now = None
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pasture.errors import UsageError
-from pasture.store.dialect import SQLITE, Dialect, table
+from pasture.store.dialect import SQLITE, Dialect, q, table
 
 DAYS = 30.0
 SWEEP_EVERY = 3600.0  # seconds between two sweeps of one store
@@ -61,9 +61,12 @@ def journal_ddl(dialect: Dialect) -> list[str]:
         f"""CREATE TABLE IF NOT EXISTS pasture_journal (
         seq {seq}, call {t} NOT NULL, at {t} NOT NULL, who {t}, door {t},
         eid {t} NOT NULL, before {t})""",
+        # One index beside the key: what a write costs is mostly the pages it dirties, and
+        # only an undo's lookup of its call must be quick however long the journal is. The
+        # rest read along `seq` — lines after a call (an undo's check: a recent call has few),
+        # lines after a moment (a restore, seldom), the oldest lines (a sweep, a few at a
+        # time) — since `seq` follows the order of the writes, and so does `at`.
         "CREATE INDEX IF NOT EXISTS pasture_journal_call ON pasture_journal(call)",
-        "CREATE INDEX IF NOT EXISTS pasture_journal_eid ON pasture_journal(eid, seq)",
-        "CREATE INDEX IF NOT EXISTS pasture_journal_at ON pasture_journal(at)",
     ]
 
 
@@ -100,8 +103,12 @@ def _json(value: Any) -> Any:
     return str(value)  # a number type of the driver's (Decimal), a date
 
 
+# one encoder for every image: `json.dumps` with options makes a new one each time
+_ENCODER = json.JSONEncoder(default=_json, separators=(",", ":"), ensure_ascii=False)
+
+
 def dumps(image: Image | None) -> str | None:
-    return None if image is None else json.dumps(image, default=_json, separators=(",", ":"))
+    return None if image is None else _ENCODER.encode(image)
 
 
 def loads(text: str | None) -> Image | None:
@@ -109,44 +116,50 @@ def loads(text: str | None) -> Image | None:
 
 
 class Reader:
-    """Reads the before-images of a write's entities, a statement per table at a time."""
+    """Reads the before-images of a write's entities: each entity with the rows of the
+    components it may change in one statement (a few hundred entities at a time), and its
+    edges in another where they may change."""
 
-    def __init__(self, dialect: Dialect, cur: Any, all_tables: Sequence[str]) -> None:
+    def __init__(self, dialect: Dialect, cur: Any, columns: Mapping[str, Sequence[str]]) -> None:
         self.d = dialect
         self.cur = cur
-        self.all_tables = all_tables
+        self.columns = columns  # each component table there is → its columns
 
     def images(self, scopes: Mapping[int, Scope]) -> dict[int, Image]:
         """`{_e: image}` of the entities there are among `scopes`' keys."""
         d, cur = self.d, self.cur
-        rows = list(scopes)
+        every = any(s.comps is None for s in scopes.values())
+        named: set[str] = set()
+        for scope in scopes.values():
+            named.update(scope.comps or ())
+        comps = [c for c in self.columns if every or c in named]
+        picks = [f"e.{c}" for c in ENTITY.split(", ")]
+        joins = []
+        for n, comp in enumerate(comps):
+            picks.append(f"j{n}._e")
+            picks.extend(f"j{n}.{q(col)}" for col in self.columns[comp])
+            joins.append(f" LEFT JOIN {table(comp)} j{n} ON j{n}._e = e._e")
+        select = f"SELECT {', '.join(picks)} FROM entity e{''.join(joins)} WHERE e._e "
         out: dict[int, Image] = {}
-        for among, params in d.among(rows):
-            sql = d.placeholders(f"SELECT {ENTITY} FROM entity WHERE _e {among}")
-            for found in cur.execute(sql, params).fetchall():
-                out[found[0]] = {"e": list(found), "c": {}}
-        if not out:
-            return out
-        wanted: dict[str, list[int]] = {}
-        for row, scope in scopes.items():
-            if row not in out:
-                continue
-            for comp in self.all_tables if scope.comps is None else scope.comps:
-                wanted.setdefault(comp, []).append(row)
-                out[row]["c"][comp] = None
-        for comp, of in wanted.items():
-            if comp not in self.all_tables:
-                continue  # named by a write, not made yet: no row to keep
-            for among, params in d.among(of):
-                found = cur.execute(
-                    d.placeholders(f"SELECT * FROM {table(comp)} WHERE _e {among}"), params
-                )
-                got = found.fetchall()  # before the names: a pipeline has them only then
-                names = [c[0] for c in found.description]
-                for values in got:
-                    kept = dict(zip(names, values, strict=True))
-                    row = kept["_e"]
-                    out[row]["c"][comp] = {k: v for k, v in kept.items() if not k.startswith("_")}
+        for among, params in d.among(list(scopes)):
+            for found in cur.execute(d.placeholders(select + among), params).fetchall():
+                row = found[0]
+                scope = scopes[row]
+                kept: dict[str, Any] = {}
+                at = 8
+                for comp in comps:
+                    cols = self.columns[comp]
+                    if scope.comps is None or comp in scope.comps:
+                        has = found[at] is not None
+                        kept[comp] = (
+                            dict(zip(cols, found[at + 1 : at + 1 + len(cols)], strict=True))
+                            if has
+                            else None
+                        )
+                    at += 1 + len(cols)
+                for comp in scope.comps or ():
+                    kept.setdefault(comp, None)  # named by the write, no table yet
+                out[row] = {"e": list(found[:8]), "c": kept}
         out_rows = [r for r, s in scopes.items() if s.out and r in out]
         for among, params in d.among(out_rows):
             for row in out_rows:
@@ -170,12 +183,65 @@ class Reader:
         return out
 
 
-def merged(lines: Iterable[tuple[str, str | None]]) -> dict[str, Image | None]:
-    """Each entity's state before the first of `lines` (`(eid, before)`, oldest first):
-    of every part of it, the first image any line kept; None where the first line made it."""
+# PostgreSQL takes at most 100 arguments to a function: a wider component's image is read
+# by `Reader` instead.
+_WIDEST = 45
+
+
+def keeping_sql(
+    dialect: Dialect, columns: Mapping[str, Sequence[str]], comps: Iterable[str], among: str
+) -> str | None:
+    """One statement that keeps, as journal lines, the before-images of the entities whose
+    `_e` is `among`, made by the database itself — each entity and its rows of `comps` as
+    JSON, nothing read back into Python; its parameters are the line's call, at, who and
+    door, then `among`'s. None where it cannot be one statement (a component too wide)."""
+    obj, arr = (
+        ("json_object", "json_array")
+        if dialect is SQLITE
+        else ("json_build_object", "json_build_array")
+    )
+    entity = ", ".join(f"e.{c}" for c in ENTITY.split(", "))
+    parts: list[str] = []
+    joins: list[str] = []
+    for n, comp in enumerate(sorted(comps)):
+        cols = columns.get(comp)
+        if cols is None:
+            parts.append(f"'{comp}', NULL")  # named by the write, no table yet
+            continue
+        if dialect is not SQLITE and len(cols) > _WIDEST:
+            return None
+        # names are words (`pasture.names`): safe inside the statement's own text
+        if dialect is SQLITE:
+            # SQLite's JSON writes a real to 15 digits: to 17 as text, which a number
+            # column reads back as the same real
+            inner = ", ".join(
+                f"'{col}', CASE typeof(j{n}.{q(col)}) WHEN 'real' THEN "
+                f"printf('%!.17g', j{n}.{q(col)}) ELSE j{n}.{q(col)} END"
+                for col in cols
+            )
+        else:
+            inner = ", ".join(f"'{col}', j{n}.{q(col)}" for col in cols)
+        parts.append(f"'{comp}', CASE WHEN j{n}._e IS NULL THEN NULL ELSE {obj}({inner}) END")
+        joins.append(f" LEFT JOIN {table(comp)} j{n} ON j{n}._e = e._e")
+    image = f"{obj}('e', {arr}({entity}), 'c', {obj}({', '.join(parts)}))"
+    text = image if dialect is SQLITE else f"({image})::text"
+    return dialect.placeholders(
+        f"INSERT INTO pasture_journal({LINE}) SELECT ?, ?, ?, ?, e.eid, {text} "
+        f"FROM entity e{''.join(joins)} WHERE e._e {among}"
+    )
+
+
+def merged(lines: Iterable[tuple[int, str, str | None]]) -> dict[str, Image | None]:
+    """Each entity's state before the first of `lines` (`(seq, eid, before)`, oldest first):
+    of every part of it, the first image any line kept; None where the first line made it.
+    Which line kept its edges is noted (`out_at`, `in_at`: see `edges_to_put_back`)."""
     out: dict[str, Image | None] = {}
-    for eid, before in lines:
+    for seq, eid, before in lines:
         image = loads(before)
+        if image is not None:
+            for part in ("out", "in"):
+                if part in image:
+                    image[f"{part}_at"] = seq
         if eid not in out:
             out[eid] = image
             continue
@@ -187,6 +253,24 @@ def merged(lines: Iterable[tuple[str, str | None]]) -> dict[str, Image | None]:
         for part in ("out", "in"):
             if part in image and part not in first:
                 first[part] = image[part]
+                first[f"{part}_at"] = image[f"{part}_at"]
+    return out
+
+
+def edges_to_put_back(images: Mapping[str, Image | None]) -> list[tuple[str, str, str]]:
+    """The edges `(parent, type, child)` to other entities that tombstones took, to put back
+    beside each entity's own: an edge a tombstone took from a parent whose own edges are put
+    back as they were before it is among those already; from a parent whose edges were kept
+    only after it (or not at all), it is not, and comes back here."""
+    out = []
+    for child, image in images.items():
+        if image is None or "in" not in image:
+            continue
+        for parent, kind in image["in"]:
+            own = images.get(parent)
+            if own is not None and "out" in own and own["out_at"] < image["in_at"]:
+                continue
+            out.append((parent, kind, child))
     return out
 
 
@@ -222,9 +306,11 @@ __all__ = [
     "Scope",
     "changed_since",
     "dumps",
+    "edges_to_put_back",
     "full_scope",
     "history_days",
     "journal_ddl",
+    "keeping_sql",
     "loads",
     "merged",
 ]

@@ -179,6 +179,8 @@ class SqlStore(ABC, Generic[C]):
         # the days the journal keeps what each write changed, None for no journal
         self.history: float | None = j.history_days()
         self._swept = -j.SWEEP_EVERY  # when the journal was last swept (monotonic)
+        self._columns: dict[str, tuple[str, ...]] | None = None  # see `_table_columns`
+        self._keeping: dict[tuple[frozenset[str], str], str] = {}  # `journal.keeping_sql`
 
     # -- the Store interface ------------------------------------------------------------
 
@@ -546,6 +548,8 @@ class SqlStore(ABC, Generic[C]):
     def _kinds(self, conn: Executes | None = None) -> None:
         """What writes take from the vocabulary installed now: its order of kinds, and every
         component table there is, declared now or before (a tombstone empties them all)."""
+        self._columns = None
+        self._keeping.clear()
         self._rank = {name: i for i, name in enumerate(self._vocab.kind_order())}
         self._kind_sql = kind_sql(self._vocab)
         if conn is None:
@@ -717,6 +721,7 @@ class SqlStore(ABC, Generic[C]):
     def _journal(self, cur: C, plan: b.Plan, caller: Caller, stamp: str) -> None:
         """Keep, beside the write about to be made, what it changes as it was before."""
         scopes: dict[int, j.Scope] = {}
+        eids: dict[int, str] = {}
         for step in plan.steps:
             if step.row is None:
                 continue
@@ -728,25 +733,63 @@ class SqlStore(ABC, Generic[C]):
             if had is not None:
                 scope = _wider(had, scope)
             scopes[step.row] = scope
-        images = j.Reader(self.dialect, cur, self._all_tables).images(scopes) if scopes else {}
+            eids[step.row] = step.eid
         lines: dict[str, str | None] = {}
+        mark = calls.current() or calls.CallMark(calls.new_id(), caller.eid, caller.door)
+        if scopes and not self._kept_by_the_database(cur, scopes, mark, stamp):
+            images = j.Reader(self.dialect, cur, self._table_columns(cur)).images(scopes)
+            lines.update((eids[row], j.dumps(images.get(row))) for row in scopes)
+        kept = set(eids.values())
         for step in plan.steps:
-            if step.eid not in lines:
-                image = None if step.row is None else images.get(step.row)
-                lines[step.eid] = j.dumps(image)
+            if step.eid not in kept:
+                lines.setdefault(step.eid, None)  # made by this write: not there before
         for eid in plan.bare:
             lines.setdefault(eid, None)
-        self._keep_lines(cur, lines, caller, stamp)
+        self._keep_lines(cur, lines, mark, stamp)
+
+    def _kept_by_the_database(
+        self, cur: C, scopes: Mapping[int, j.Scope], mark: calls.CallMark, stamp: str
+    ) -> bool:
+        """Keep the lines of entities whose components alone change in one statement the
+        database runs (`journal.keeping_sql`); False, keeping none, where edges change too."""
+        if any(s.comps is None or s.out or s.into for s in scopes.values()):
+            return False
+        by_comps: dict[frozenset[str], list[int]] = defaultdict(list)
+        for row, scope in scopes.items():
+            by_comps[scope.comps or frozenset()].append(row)
+        columns = self._table_columns(cur)
+        statements: list[tuple[str, list[Any]]] = []
+        for comps, rows in by_comps.items():
+            for among, params in self.dialect.among(rows):
+                key = (comps, among)
+                sql = self._keeping.get(key)
+                if sql is None:
+                    sql = j.keeping_sql(self.dialect, columns, comps, among)
+                    if sql is None:
+                        return False
+                    if len(self._keeping) < _CACHE:
+                        self._keeping[key] = sql
+                statements.append((sql, [mark.id, stamp, mark.by, mark.door, *params]))
+        for sql, params in statements:
+            cur.execute(sql, params)
+        return True
 
     def _keep_lines(
-        self, cur: C, lines: Mapping[str, str | None], caller: Caller, stamp: str
+        self, cur: C, lines: Mapping[str, str | None], mark: calls.CallMark, stamp: str
     ) -> None:
-        mark = calls.current() or calls.CallMark(calls.new_id(), caller.eid, caller.door)
         rows = [(mark.id, stamp, mark.by, mark.door, eid, before) for eid, before in lines.items()]
         if rows:
             self._insert(cur, "pasture_journal", JOURNAL_COLUMNS, rows)
         if time.monotonic() - self._swept >= j.SWEEP_EVERY:
             self._sweep(cur)
+
+    def _table_columns(self, cur: C) -> dict[str, tuple[str, ...]]:
+        """Each component table there is, and the columns it has (declared now or before),
+        known until the tables change (`_kinds`)."""
+        if self._columns is None:
+            physical = self._physical(cur)
+            self._columns = {t: tuple(physical.get(t, ())) for t in self._all_tables}
+        return self._columns
 
     def _sweep(self, cur: C) -> None:
         """Forget the journal's lines older than it keeps, a bounded number at a time."""
@@ -755,8 +798,8 @@ class SqlStore(ABC, Generic[C]):
         cutoff = stamp_of(self._clock() - timedelta(days=days))
         cur.execute(
             self.dialect.placeholders(
-                "DELETE FROM pasture_journal WHERE seq IN (SELECT seq FROM pasture_journal "
-                f"WHERE at < ? ORDER BY at LIMIT {j.SWEEP_STEP})"
+                "DELETE FROM pasture_journal WHERE seq IN (SELECT seq FROM (SELECT seq, at "
+                f"FROM pasture_journal ORDER BY seq LIMIT {j.SWEEP_STEP}) oldest WHERE at < ?)"
             ),
             (cutoff,),
         )
@@ -793,7 +836,7 @@ class SqlStore(ABC, Generic[C]):
                 )
             if later:
                 raise Conflict(f"call {call} cannot be undone: {j.changed_since(later)}")
-            return self._put_back(cur, j.merged((eid, before) for _, eid, before in found), caller)
+            return self._put_back(cur, j.merged(found), caller)
 
     def moment(self, when: str) -> str:
         """The stamp `when` names: a time phrase of the grammar's (`2 hours ago`, `today`,
@@ -823,7 +866,8 @@ class SqlStore(ABC, Generic[C]):
         m = self.dialect.placeholders
         with self._lock, metrics.database("app", "write"), self._writing() as cur:
             found = cur.execute(
-                m("SELECT eid, before FROM pasture_journal WHERE at > ? ORDER BY seq"), (moment,)
+                m("SELECT seq, eid, before FROM pasture_journal WHERE at > ? ORDER BY seq"),
+                (moment,),
             ).fetchall()
             return self._put_back(cur, j.merged(found), caller)
 
@@ -850,18 +894,18 @@ class SqlStore(ABC, Generic[C]):
             rows.update(cur.execute(sql, params).fetchall())
         if self.history is not None:
             scopes = {rows[e]: j.full_scope(i) for e, i in images.items() if e in rows}
-            now = j.Reader(d, cur, self._all_tables).images(scopes)
+            now = j.Reader(d, cur, self._table_columns(cur)).images(scopes)
+            mark = calls.current() or calls.CallMark(calls.new_id(), caller.eid, caller.door)
             self._keep_lines(
                 cur,
                 {e: j.dumps(now.get(rows[e])) if e in rows else None for e in eids},
-                caller,
+                mark,
                 stamp,
             )
         gone = [(rows[e], e) for e, image in images.items() if image is None and e in rows]
         if gone:
             self._bury(cur, gone)
-        physical = self._physical(cur)
-        tables = set(self._all_tables)
+        columns = self._table_columns(cur)
         for eid, image in images.items():
             if image is None:
                 continue
@@ -890,12 +934,12 @@ class SqlStore(ABC, Generic[C]):
                     (kind, name, made_at, made_by, at, by, row),
                 )
             for comp, cols in image["c"].items():
-                if comp not in tables:
+                if comp not in columns:
                     continue  # a component no longer kept: nothing to put it in
                 cur.execute(w.delete_row(comp), (row,))
                 if cols is None:
                     continue
-                names = [c for c in cols if c in physical.get(comp, ())]
+                names = [c for c in cols if c in columns[comp]]
                 carried: tuple[Any, ...] = (row, eid, made_at, made_by)
                 if w.carries_kind(comp):
                     carried = (*carried, kind)
@@ -909,21 +953,15 @@ class SqlStore(ABC, Generic[C]):
                         w.edge,
                         [(row, kind_of_edge, child) for kind_of_edge, child in image["out"]],
                     )
-        # Edges to an entity a tombstone took, put back where their parent's own edges are
-        # not put back whole: that parent's image says which of its edges there were.
-        whole = {eid for eid, image in images.items() if image is not None and "out" in image}
-        for eid, image in images.items():
-            for parent, kind_of_edge in (image or {}).get("in", ()):
-                if parent in whole:
-                    continue
-                cur.execute(
-                    m(
-                        d.insert_or_skip(
-                            "edge(parent, type, child)", "SELECT _e, ?, ? FROM entity WHERE eid = ?"
-                        )
-                    ),
-                    (kind_of_edge, eid, parent),
-                )
+        for parent, kind_of_edge, child in j.edges_to_put_back(images):
+            cur.execute(
+                m(
+                    d.insert_or_skip(
+                        "edge(parent, type, child)", "SELECT _e, ?, ? FROM entity WHERE eid = ?"
+                    )
+                ),
+                (kind_of_edge, child, parent),
+            )
         self._written(top, eids)
         return Applied(eids, {})
 
