@@ -15,6 +15,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from helpers.club import RUNS
+from helpers.code_apps import code_app, deploy
 from helpers.command_line import PastureMain
 from pasture.caller import NOBODY, Caller
 from pasture.errors import Conflict, Forbidden, NotFound, Refused, Unauthorized, UsageError
@@ -234,3 +235,35 @@ def test_undo_and_restore_at_the_command_line(club: Club, tmp_path: Any) -> None
     )
     assert restored.returncode != 0
     assert "only the owners of club can restore club/runs" in restored.stderr
+
+
+def test_a_code_commands_writes_are_its_call_and_undone_with_it(
+    service: Service, ada: Caller, tmp_path: Any
+) -> None:
+    """App code writes through `ctx.store` from its own process: the server writes for it in
+    the call's own thread, so each write is journaled as that call's, and one undo takes back
+    all of them."""
+    worker = """
+def setup(app):
+    register_notes(app)
+    app.register(
+        "note three",
+        description="Add three notes",
+        input={"type": "object", "properties": {}},
+        annotations={},
+        run=lambda args, ctx: [ctx.store.apply({"note": {"text": str(i)}}) for i in range(3)]
+        and {"text": "three noted"},
+    )
+"""
+    at = deploy(service, ada, code_app(tmp_path, "box", worker))
+    service.run_command(ada, "note add", {"text": "first"}, at)
+    service.run_command(ada, "note three", {}, at)
+    call = service.audit_log.read(app=at, limit=1)[-1]["call"]
+
+    def texts() -> list[str]:
+        rows = service.graph.query(ada, at, ".note!").data["rows"]
+        return sorted(r["note"]["text"] for r in rows)
+
+    assert texts() == ["0", "1", "2", "first"]
+    service.undo(ada, call)
+    assert texts() == ["first"]
