@@ -75,3 +75,18 @@ def test_another_writer_fills_an_empty_table_and_a_snapshot_does_not_see_it(
         assert _reads(store, eid)["alias"] == {"name": "hill-loop"}
     finally:
         other.close()
+
+
+def test_a_search_lists_the_edges_of_what_it_finds_once_the_app_keeps_any(
+    store: AnyStore,
+) -> None:
+    eid = _run(store)
+    assert "edges" not in _reads(store, eid)  # no edge anywhere: none looked for
+    club = store.apply({"doc": {"title": "Club"}}, ADA).entities[0]
+    store.apply({"entity": {"eid": eid}, "edges": [{"type": "member", "child": club}]}, ADA)
+    edges = [{"type": "member", "child": {"eid": club, "name": "Club"}}]
+    assert _reads(store, eid)["edges"] == edges
+    for _ in range(3):  # searches again and again: each read leaves its connection idle
+        assert [r["entity"]["eid"] for r in store.query("club", ADA)] == [club]
+    store.apply({"entity": {"eid": eid}, "alias": {"name": "hill-loop"}}, ADA)
+    assert _reads(store, eid)["alias"] == {"name": "hill-loop"}

@@ -61,6 +61,10 @@ class Dialect:
     # planning a dozen joins takes ~10 ms); the generic plan starts from the search all the same
     search_plan: str = ""
     keeps_nul: bool = True  # whether text may hold a NUL character
+    # whether a whole row asks first which component tables are empty, to read it without
+    # them: SQLite looks each one up for every row; on PostgreSQL an empty table costs a
+    # row nothing to join, and asking costs a round trip
+    probes_empty: bool = True
     edge_seq: str = "rowid"  # the column of `edge` that keeps the order edges were added in
 
     def placeholders(self, sql: str) -> str:
@@ -180,6 +184,7 @@ POSTGRES = PostgresDialect(
     inline_names=True,
     fts_kind=True,
     search_plan="SET LOCAL plan_cache_mode = force_generic_plan",
+    probes_empty=False,
     keeps_nul=False,
     edge_seq="seq",  # PostgreSQL has no rowid
 )

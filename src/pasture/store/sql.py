@@ -480,7 +480,7 @@ def _compile(
         compiled.keys_at = -1
     if words:
         compiled.prelude = dialect.search_plan
-    if optional:
+    if optional and dialect.probes_empty:
         compiled.optional = tuple(optional)
         compiled.probe = "SELECT " + ", ".join(
             f"EXISTS (SELECT 1 FROM {table(name)})" for name in optional

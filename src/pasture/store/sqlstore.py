@@ -289,19 +289,9 @@ class SqlStore(ABC, Generic[C]):
         held = self._held_here()
         reading = contextlib.nullcontext(held.conn) if held is not None else self._reading()
         with metrics.database("app", "read"), self._faults, reading as conn:
+            edged: bool | None = None  # whether the app keeps any edge, where it was asked
             if (compiled.refs or compiled.prelude or compiled.probe) and held is None:
-                # the rows and the names they refer to are read from one snapshot (and a
-                # setting for this read alone holds in it, and the tables found empty are)
-                conn.execute(self.snapshot)
-                try:
-                    if compiled.prelude:
-                        conn.execute(compiled.prelude)
-                    if compiled.probe:
-                        compiled = self._without_empty(conn, compiled, filter, table)
-                    found = conn.execute(compiled.sql, compiled.params).fetchall()
-                    names = self._names(conn, found, compiled.refs) if found else _NONE
-                finally:
-                    conn.execute("COMMIT")
+                compiled, found, names, edged = self._snapshot_read(conn, compiled, filter, table)
             else:
                 if compiled.probe:
                     compiled = self._without_empty(conn, compiled, filter, table)
@@ -316,7 +306,7 @@ class SqlStore(ABC, Generic[C]):
                     keys = [last[i] for i in compiled.keys_from]
                     place = (compiled.order, keys[:-1], int(keys[-1]))
             answer = compiled.build(found, names)
-            if compiled.edges and isinstance(answer, list) and answer:
+            if compiled.edges and isinstance(answer, list) and answer and edged is not False:
                 self._edges(conn, answer)
         if compiled.page is not None and isinstance(answer, list):
             return Rows(answer, more=more, place=place)
@@ -453,6 +443,24 @@ class SqlStore(ABC, Generic[C]):
             if len(self._compiled) > _CACHE:
                 self._compiled.popitem(last=False)
         return compiled
+
+    def _snapshot_read(
+        self, conn: Executes, compiled: Compiled, filter: str, table: str | None
+    ) -> tuple[Compiled, list[tuple[Any, ...]], dict[str, Any], bool | None]:
+        """The rows and the names they refer to, read from one snapshot (in which a setting
+        for this read alone holds, and the tables found empty are); the filter as read, and
+        whether the app keeps any edge (None: not asked here)."""
+        conn.execute(self.snapshot)
+        try:
+            if compiled.prelude:
+                conn.execute(compiled.prelude)
+            if compiled.probe:
+                compiled = self._without_empty(conn, compiled, filter, table)
+            found = conn.execute(compiled.sql, compiled.params).fetchall()
+            names = self._names(conn, found, compiled.refs) if found else _NONE
+        finally:
+            conn.execute("COMMIT")
+        return compiled, found, names, None
 
     def _without_empty(
         self, conn: Executes, compiled: Compiled, filter: str, table: str | None
