@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from pasture.caller import Caller
 from pasture.errors import Conflict, Forbidden, NotFound, UsageError, echo
+from pasture.names import SLUG
 from pasture.platform.access.gate import Gate, require_writes
 from pasture.platform.auth.people import People
 from pasture.platform.catalog import Catalog
@@ -161,7 +162,8 @@ class Trash:
         require_writes(caller)
         space = space.strip()
         role = self.catalog.role(caller, space)
-        if role is None and not caller.reaches(space):  # a grant for other spaces alone
+        # a grant for other spaces alone, or no space's name at all
+        if role is None and (not caller.reaches(space) or not SLUG.fullmatch(space)):
             raise NotFound(f"no space {echo(space)} of yours — pasture space new makes one")
         if role != "owner" and not self._admin(caller):
             if role is None:
