@@ -90,3 +90,15 @@ def test_a_search_lists_the_edges_of_what_it_finds_once_the_app_keeps_any(
         assert [r["entity"]["eid"] for r in store.query("club", ADA)] == [club]
     store.apply({"entity": {"eid": eid}, "alias": {"name": "hill-loop"}}, ADA)
     assert _reads(store, eid)["alias"] == {"name": "hill-loop"}
+
+
+def test_a_read_in_a_transaction_names_what_its_rows_refer_to(store: AnyStore) -> None:
+    eid = _run(store)
+    outside = _reads(store, eid)
+    held = store.begin()
+    try:
+        inside = _reads(store, eid)
+        assert inside["created"]["by"] == {"eid": ADA.eid, "name": "Ada"}
+        assert inside == outside
+    finally:
+        held.rollback()

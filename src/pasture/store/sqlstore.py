@@ -296,7 +296,8 @@ class SqlStore(ABC, Generic[C]):
                 if compiled.probe:
                     compiled = self._without_empty(conn, compiled, filter, table)
                 found = conn.execute(compiled.sql, compiled.params).fetchall()
-                names = _NONE
+                # in a transaction held open its reads are one moment already
+                names = self._names(conn, found, compiled.refs) if compiled.refs else _NONE
             place: tuple[str, Sequence[Any], int] | None = None
             more = compiled.page is not None and len(found) > compiled.page
             if more:
