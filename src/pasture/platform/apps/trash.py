@@ -104,6 +104,8 @@ def refuse_held(db: PlatformDB, caller: Caller, space: str, slug: str | None = N
     """Conflict when the trash holds the app `space/slug` (or, `slug` None, the space): the
     name stays its until it is restored or goes for good. A deploy asks this only of its
     space's members; anyone else is told what they would be told of any space not theirs."""
+    if not SLUG.fullmatch(space) or (slug is not None and not SLUG.fullmatch(slug)):
+        return  # no name the trash can hold: refused as a name, where names are checked
     row = _held_row(db, space, SPACE if slug is None else slug)
     if row is None:
         return
