@@ -94,8 +94,15 @@ def test_undo_puts_back_one_call_and_is_itself_undoable(club: Club) -> None:
     )
     # bo made the undo: ed, who made the call it undid, may not undo bo's undo
     assert refusal(lambda: service.undo(ed, undo))[0] is Forbidden
-    service.undo(bo, undo)
+    again = service.undo(bo, undo).data["undo"]
     assert runs(service, bo) == [("Bo", 5), ("Ed", 3)]
+    # the call's change is back: undoing it again is undoing what put it back
+    assert refusal(lambda: service.undo(bo, made))[1] == (
+        f"call {made} was undone by call {undo}, and that undone by call {again}: its change "
+        f"is back — pasture undo {again} undoes it again"
+    )
+    service.undo(bo, again)
+    assert runs(service, bo) == [("Bo", 5)]
 
 
 def test_an_undo_a_later_call_would_overwrite_is_refused_naming_it(club: Club) -> None:

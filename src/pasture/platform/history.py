@@ -108,15 +108,29 @@ class History:
         )
 
     def _not_undone_already(self, call: str, reached: Reached) -> None:
-        """Refuse undoing a call twice, saying which undo did it and how to take that back
-        (the journal would refuse it too, naming the undo's rows as changed since)."""
-        for record in self.audit.undos_of(call, reached.at):
-            undone_by = record.get("call")
-            if undone_by:
-                raise Refused(
-                    f"call {call} was undone already, by call {undone_by} — pasture undo "
-                    f"{undone_by} puts its change back"
-                )
+        """Refuse undoing a call twice, saying which undo did it and what to undo instead
+        (the journal would refuse it too, naming the undo's rows as changed since): the
+        undo that put its change back, or the one that put it back again."""
+        chain: list[str] = []
+        at = call
+        while len(chain) < 20:
+            undone_by = next((r["call"] for r in self.audit.undos_of(at, reached.at)), None)
+            if not undone_by or undone_by in chain:
+                break
+            chain.append(undone_by)
+            at = undone_by
+        if not chain:
+            return
+        last = chain[-1]
+        if len(chain) % 2:
+            raise Refused(
+                f"call {call} was undone already, by call {last} — pasture undo {last} puts "
+                "its change back"
+            )
+        raise Refused(
+            f"call {call} was undone by call {chain[0]}, and that undone by call {last}: its "
+            f"change is back — pasture undo {last} undoes it again"
+        )
 
     def restore(self, caller: Caller, app: str, when: str, *, noted: Call | None = None) -> Result:
         """Put an app's data back as it was at `when` (a time phrase such as `2 hours ago`,
