@@ -19,6 +19,7 @@ from helpers.code_apps import code_app, deploy
 from helpers.command_line import PastureMain
 from pasture.caller import NOBODY, Caller
 from pasture.errors import Conflict, Forbidden, NotFound, Refused, Unauthorized, UsageError
+from pasture.platform import Change
 from pasture.platform.service import Service
 from pasture.web import create_app
 
@@ -274,3 +275,35 @@ def setup(app):
     assert texts() == ["0", "1", "2", "first"]
     service.undo(ada, call)
     assert texts() == ["first"]
+
+
+def test_another_server_hears_of_an_undo_and_a_restore(club: Club) -> None:
+    """Live pages redraw on every server: the undo's and the restore's writes are told on the
+    bus as any write is, and a second server on the same data reads what they put back."""
+    service, bo = club.service, club.bo
+    other = Service(service.home)  # a second `pasture serve` on the same data
+    try:
+        heard: list[Change] = []
+        stop = other.bus.listen(heard.append)
+        service.run_command(
+            bo, "log_run", {"who": "Bo", "miles": 5, "at": "2026-09-01"}, "club/runs"
+        )
+        made = last_call(service)
+
+        def told() -> None:
+            deadline = time.monotonic() + 30
+            while Change("write", "club", "runs") not in heard and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert Change("write", "club", "runs") in heard
+            heard.clear()
+
+        told()
+        undo = service.undo(bo, made).data["undo"]
+        told()
+        assert runs(other, bo) == []
+        service.undo(bo, undo)
+        told()
+        assert runs(other, bo) == [("Bo", 5)]
+        stop()
+    finally:
+        other.close()
