@@ -30,22 +30,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the tests' throwaway PostgreSQL
 sys.path.insert(0, str(ROOT / "src"))
 
+from helpers.club import RUNS_VOCAB  # noqa: E402
+from helpers.databases import throwaway_postgres  # noqa: E402
 from pasture import calls  # noqa: E402
 from pasture.caller import Caller  # noqa: E402
 from pasture.store import open_store  # noqa: E402
 
 ADA = Caller("a1a1a1a1a1a1a1a1", "Ada")
-VOCAB = {
-    "$defs": {
-        "jog": {
-            "properties": {
-                "who": {"type": "string"},
-                "miles": {"type": "number"},
-                "at": {"type": "string", "format": "date-time"},
-            }
-        }
-    }
-}
+VOCAB = RUNS_VOCAB
 
 
 @contextlib.contextmanager
@@ -165,27 +157,6 @@ def bench(kind: str, opener: Callable[[str], Any], args: argparse.Namespace) -> 
         off.close()
 
 
-@contextlib.contextmanager
-def postgres(url: str | None) -> Iterator[str | None]:
-    """`url`, or a database of a throwaway server as the tests start one (None, said, where
-    this machine has no PostgreSQL)."""
-    if url:
-        yield url
-        return
-    with contextlib.ExitStack() as stack:
-        database: str | None = None
-        try:
-            from helpers import pg_server
-            from helpers.databases import fresh_database
-
-            database = fresh_database(stack.enter_context(pg_server.server()))
-        except Exception as e:
-            print(
-                f"PostgreSQL: none here ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
-            )
-        yield database
-
-
 def on_postgres(url: str, args: argparse.Namespace) -> None:
     from pasture.store.postgres import open_postgres_store
 
@@ -220,7 +191,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         bench("SQLite", lambda name: open_store(Path(folder) / f"{name}.db"), args)
     if not args.sqlite_only:
-        with postgres(args.postgres) as url:
+        with throwaway_postgres(args.postgres) as url:
             if url is not None:
                 on_postgres(url, args)
     return 0

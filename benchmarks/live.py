@@ -53,6 +53,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from helpers.databases import throwaway_postgres  # noqa: E402
+
 BOARD = ".jog!&.created!"
 # What the cost's subscriptions watch: every write changes it, and its answer stays small
 # (the board's grows by a row a call: thousands of calls would make each answer the cost).
@@ -379,23 +381,6 @@ def _two_servers(home: Path, database: str, token: str, seconds: float, rounds: 
 
 
 # -- the run ------------------------------------------------------------------------------
-@contextmanager
-def _postgres(url: str | None) -> Iterator[str | None]:
-    if url:
-        yield url
-        return
-    with contextlib.ExitStack() as stack:
-        database: str | None = None
-        try:
-            from helpers import pg_server
-            from helpers.databases import fresh_database
-
-            database = fresh_database(stack.enter_context(pg_server.server()))
-        except Exception as e:  # no PostgreSQL here: said, and its figures left out
-            print(f"  (no PostgreSQL: {str(e).splitlines()[0] if str(e) else type(e).__name__})")
-        yield database  # what goes wrong while it is used is not taken for its absence
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer writes and shorter rounds")
@@ -430,7 +415,7 @@ def main() -> None:
         )
 
     print("live: two servers, one PostgreSQL (written through B, watched on A)")
-    with _postgres(args.postgres) as database:
+    with throwaway_postgres(args.postgres) as database:
         if database is not None and wanted != {"cost"}:
             home = work / "postgres"
             token = _club(home, database)

@@ -10,11 +10,13 @@ reason.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
+from collections.abc import Iterator
 
 import pytest
 
-__all__ = ["DATABASES", "IN_A_BROWSER", "fresh_database", "sqlite_only"]
+__all__ = ["DATABASES", "IN_A_BROWSER", "fresh_database", "sqlite_only", "throwaway_postgres"]
 
 DATABASES = ["sqlite", "postgres"]
 
@@ -38,3 +40,21 @@ def fresh_database(server: str) -> str:
     with psycopg.connect(server, autocommit=True) as admin:
         admin.execute(f"CREATE DATABASE {name}")
     return server.rsplit("/", 1)[0] + "/" + name
+
+
+@contextlib.contextmanager
+def throwaway_postgres(url: str | None = None) -> Iterator[str | None]:
+    """For a benchmark: `url`, or a fresh database of a throwaway server started as the tests
+    start one, for the block; None (and a line saying why) where this machine has none."""
+    if url:
+        yield url
+        return
+    with contextlib.ExitStack() as stack:
+        database: str | None = None
+        try:
+            from helpers import pg_server
+
+            database = fresh_database(stack.enter_context(pg_server.server()))
+        except Exception as e:  # no PostgreSQL here: said, and its figures left out
+            print(f"  (no PostgreSQL: {str(e).splitlines()[0] if str(e) else type(e).__name__})")
+        yield database  # what goes wrong while it is used is not taken for its absence
