@@ -19,6 +19,7 @@ good archive where it was, and its leftovers are swept by the next backup.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -72,7 +73,7 @@ class Writer:
     def __init__(self, final: Path) -> None:
         self.final = final
         self.temp = partial_name(final)
-        # scratch beside it, on the same disk: a table is spooled there before it is added
+        # scratch beside it, on the same disk: each SQLite copy is made there, then added
         self.scratch = self.temp.with_name(self.temp.name + ".d")
         self.scratch.mkdir(parents=True, exist_ok=True)
         # unbuffered: members are copied into it by file descriptor
@@ -94,13 +95,32 @@ class Writer:
         self._pad(len(data))
 
     @contextmanager
-    def spooled(self, name: str) -> Iterator[IO[bytes]]:
-        """A file to write a member's bytes into, added as `name` when the block ends."""
-        spool = self.scratch / f"spool-{self.written}"
-        with open(spool, "wb") as out:
+    def streamed(self, name: str) -> Iterator[IO[bytes]]:
+        """A member written as it comes, its size put in its header once it is known: the
+        header is GNU's, whose length a size does not change (a large one is base-256)."""
+        start = self._out.tell()
+        head = self._gnu_header(name, 0)
+        self._out.write(head)
+        out = io.BufferedWriter(self._out, 1 << 20)  # type: ignore[arg-type]
+        try:
             yield out
-        self.add_file(name, spool)
-        spool.unlink()
+            out.flush()
+        finally:
+            out.detach()  # the archive's own file stays open
+        size = self._out.tell() - start - len(head)
+        final = self._gnu_header(name, size)
+        if len(final) != len(head):  # cannot be: said rather than an archive misread
+            raise OSError(f"the header of {name} would move the archive's members")
+        os.pwrite(self._out.fileno(), final, start)
+        self._pad(size)
+
+    @staticmethod
+    def _gnu_header(name: str, size: int) -> bytes:
+        info = tarfile.TarInfo(name)
+        info.size = size
+        info.mtime = int(time.time())
+        info.mode = 0o600
+        return info.tobuf(tarfile.GNU_FORMAT, "utf-8", "surrogateescape")
 
     def _header(self, name: str, size: int) -> None:
         info = tarfile.TarInfo(name)

@@ -306,7 +306,7 @@ def _postgres(
                 entry["app"] = list(apps[schema])
             for shape in shapes:
                 member = f"copy/{schema}/{shape.name}.copy"
-                with writer.spooled(member) as out:
+                with writer.streamed(member) as out:
                     if schema == SCHEMA and shape.name == SECRETS:
                         manifest["secrets"] = _seal_postgres(conn, schema, shape, out, seal)
                     else:
