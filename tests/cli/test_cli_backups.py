@@ -113,7 +113,8 @@ def test_a_restore_into_a_database_that_holds_a_server_is_refused(
     assert (refused.returncode, refused.stderr) == (
         1,
         f"that database on the PostgreSQL server at {where} already holds a pasture server's "
-        "tables — restore into an empty database: make a new one (createdb) and give it with --database\n",
+        "tables — restore into an empty database: make a new one (createdb) and give it "
+        "with --database\n",
     )
     assert everything(tmp_path / "fresh") == []
 
