@@ -482,8 +482,9 @@ def _compile(
         compiled.prelude = dialect.search_plan
     if optional and dialect.probes_empty:
         compiled.optional = tuple(optional)
+        # and, last, whether the app keeps any edge, which each row would list
         compiled.probe = "SELECT " + ", ".join(
-            f"EXISTS (SELECT 1 FROM {table(name)})" for name in optional
+            f"EXISTS (SELECT 1 FROM {name})" for name in [*map(table, optional), "edge"]
         )
     return compiled
 

@@ -294,7 +294,7 @@ class SqlStore(ABC, Generic[C]):
                 compiled, found, names, edged = self._snapshot_read(conn, compiled, filter, table)
             else:
                 if compiled.probe:
-                    compiled = self._without_empty(conn, compiled, filter, table)
+                    compiled, edged = self._without_empty(conn, compiled, filter, table)
                 found = conn.execute(compiled.sql, compiled.params).fetchall()
                 # in a transaction held open its reads are one moment already
                 names = self._names(conn, found, compiled.refs) if compiled.refs else _NONE
@@ -451,28 +451,30 @@ class SqlStore(ABC, Generic[C]):
         """The rows and the names they refer to, read from one snapshot (in which a setting
         for this read alone holds, and the tables found empty are); the filter as read, and
         whether the app keeps any edge (None: not asked here)."""
+        edged: bool | None = None
         conn.execute(self.snapshot)
         try:
             if compiled.prelude:
                 conn.execute(compiled.prelude)
             if compiled.probe:
-                compiled = self._without_empty(conn, compiled, filter, table)
+                compiled, edged = self._without_empty(conn, compiled, filter, table)
             found = conn.execute(compiled.sql, compiled.params).fetchall()
             names = self._names(conn, found, compiled.refs) if found else _NONE
         finally:
             conn.execute("COMMIT")
-        return compiled, found, names, None
+        return compiled, found, names, edged
 
     def _without_empty(
         self, conn: Executes, compiled: Compiled, filter: str, table: str | None
-    ) -> Compiled:
+    ) -> tuple[Compiled, bool]:
         """The filter read without the components whose tables are empty now (a whole row
         looks each one up for every row it finds, and an empty table has none to give):
-        asked in the read's own snapshot, compiled once for each set of them."""
-        found = conn.execute(compiled.probe).fetchone()
+        asked in the read's own snapshot, compiled once for each set of them; and whether
+        the app keeps any edge (asked in the same breath)."""
+        *found, edged = conn.execute(compiled.probe).fetchone()
         absent = frozenset(c for c, has in zip(compiled.optional, found, strict=True) if not has)
         if not absent:
-            return compiled
+            return compiled, bool(edged)
         variant = compiled.variants.get(absent)
         if variant is None:
             try:
@@ -486,10 +488,10 @@ class SqlStore(ABC, Generic[C]):
                     absent=absent,
                 )
             except Refused:  # pragma: no cover - compiled once already; the whole read serves
-                return compiled
+                return compiled, bool(edged)
             if len(compiled.variants) < _CACHE:
                 compiled.variants[absent] = variant
-        return variant
+        return variant, bool(edged)
 
     def _names(
         self, conn: Executes, found: list[tuple[Any, ...]], refs: tuple[int, ...]
