@@ -235,7 +235,9 @@ def test_whatever_a_call_writes_its_scratch_holds_at_most_its_limit(
     elif size_over:
         assert said == OVER_SIZE
     elif files_over:
-        assert said == OVER_FILES
+        # each file takes a block of the filesystem's too: that many may cross the size first
+        with_blocks = megabytes + files * 4096 / 2**20
+        assert said == OVER_FILES or (said == OVER_SIZE and with_blocks >= SCRATCH_MB)
     elif megabytes <= SCRATCH_MB / 2 and files <= SCRATCH_FILES / 2:
         assert said == "wrote"
     else:  # near a limit, where what the filesystem itself takes decides
