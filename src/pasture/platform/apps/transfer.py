@@ -54,11 +54,11 @@ from pasture.platform.access.spaces import Spaces
 from pasture.platform.apps import paths
 from pasture.platform.apps import versions as _versions
 from pasture.platform.apps.disk import Disk, megabytes
-from pasture.platform.apps.trash import refuse_held
+from pasture.platform.apps.trash import owners_named, refuse_held
 from pasture.platform.auth.people import People
 from pasture.platform.catalog import Catalog
 from pasture.platform.db.platform_db import PlatformDB, SqlitePlatformDB
-from pasture.platform.nouns import ACCESSES, and_, plural
+from pasture.platform.nouns import ACCESSES, plural
 from pasture.platform.workers.dispatch import WORKER, untrusted
 from pasture.result import Result
 from pasture.values import now
@@ -242,15 +242,7 @@ class Transfer:
 
     def _owners(self, space: str) -> str:
         """Who can: the space's owners, by name."""
-        names = [
-            str(r["name"])
-            for r in self.db.all(
-                "SELECT u.name AS name FROM members m JOIN users u ON u.eid = m.user "
-                "WHERE m.space = ? AND m.role = 'owner' ORDER BY u.name",
-                space,
-            )
-        ]
-        return and_(names) if names else "nobody now"
+        return owners_named(self.db, space)
 
     def _sql_store(self, space: str, slug: str) -> SqlStore[Any]:
         from pasture.store.sqlstore import SqlStore

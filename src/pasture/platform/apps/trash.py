@@ -406,15 +406,28 @@ class Trash:
         return row is not None and bool(row["admin"])
 
     def _owners(self, space: str) -> str:
-        names = [
-            str(r["name"])
-            for r in self.db.all(
-                "SELECT u.name AS name FROM members m JOIN users u ON u.eid = m.user "
-                "WHERE m.space = ? AND m.role = 'owner' ORDER BY u.name",
-                space,
-            )
-        ]
-        return and_(names) if names else "nobody now"
+        return owners_named(self.db, space)
 
 
-__all__ = ["DAYS", "SWEEP_EVERY", "SWEEP_ITEMS", "Trash", "held_sentence", "refuse_held"]
+def owners_named(db: PlatformDB, space: str) -> str:
+    """Who can, in a refusal: the space's owners, by name (`ada and bo`)."""
+    names = [
+        str(r["name"])
+        for r in db.all(
+            "SELECT u.name AS name FROM members m JOIN users u ON u.eid = m.user "
+            "WHERE m.space = ? AND m.role = 'owner' ORDER BY u.name",
+            space,
+        )
+    ]
+    return and_(names) if names else "nobody now"
+
+
+__all__ = [
+    "DAYS",
+    "SWEEP_EVERY",
+    "SWEEP_ITEMS",
+    "Trash",
+    "held_sentence",
+    "owners_named",
+    "refuse_held",
+]
