@@ -50,6 +50,23 @@ def test_a_change_by_another_server_is_seen(
     assert remembered.current() == {}
 
 
+def test_a_value_outlives_the_audits_own_records(service: Service, ada: Caller) -> None:
+    """The audit writes on a connection of its own, off the calls' path: what it writes
+    changes nothing a cache holds, so a call's record throws none away."""
+    service.deploy(ada, RUNS, space="ada", app="runs")
+    service.audit_log.flush()
+    remembered: Remembered[str] = Remembered(service.db)
+    remembered.keep(remembered.current(), "k", "v")
+    before = len(kept(service, "SELECT id FROM audit"))
+    for n in range(3):
+        service.run_command(
+            ada, "log_run", {"who": "ada", "miles": n + 1, "at": "2026-01-01"}, app="ada/runs"
+        )
+    service.audit_log.flush()
+    assert len(kept(service, "SELECT id FROM audit")) == before + 3  # written, and aside
+    assert remembered.current() == {"k": "v"}
+
+
 def test_a_note_is_written_once_a_minute(
     service: Service, ada: Caller, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -95,7 +95,8 @@ def platform_tables(home: Path, url: str) -> dict[str, Any]:
             return _read(conn, shapes, SCHEMA)
     conn = sqlite3.connect(home / "platform.db")
     try:
-        return _read(conn, tables.sqlite_shapes(conn), None)
+        shapes = [s for s in tables.sqlite_shapes(conn) if s.name not in _PLATFORM_OWN]
+        return _read(conn, shapes, None)
     finally:
         conn.close()
 

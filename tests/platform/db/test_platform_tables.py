@@ -33,7 +33,7 @@ def test_each_database_makes_the_tables_described(service: Service, database: st
         rows = kept(
             service,
             "SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p "
-            "WHERE m.type = 'table' ORDER BY m.name, p.cid",
+            "WHERE m.type = 'table' AND m.name <> 'generation' ORDER BY m.name, p.cid",
         )
     made: dict[str, list[str]] = {}
     for table, column in rows:

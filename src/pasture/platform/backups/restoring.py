@@ -30,7 +30,13 @@ from typing import Any
 from pasture.errors import Forbidden, Refused, UsageError
 from pasture.platform.backups import tables
 from pasture.platform.backups.archive import Archive
-from pasture.platform.backups.taking import KEY_FILE, SECRETS, Told, fingerprint
+from pasture.platform.backups.taking import (
+    KEY_FILE,
+    SECRETS,
+    TRANSIENT_TABLES,
+    Told,
+    fingerprint,
+)
 from pasture.platform.db import platform_tables
 from pasture.platform.nouns import plural
 from pasture.result import Result
@@ -210,6 +216,8 @@ class _Restoring:
             try:
                 found: dict[str, _Table] = {}
                 for shape in tables.sqlite_shapes(conn):
+                    if entry["path"] == "platform.db" and shape.name in TRANSIENT_TABLES:
+                        continue  # the target's own counter, made as a new server makes it
 
                     def rows(shape: tables.Shape = shape) -> Iterator[tuple[Any, ...]]:
                         return tables.sqlite_rows(conn, shape)

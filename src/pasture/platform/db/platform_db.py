@@ -14,11 +14,12 @@ web runs handlers on a thread pool), in WAL mode so a `pasture deploy` in
 another process can switch a version while `pasture serve` keeps reading; on
 PostgreSQL, a connection from the process's pool for each read or transaction.
 
-`stamp()` changes whenever what the database says may have changed: SQLite's
-`data_version` moves when another connection (another process) commits, and
-a counter here moves on every transaction of this one (PostgreSQL keeps one
-counter row that every write transaction moves). What is derived from the
-database can be kept for as long as the stamp stays the same.
+`stamp()` changes whenever what the database says may have changed: both keep one
+counter row, `generation`, that every `transaction()` moves, in this process or
+another. Not SQLite's `data_version`: that moves for any other connection's commit,
+the audit's own (`write_aside`) among them, and so would throw away every cache at
+each audit batch. What is derived from the database can be kept for as long as the
+stamp stays the same.
 
 Each app's store is opened here too (`app_store`): a SQLite file beside the
 app's versions, or the app's own schema in the PostgreSQL database. A version's
@@ -150,13 +151,23 @@ class PlatformDB:
         raise NotImplementedError
 
 
+# The counter `stamp()` reads (see the module), made before any `transaction()`, which
+# moves it first.
+_GENERATION = (
+    "CREATE TABLE IF NOT EXISTS generation ("
+    "one INTEGER PRIMARY KEY CHECK (one = 1), n INTEGER NOT NULL)",
+    "INSERT OR IGNORE INTO generation (one, n) VALUES (1, 0)",
+)
+_BUMP = "UPDATE generation SET n = n + 1"
+_STAMP = "SELECT n FROM generation"
+
+
 class SqlitePlatformDB(PlatformDB):
     """`platform.db`, the SQLite file in the data directory."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.RLock()
-        self._writes = 0
         self._aside: sqlite3.Connection | None = None  # `write_aside`'s own connection
         self._aside_lock = threading.Lock()
         with self._faults():
@@ -170,6 +181,15 @@ class SqlitePlatformDB(PlatformDB):
             self._wal = str(mode[0]).lower() == "wal"
             self._conn.execute("PRAGMA foreign_keys=ON")
             self._conn.execute(f"PRAGMA busy_timeout={int(faults.busy_seconds() * 1000)}")
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in _GENERATION:
+                    self._conn.execute(statement)
+                self._conn.execute("COMMIT")
+            except BaseException:
+                with suppress(sqlite3.Error):
+                    self._conn.execute("ROLLBACK")
+                raise
         with self.transaction() as conn:
             for statement in tables.create(tables.SQLITE):
                 conn.execute(statement)
@@ -188,13 +208,13 @@ class SqlitePlatformDB(PlatformDB):
         with self._lock, self._faults(), metrics.database("platform", "write"):
             self._conn.execute("BEGIN IMMEDIATE")
             try:
+                self._conn.execute(_BUMP)
                 yield self._conn
                 self._conn.execute("COMMIT")
             except BaseException:
                 with suppress(sqlite3.Error):
                     self._conn.execute("ROLLBACK")
                 raise
-            self._writes += 1
 
     @contextmanager
     def _faults(self) -> Iterator[None]:
@@ -206,16 +226,15 @@ class SqlitePlatformDB(PlatformDB):
 
     def stamp(self) -> tuple[int, int]:
         with self._lock, self._faults():
-            row = self._conn.execute("PRAGMA data_version").fetchone()
-            return int(row[0]), self._writes
+            return int(self._conn.execute(_STAMP).fetchone()[0]), 0
 
     def stamp_at_once(self) -> tuple[int, int] | None:
         # The connection's lock may be held through a transaction waiting on another
-        # process: not waited for. Past it, `data_version` reads the WAL's shared memory.
+        # process: not waited for. Past it, a read in WAL mode waits for no writer.
         if not self._wal or not self._lock.acquire(blocking=False):
             return None
         try:
-            return int(self._conn.execute("PRAGMA data_version").fetchone()[0]), self._writes
+            return int(self._conn.execute(_STAMP).fetchone()[0]), 0
         except sqlite3.Error:
             return None  # `stamp()`, in a thread, says what is wrong
         finally:
