@@ -605,7 +605,7 @@ QUICK = {  # --quick: every size small, for a look while working
     "rounds": 5,
     "batches": 2,
     "calls": 500,
-    "rows": 100_000,
+    "rows": 40_000,
     "mutation_calls": 300,
 }
 FULL = {
