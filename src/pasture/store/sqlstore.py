@@ -73,6 +73,7 @@ from pasture.values import server_zone
 from pasture.values import stamp as stamp_of
 
 _CACHE = 512  # compiled filters (and INSERT texts) kept per store
+_ALONE = 64  # entities a write's journal lines are kept for by `_components_alone` at most
 _NONE: dict[str, Any] = {}  # no names to hand a row builder (never written to)
 # every doc row's carried kind made its entity's again (where doc rows carry it)
 DOC_KIND = (
@@ -181,6 +182,7 @@ class SqlStore(ABC, Generic[C]):
         self._swept = -j.SWEEP_EVERY  # when the journal was last swept (monotonic)
         self._columns: dict[str, tuple[str, ...]] | None = None  # see `_table_columns`
         self._keeping: dict[tuple[frozenset[str], str], str] = {}  # `journal.keeping_sql`
+        self._alone: dict[tuple[frozenset[str], int], str] = {}  # `_components_alone`'s
 
     # -- the Store interface ------------------------------------------------------------
 
@@ -561,6 +563,7 @@ class SqlStore(ABC, Generic[C]):
         component table there is, declared now or before (a tombstone empties them all)."""
         self._columns = None
         self._keeping.clear()
+        self._alone.clear()
         self._rank = {name: i for i, name in enumerate(self._vocab.kind_order())}
         self._kind_sql = kind_sql(self._vocab)
         if conn is None:
@@ -731,6 +734,10 @@ class SqlStore(ABC, Generic[C]):
 
     def _journal(self, cur: C, plan: b.Plan, caller: Caller, stamp: str) -> None:
         """Keep, beside the write about to be made, what it changes as it was before."""
+        mark = calls.current() or calls.CallMark(calls.new_id(), caller.eid, caller.door)
+        if not plan.bare and self._components_alone(cur, plan.steps, mark, stamp):
+            self._swept_now(cur)
+            return
         scopes: dict[int, j.Scope] = {}
         eids: dict[int, str] = {}
         for step in plan.steps:
@@ -746,7 +753,6 @@ class SqlStore(ABC, Generic[C]):
             scopes[step.row] = scope
             eids[step.row] = step.eid
         lines: dict[str, str | None] = {}
-        mark = calls.current() or calls.CallMark(calls.new_id(), caller.eid, caller.door)
         if scopes and not self._kept_by_the_database(cur, scopes, mark, stamp):
             images = j.Reader(self.dialect, cur, self._table_columns(cur)).images(scopes)
             lines.update((eids[row], j.dumps(images.get(row))) for row in scopes)
@@ -757,6 +763,37 @@ class SqlStore(ABC, Generic[C]):
         for eid in plan.bare:
             lines.setdefault(eid, None)
         self._keep_lines(cur, lines, mark, stamp)
+
+    def _components_alone(
+        self, cur: C, steps: Sequence[b.Step], mark: calls.CallMark, stamp: str
+    ) -> bool:
+        """The most common write's lines — each step changing components of one entity there
+        is, each entity named once — kept by one statement (`journal.keeping_sql`) with no
+        scopes worked out; False, keeping none, for any other write."""
+        comps: frozenset[str] | None = None
+        rows: list[int] = []
+        for step in steps:
+            if step.row is None or step.tombstone or step.edges or step.unedges:
+                return False
+            these = frozenset(step.writes)
+            if comps is None:
+                comps = these
+            elif these != comps:
+                return False
+            rows.append(step.row)
+        if comps is None or len(rows) > _ALONE or len(set(rows)) != len(rows):
+            return False
+        key = (comps, len(rows))
+        sql = self._alone.get(key)
+        if sql is None:
+            among = f"IN ({', '.join('?' * len(rows))})"
+            sql = j.keeping_sql(self.dialect, self._table_columns(cur), comps, among)
+            if sql is None:
+                return False
+            if len(self._alone) < _CACHE:
+                self._alone[key] = sql
+        cur.execute(sql, [mark.id, stamp, mark.by, mark.door, *rows])
+        return True
 
     def _kept_by_the_database(
         self, cur: C, scopes: Mapping[int, j.Scope], mark: calls.CallMark, stamp: str
@@ -791,6 +828,9 @@ class SqlStore(ABC, Generic[C]):
         rows = [(mark.id, stamp, mark.by, mark.door, eid, before) for eid, before in lines.items()]
         if rows:
             self._insert(cur, "pasture_journal", JOURNAL_COLUMNS, rows)
+        self._swept_now(cur)
+
+    def _swept_now(self, cur: C) -> None:
         if time.monotonic() - self._swept >= j.SWEEP_EVERY:
             self._sweep(cur)
 
