@@ -373,12 +373,17 @@ def do_token_new(args: argparse.Namespace) -> int:
     from pasture.platform import scope_words
     from pasture.result import Result
 
+    if args.label and args.label_option and args.label != args.label_option:
+        from pasture.errors import UsageError
+
+        raise UsageError(
+            f"two labels given ({args.label} and --label {args.label_option}) — give one"
+        )
+    label = args.label or args.label_option or "agent"
     service = open_service(args)
     owner = service.local_owner()
     spaces = args.space or None
-    token = service.new_token(
-        owner, args.label, writes=not args.read, spaces=spaces, user=args.user
-    )
+    token = service.new_token(owner, label, writes=not args.read, spaces=spaces, user=args.user)
     who = args.user or owner.name
     scope = scope_words(not args.read, None if spaces is None else frozenset(spaces))
     return show(
@@ -386,7 +391,7 @@ def do_token_new(args: argparse.Namespace) -> int:
         Result(
             f"{token}\n(a token for {who} that {scope}, shown once: send it as "
             "Authorization: Bearer <token>)",
-            {"token": token, "user": who, "label": args.label, "scope": scope},
+            {"token": token, "user": who, "label": label, "scope": scope},
         ),
     )
 
@@ -765,7 +770,8 @@ def build_parser() -> argparse.ArgumentParser:
     token = verbs.add_parser("token", help="tokens for agents and the API: new, list, revoke")
     token_verbs = token.add_subparsers(dest="token_verb", metavar="VERB", required=True)
     p = verb(token_verbs, "new", do_token_new, "a new bearer token for you, shown once")
-    p.add_argument("--label", default="agent", help="what the token is for")
+    p.add_argument("label", metavar="LABEL", nargs="?", help="what the token is for: laptop")
+    p.add_argument("--label", dest="label_option", metavar="LABEL", help="the same, as an option")
     p.add_argument("--read", action="store_true", help="it only reads (else it reads and writes)")
     p.add_argument(
         "--space",

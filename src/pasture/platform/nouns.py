@@ -28,7 +28,8 @@ OAUTH_ACCESS_PREFIX = "psa_"
 
 READ_ONLY_GRANT = (
     "this token only reads — it was made, or its client approved, to read only; make one that "
-    "reads and writes (pasture token new --write), or approve the client again with writing"
+    "reads and writes (pasture token new, without --read), or approve the client again with "
+    "writing"
 )
 
 
