@@ -357,6 +357,17 @@ def do_user_new(args: argparse.Namespace) -> int:
 
 def do_password(args: argparse.Namespace) -> int:
     password = args.password
+    if password is None and not sys.stdin.isatty():
+        # piped (`echo … | pasture password`): the first line is the password, no prompt
+        lines = sys.stdin.read().splitlines()
+        password = lines[0] if lines else ""
+        if not password:
+            from pasture.errors import UsageError
+
+            raise UsageError(
+                "no password on standard input — send it as one line "
+                "(echo … | pasture password), or give --password"
+            )
     if password is None:
         import getpass
 
@@ -763,7 +774,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--public-url", metavar="URL", help="the address the browser reaches")
     p.add_argument("--user", help="a link for another person (the server's owner only)")
 
-    p = verb(verbs, "password", do_password, "set your web password (asks for it)")
+    p = verb(
+        verbs,
+        "password",
+        do_password,
+        "set your web password (asks for it, or reads a line piped in)",
+    )
     p.add_argument("--password", help="the new password, instead of asking")
     p.add_argument("--user", help="set another person's password (the server's owner only)")
 
