@@ -33,6 +33,10 @@ def _cell(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
+    if isinstance(value, dict | list):  # JSON a person can read, never Python's repr
+        import json
+
+        return json.dumps(value, ensure_ascii=False, default=str)
     return str(value)
 
 
@@ -102,19 +106,33 @@ Column = tuple[str, str | None]
 
 
 def _row_columns(rows: Sequence[dict[str, Any]]) -> list[Column]:
-    """Each component's columns, in the order rows first name them (a bare value is one)."""
+    """Each component's columns, in the order rows first name them (a bare value is one).
+    Rows may differ in shape — one lacks a component (`null`) another has — so a component
+    that has columns in any row is those columns in every row, blank where a row lacks it,
+    never one column holding the whole component."""
+    columned = {
+        comp
+        for row in rows
+        for comp, value in row.items()
+        if isinstance(value, dict) and not _is_reference(value)
+    }
     columns: list[Column] = []
     for row in rows:
         for comp, value in row.items():
             if comp in ("kind", "entity"):
                 continue
-            if isinstance(value, dict):
-                for col in value:
+            if comp in columned:
+                for col in value if isinstance(value, dict) else ():
                     if (comp, col) not in columns:
                         columns.append((comp, col))
             elif (comp, None) not in columns:
                 columns.append((comp, None))
     return columns
+
+
+def _is_reference(value: dict[str, Any]) -> bool:
+    """A reference read back (`{eid, name}`), a cell of its own rather than columns."""
+    return set(value) <= {"eid", "name"} and "eid" in value
 
 
 def _heading(column: Column) -> str:
