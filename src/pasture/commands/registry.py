@@ -193,11 +193,21 @@ class Registry:
     """
 
     def __init__(
-        self, *, caller: Caller = NOBODY, store: Store | None = None, at: str = ""
+        self,
+        *,
+        caller: Caller = NOBODY,
+        store: Store | None = None,
+        at: str = "",
+        log_warnings: bool = True,
     ) -> None:
         self.caller = caller
         self.store = store
         self.at = at
+        # What register() warns of (keywords it does not check), each once. A registry
+        # used on its own logs them; the platform's keeps them to say at the app's deploy,
+        # not again each time a process loads the app.
+        self.warnings: list[str] = []
+        self._log_warnings = log_warnings
         self._commands: dict[str, Command] = {}  # by agent name, in registration order
         self._listeners: dict[object, Callable[[], None]] = {}
         self._lock = threading.RLock()
@@ -358,14 +368,16 @@ class Registry:
         if problems:
             raise BadCommand(problems, prefix=shown_name)
         if schema.unchecked:
+            warning = (
+                f"{name}: input keywords {', '.join(schema.unchecked)} are not checked "
+                "before run() — check them in run()"
+            )
+            if warning not in self.warnings:
+                self.warnings.append(warning)
             found = (name, tuple(schema.unchecked))
-            if found not in _warned:
+            if self._log_warnings and found not in _warned:
                 _warned.add(found)
-                logger.warning(
-                    "%s: input keywords %s are not checked before run() — check them in run()",
-                    name,
-                    ", ".join(schema.unchecked),
-                )
+                logger.warning("%s", warning)
         listed = dict(schema.written)
         listed.setdefault("type", "object")
         listed.setdefault("properties", {})

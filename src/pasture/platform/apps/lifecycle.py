@@ -144,8 +144,9 @@ class Apps:
         manifest: list[dict[str, Any]] | None = None
         code_names: list[str] = []
         in_code: list[str] = []
+        warnings: list[str] = []  # said with the deploy, once: never when it is loaded
         if WORKER in raw:
-            manifest, code_names = self._check_code(space, slug, raw, in_code)
+            manifest, code_names = self._check_code(space, slug, raw, in_code, warnings)
         tables = tables_of(manifest)
         if not any(p.startswith("vocab.json") for p in problems):
             vocabulary, read = read_app(vocab_doc, tables, previous=previous)
@@ -222,10 +223,18 @@ class Apps:
         )
         names = [c.agent_name for c in commands]
         url = self.catalog.url(space, slug)
-        return Result(
-            f"deployed {at} v{version}: {url}\ncommands: {', '.join(names) or 'none'}",
-            {"at": at, "version": version, "url": url, "title": app_title, "commands": names},
-        )
+        text = f"deployed {at} v{version}: {url}\ncommands: {', '.join(names) or 'none'}"
+        data: dict[str, Any] = {
+            "at": at,
+            "version": version,
+            "url": url,
+            "title": app_title,
+            "commands": names,
+        }
+        if warnings:
+            text += "".join(f"\nwarning: {WORKER}: {w}" for w in warnings)
+            data["warnings"] = [f"{WORKER}: {w}" for w in warnings]
+        return Result(text, data)
 
     def _switch_version(
         self,
@@ -260,12 +269,18 @@ class Apps:
             return self.disk.let_go(conn, space, slug, version)
 
     def _check_code(
-        self, space: str, slug: str, files: dict[str, bytes], problems: list[str]
+        self,
+        space: str,
+        slug: str,
+        files: dict[str, bytes],
+        problems: list[str],
+        warnings: list[str],
     ) -> tuple[list[dict[str, Any]] | None, list[str]]:
         """worker.py set up once, apart (only in a trusted space): the manifest of its commands
         (and its tables), and their agent names.
 
-        Every problem is added to `problems`, each as `worker.py: …`.
+        Every problem is added to `problems`, each as `worker.py: …`; what its commands are
+        warned of (input keywords not checked), to `warnings`.
         """
         if not self.catalog.trusted(space):
             problems.append(
@@ -279,7 +294,9 @@ class Apps:
         if found:
             return None, []
         # What the worker process says is held to the rules again, here.
-        code, bad = commands_of(manifest, Version(space, slug, 0, Path()), self.catalog.workers)
+        code, bad = commands_of(
+            manifest, Version(space, slug, 0, Path()), self.catalog.workers, warnings
+        )
         problems.extend(f"{WORKER}: {p}" for p in bad)
         return manifest, [c.agent_name for c in code]
 

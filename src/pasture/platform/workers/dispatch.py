@@ -549,12 +549,13 @@ def _answer(name: str, answer: dict[str, Any], limits: Limits) -> Result:
 
 # -- a version's commands, from the manifest its worker made ---------------------------------
 def commands_of(
-    manifest: Any, version: Version, workers: Workers
+    manifest: Any, version: Version, workers: Workers, warnings: list[str] | None = None
 ) -> tuple[list[Command], list[str]]:
     """The `Command`s a manifest describes, each running in `version`'s worker; and problems.
 
     Every entry is registered again here, so what a worker process says about its
-    commands is held to the same rules as at deploy.
+    commands is held to the same rules as at deploy. What registering warns of (input
+    keywords not checked) is added to `warnings`, for the deploy to say; never logged.
     """
     registry = WorkerRegistry(version.at)
     if not isinstance(manifest, list):
@@ -588,6 +589,8 @@ def commands_of(
         replace(c, handler=str(kinds[c.name])) if c.name in kinds else c
         for c in registry.commands()
     ]
+    if warnings is not None:
+        warnings.extend(registry.warnings)
     return commands, registry.problems
 
 

@@ -84,7 +84,7 @@ class WorkerRegistry(Registry):
     """
 
     def __init__(self, at: str = "") -> None:
-        super().__init__(at=at)
+        super().__init__(at=at, log_warnings=False)  # said once, at the deploy
         self.problems: list[str] = []
 
     def register(self, name: str, **fields: Any) -> Callable[[], None]:
