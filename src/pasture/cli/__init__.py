@@ -67,15 +67,19 @@ def show(args: argparse.Namespace, result: Result, *, data: bool = False) -> int
 def do_deploy(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from pasture.cli._watching import draws_on, watched
+
     service = open_service(args)
-    result = service.deploy(
-        service.local_owner(),
-        Path(args.dir),
-        space=args.space,
-        app=args.app,
-        access=args.access,
-        title=args.title,
-    )
+    with watched(bar=draws_on() and not args.json) as long_call:  # a big app takes seconds
+        result = service.deploy(
+            service.local_owner(),
+            Path(args.dir),
+            space=args.space,
+            app=args.app,
+            access=args.access,
+            title=args.title,
+            long_call=long_call,
+        )
     return show(args, result)
 
 

@@ -79,9 +79,13 @@ def watched(*, bar: bool, err: Console | None = None) -> Iterator[LongCall]:
 
 
 def draws_on(stream: Any = None) -> bool:
-    """Whether a bar may be drawn: stderr is a terminal."""
-    stream = stream or sys.stderr
-    return bool(getattr(stream, "isatty", lambda: False)())
+    """Whether a bar may be drawn: stderr (where it is drawn) is a terminal, and so is
+    stdout — its output piped or kept in a file, a script is running it."""
+
+    def tty(s: Any) -> bool:
+        return bool(getattr(s, "isatty", lambda: False)())
+
+    return tty(stream or sys.stderr) and (stream is not None or tty(sys.stdout))
 
 
 __all__ = ["STOPPING", "draws_on", "watched"]

@@ -418,14 +418,23 @@ class Service:
         app: str | None = None,
         access: Access | None = None,
         title: str | None = None,
+        long_call: LongCall | None = None,
     ) -> Result:
         """Check the whole app, then install it as a new version; DeployRefused lists every problem.
 
         Result text: `deployed ada/runs v3: http://…/ada/runs/\\ncommands: log_run, …`.
+        `long_call`: the door's watch (a bar for a big app).
         """
         with self.audit_log.call(caller, "deploy", None, files, files_shape) as noted:
             result = self.apps.deploy(
-                caller, files, space=space, app=app, access=access, title=title, noted=noted
+                caller,
+                files,
+                space=space,
+                app=app,
+                access=access,
+                title=title,
+                noted=noted,
+                long_call=long_call,
             )
         self._deployed(result)
         return result

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from pasture import jsontext
 from pasture.caller import Caller
 from pasture.commands.model import Command
-from pasture.errors import DeployRefused, NotFound, Refused, UsageError
+from pasture.errors import Cancelled, DeployRefused, NotFound, Refused, UsageError
+from pasture.long_calls import LongCall, progress_of
 from pasture.names import check_slug, check_title
 from pasture.platform.access.gate import Gate, require_writes
 from pasture.platform.access.spaces import Spaces
@@ -76,10 +77,12 @@ class Apps:
         access: Access | None = None,
         title: str | None = None,
         noted: Call | None = None,
+        long_call: LongCall | None = None,
     ) -> Result:
         """Check the whole app, then install it as a new version, or refuse with every problem.
 
-        `noted`: the audit's record of this call, told which app it is."""
+        `noted`: the audit's record of this call, told which app it is. `long_call`: the
+        door's watch, told how far it has come (a big app's files take seconds to write)."""
         require_writes(caller)
         from pasture.commands import load_commands
         from pasture.commands.deploy_checks import declared_commands
@@ -92,6 +95,8 @@ class Apps:
         if isinstance(files, (str, Path)):
             folder = Path(files)
             slug = app or folder.resolve().name.lower()
+            if long_call is not None:
+                long_call.report(progress_of(0, None, f"reading {folder}"))
             raw: dict[str, bytes] = _deploy.read_dir(folder)
             problems: list[str] = _deploy.too_big(raw)
         else:
@@ -195,7 +200,7 @@ class Apps:
             recorded = int(row["v"]) if row is not None and row["v"] is not None else 0
             _deploy.sweep(app_dir, recorded)
             version = recorded + 1
-            root = _deploy.write_version(app_dir, version, raw)
+            root = _deploy.write_version(app_dir, version, raw, _writing(long_call, at, raw))
             try:
                 if manifest is not None:
                     code, _ = commands_of(
@@ -217,6 +222,8 @@ class Apps:
                 raise
             self.disk.forget(space, slug, gone)
             self.disk.keep_only(space, slug)
+        if long_call is not None:
+            long_call.flush(last=True)
         self.catalog.workers.retire(space, slug)  # the last version's processes stop
         self.catalog.remember(
             space, slug, Loaded(version, app_title, chosen, commands, vocabulary, manifest)
@@ -367,3 +374,21 @@ class Apps:
             f"commands: {', '.join(names) or 'none'}",
             {"at": reached.at, "version": version, "commands": names},
         )
+
+
+def _writing(
+    long_call: LongCall | None, at: str, files: Mapping[str, bytes]
+) -> Callable[[int], None] | None:
+    """What `write_version` tells as each file is written: megabytes of the whole, to the
+    door's watch (each file is synced to disk, so a big app takes seconds)."""
+    if long_call is None:
+        return None
+    total = max(round(sum(len(b) for b in files.values()) / 1e6, 1), 0.1)
+    said = f"deploying {at}: MB written"
+
+    def wrote(done: int) -> None:
+        if long_call.cancelled:  # Ctrl-C: the version never made current, its folder gone
+            raise Cancelled(f"the deploy of {at} was stopped — nothing of it was installed")
+        long_call.report(progress_of(min(max(round(done / 1e6, 1), 0.1), total), total, said))
+
+    return wrote

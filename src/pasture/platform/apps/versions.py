@@ -14,7 +14,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -223,8 +223,14 @@ def forget_older(app_dir: Path, oldest_kept: int) -> None:
             shutil.rmtree(app_dir / f"v{number}", ignore_errors=True)
 
 
-def write_version(app_dir: Path, version: int, files: Mapping[str, bytes]) -> Path:
-    """Write every file to a temporary folder, then rename it into `v<N>` in one step.
+def write_version(
+    app_dir: Path,
+    version: int,
+    files: Mapping[str, bytes],
+    wrote: Callable[[int], None] | None = None,
+) -> Path:
+    """Write every file to a temporary folder, then rename it into `v<N>` in one step;
+    `wrote` is told the bytes written so far after each file (a deploy's progress).
 
     A write that fails (a full disk, a read-only folder) leaves nothing behind and
     says why (`pasture.faults`).
@@ -233,19 +239,27 @@ def write_version(app_dir: Path, version: int, files: Mapping[str, bytes]) -> Pa
     try:
         app_dir.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=app_dir))
+        done = 0
         for path, body in files.items():
             target = paths.inside(tmp, path)
             target.parent.mkdir(parents=True, exist_ok=True)
             with open(target, "wb") as f:
                 f.write(body)
                 f.flush()
-                os.fsync(f.fileno())
+                os.fsync(f.fileno())  # what makes a big deploy take seconds
+            done += len(body)
+            if wrote is not None:
+                wrote(done)
         final = app_dir / f"v{version}"
         os.rename(tmp, final)
     except OSError as e:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
         raise faults.fault(e, app_dir) or e from None
+    except BaseException:  # stopped (`wrote` raised, Ctrl-C): nothing left behind either
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return final
 
 
