@@ -319,6 +319,21 @@ def do_secret_rm(args: argparse.Namespace) -> int:
     return show(args, service.secrets.remove(service.local_owner(), args.app, args.name))
 
 
+def do_member_list(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.spaces.members(_acting(service, args), args.space))
+
+
+def do_space_list(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.spaces.listing(_acting(service, args)))
+
+
+def do_user_list(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    return show(args, service.people.listing(_acting(service, args)))
+
+
 def do_member_remove(args: argparse.Namespace) -> int:
     service = open_service(args)
     return show(args, service.remove_member(service.local_owner(), args.space, args.user))
@@ -716,8 +731,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--token", help="act as the person this token belongs to")
 
-    space = verbs.add_parser("space", help="spaces: new, trust, untrust, remove")
+    space = verbs.add_parser("space", help="spaces: list, new, trust, untrust, remove")
     space_verbs = space.add_subparsers(dest="space_verb", metavar="VERB", required=True)
+    p = verb(space_verbs, "list", do_space_list, "the spaces you are in, your role in each")
+    p.add_argument("--token", help="act as the person this token belongs to")
     p = verb(space_verbs, "new", do_space_new, "make a space, with you as its owner")
     p.add_argument("name", metavar="NAME")
     p = verb(
@@ -754,8 +771,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("app", metavar="APP")
     p.add_argument("name", metavar="NAME")
 
-    member = verbs.add_parser("member", help="members of a space: add, remove")
+    member = verbs.add_parser("member", help="members of a space: list, add, remove")
     member_verbs = member.add_subparsers(dest="member_verb", metavar="VERB", required=True)
+    p = verb(member_verbs, "list", do_member_list, "who is in a space of yours, and their roles")
+    p.add_argument("space", metavar="SPACE")
+    p.add_argument("--token", help="act as the person this token belongs to")
     p = verb(member_verbs, "add", do_member_add, "give a person a role in a space")
     p.add_argument("space", metavar="SPACE")
     p.add_argument("user", metavar="USER")
@@ -764,8 +784,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("space", metavar="SPACE")
     p.add_argument("user", metavar="USER")
 
-    user = verbs.add_parser("user", help="people: new, remove")
+    user = verbs.add_parser("user", help="people: list, new, remove")
     user_verbs = user.add_subparsers(dest="user_verb", metavar="VERB", required=True)
+    p = verb(user_verbs, "list", do_user_list, "everyone on this server (the server's owner)")
+    p.add_argument("--token", help="act as the person this token belongs to")
     p = verb(user_verbs, "new", do_user_new, "add a person, with a space of their own")
     p.add_argument("name", metavar="NAME")
     p.add_argument("--password", help="their web password (or set it later)")

@@ -13,7 +13,7 @@ from pasture.platform.auth.people import People
 from pasture.platform.catalog import Catalog
 from pasture.platform.db.platform_db import PlatformDB, Row
 from pasture.platform.db.platform_tables import REACH_MOVED
-from pasture.platform.nouns import ROLES, SIGN_IN, Role
+from pasture.platform.nouns import ROLES, SIGN_IN, Role, plural
 from pasture.platform.workers.sandbox import confinement
 from pasture.result import Result
 from pasture.values import now
@@ -156,6 +156,56 @@ class Spaces:
             caller.eid,
         )
         return [(r["space"], cast(Role, r["role"])) for r in rows]
+
+    def listing(self, caller: Caller) -> Result:
+        """The spaces the caller belongs to: their role, whether it runs code, its apps."""
+        self.people.require_signed_in(caller)
+        counts = {
+            r["space"]: int(r["n"])
+            for r in self.db.all(
+                "SELECT space, COUNT(*) AS n FROM apps WHERE NOT EXISTS (SELECT 1 FROM trash "
+                "WHERE trash.space = apps.space AND trash.slug = apps.slug) GROUP BY space"
+            )
+        }
+        mine = [(space, role, self.catalog.trusted(space)) for space, role in self.of(caller)]
+        spaces: list[dict[str, object]] = [
+            {"space": space, "role": role, "trusted": trusted, "apps": counts.get(space, 0)}
+            for space, role, trusted in mine
+        ]
+        width = max((len(space) for space, _, _ in mine), default=0)
+        lines = "".join(
+            f"\n{space:<{width}}  {role}, {plural(counts.get(space, 0), 'app', 'apps')}"
+            + (", runs code" if trusted else "")
+            for space, role, trusted in mine
+        )
+        return Result(
+            f"{caller.name} is in {plural(len(spaces), 'space', 'spaces')}{':' if spaces else ''}"
+            + lines,
+            {"spaces": spaces},
+        )
+
+    def members(self, caller: Caller, space: str) -> Result:
+        """Who is in a space and in which role; its members see this, owners first."""
+        if self.role(caller, space) is None:
+            if not caller.signed_in:
+                raise Unauthorized(SIGN_IN)
+            raise NotFound(
+                f"no space {space} of yours — pasture space list shows the spaces you are in"
+            )
+        rows = self.db.all(
+            "SELECT users.name AS name, members.role AS role FROM members "
+            "JOIN users ON users.eid = members.user WHERE members.space = ? "
+            "ORDER BY CASE members.role WHEN 'owner' THEN 0 WHEN 'editor' THEN 1 ELSE 2 END, "
+            "users.name",
+            space,
+        )
+        members = [{"user": r["name"], "role": r["role"]} for r in rows]
+        width = max((len(m["user"]) for m in members), default=0)
+        lines = "".join(f"\n{m['user']:<{width}}  {m['role']}" for m in members)
+        return Result(
+            f"{space} has {plural(len(members), 'member', 'members')}:{lines}",
+            {"space": space, "members": members},
+        )
 
     def role(self, caller: Caller, space: str) -> Role | None:
         """The caller's role in a space, or None when they are not a member."""

@@ -179,6 +179,42 @@ class People:
         row = self.db.one("SELECT eid, name FROM users WHERE name = ?", name.strip())
         return None if row is None else Caller(row["eid"], row["name"])
 
+    def listing(self, caller: Caller) -> Result:
+        """Everyone on this server: their name, own space, whether they can sign in on the
+        web (a password set) and which one is the server's owner. The owner alone sees it."""
+        self.require_signed_in(caller)
+        row = self.db.one("SELECT admin FROM users WHERE eid = ?", caller.eid)
+        if row is None or not row["admin"]:
+            owner = self.db.one("SELECT name FROM users WHERE admin = 1 ORDER BY created")
+            who = f" ({owner['name']})" if owner is not None else ""
+            raise Forbidden(
+                f"only the server's owner{who} lists the people on it — ask them; "
+                "pasture member list SPACE shows who is in a space of yours"
+            )
+        rows = self.db.all(
+            "SELECT name, space, admin, password IS NOT NULL AS web, created FROM users "
+            "ORDER BY admin DESC, name"
+        )
+        people = [
+            {
+                "name": r["name"],
+                "space": r["space"],
+                "owner": bool(r["admin"]),
+                "password": bool(r["web"]),
+                "created": r["created"],
+            }
+            for r in rows
+        ]
+        width = max((len(p["name"]) for p in people), default=0)
+        lines = "".join(
+            f"\n{p['name']:<{width}}  space {p['space']}"
+            + (", the server's owner" if p["owner"] else "")
+            + ("" if p["password"] else ", no web password yet")
+            for p in people
+        )
+        count = f"{len(people)} {'person' if len(people) == 1 else 'people'}"
+        return Result(f"{count} on this server:{lines}", {"users": people})
+
     def require_admin(self, caller: Caller, doing: str = "adds people") -> None:
         self.require_signed_in(caller)
         row = self.db.one("SELECT admin FROM users WHERE eid = ?", caller.eid)

@@ -1,0 +1,94 @@
+"""`pasture space list`, `member list` and `user list`: who is where, as a person at the
+command line sees it — as the machine's owner, or as another person by their token."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from helpers.club import RUNS
+from helpers.command_line import PastureMain
+
+
+@pytest.fixture
+def pasture(tmp_path: Path) -> PastureMain:
+    pasture = PastureMain(tmp_path / "home")
+    for step in (
+        ("user", "new", "bo"),
+        ("user", "new", "cy", "--password", "correct horse"),
+        ("space", "new", "club"),
+        ("member", "add", "club", "bo", "editor"),
+        ("member", "add", "club", "cy", "viewer"),
+        ("deploy", str(RUNS), "--space", "club"),
+    ):
+        done = pasture(*step)
+        assert done.returncode == 0, done.stderr
+    return pasture
+
+
+def _token(pasture: PastureMain, user: str) -> str:
+    made = pasture("token", "new", "--user", user, "--json")
+    return str(json.loads(made.stdout)["token"])
+
+
+def test_space_list_shows_your_spaces_your_role_and_apps(pasture: PastureMain) -> None:
+    listed = pasture("space", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == [
+        "ada is in 2 spaces:",
+        "ada   owner, 0 apps, runs code",
+        "club  owner, 1 app",
+    ]
+    theirs = json.loads(pasture("space", "list", "--json", "--token", _token(pasture, "bo")).stdout)
+    assert theirs == {
+        "spaces": [
+            {"space": "bo", "role": "owner", "trusted": False, "apps": 0},
+            {"space": "club", "role": "editor", "trusted": False, "apps": 1},
+        ]
+    }
+    assert pasture("app", "remove", "club/runs").returncode == 0  # in the trash: not counted
+    assert "club  owner, 0 apps" in pasture("space", "list").stdout
+
+
+def test_member_list_shows_a_spaces_people_and_roles(pasture: PastureMain) -> None:
+    listed = pasture("member", "list", "club")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == [
+        "club has 3 members:",
+        "ada  owner",
+        "bo   editor",
+        "cy   viewer",
+    ]
+    as_viewer = pasture("member", "list", "club", "--json", "--token", _token(pasture, "cy"))
+    assert json.loads(as_viewer.stdout)["members"][2] == {"user": "cy", "role": "viewer"}
+    outside = pasture("member", "list", "ada", "--token", _token(pasture, "bo"))
+    assert outside.returncode != 0
+    assert outside.stderr.strip() == (
+        "no space ada of yours — pasture space list shows the spaces you are in"
+    )
+
+
+def test_user_list_is_the_servers_owners_and_says_who_to_ask(pasture: PastureMain) -> None:
+    listed = pasture("user", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == [
+        "3 people on this server:",
+        "ada  space ada, the server's owner, no web password yet",
+        "bo   space bo, no web password yet",
+        "cy   space cy",
+    ]
+    data = json.loads(pasture("user", "list", "--json").stdout)["users"]
+    assert [(u["name"], u["owner"], u["password"]) for u in data] == [
+        ("ada", True, False),
+        ("bo", False, False),
+        ("cy", False, True),
+    ]
+    refused = pasture("user", "list", "--token", _token(pasture, "bo"))
+    assert refused.returncode != 0 and refused.stdout == ""
+    assert refused.stderr.strip() == (
+        "only the server's owner (ada) lists the people on it — ask them; "
+        "pasture member list SPACE shows who is in a space of yours"
+    )
+    assert "Traceback" not in refused.stderr
