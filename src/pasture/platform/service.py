@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pasture.caller import NOBODY, Caller
-from pasture.errors import Forbidden, NotFound, PastureError, Refused, Unauthorized
+from pasture.errors import Forbidden, NotFound, PastureError, Refused, Unauthorized, UsageError
 from pasture.long_calls import LongCall
 from pasture.platform.access.audit import (
     Audit,
@@ -66,6 +66,7 @@ from pasture.platform.apps.transfer import Transfer, file_shape
 from pasture.platform.apps.trash import Trash
 from pasture.platform.auth.app_passes import Passes
 from pasture.platform.auth.people import People
+from pasture.platform.auth.tokens import ID as TOKEN_ID
 from pasture.platform.auth.tokens import Tokens
 from pasture.platform.backups import Backups
 from pasture.platform.catalog import Catalog
@@ -84,6 +85,9 @@ from pasture.store.journal import history_days as history_days_of
 
 if TYPE_CHECKING:
     from pasture.platform.auth.oauth import OAuth
+
+
+AUDIT_DOORS = ("web", "webmcp", "mcp", "cli")  # Caller.door
 
 
 class Service:
@@ -302,8 +306,16 @@ class Service:
         grants = self._oauth.grants(who)
         if not grants:
             return listed
+        # a grant's calls are recorded as `client NAME (ID)`: its last one is its last use
+        used = self.audit_log.last_uses(who.eid or "", "client ")
+        for grant in grants:
+            mark = f"({grant['id'][:TOKEN_ID]})"
+            seen = [at for via, at in used.items() if via.endswith(mark)]
+            grant["last_used"] = max(seen) if seen else None
         lines = "".join(
-            f"\n{g['id']}  {g['label']} — {g['scope']}; approved {g['created']}" for g in grants
+            f"\n{g['id']}  {g['label']} — {g['scope']}; approved {g['created']}, "
+            f"last used {g['last_used'] or 'never'}"
+            for g in grants
         )
         text = listed.text if listed.data["tokens"] else f"{who.name}:"
         return Result(text + lines, {"tokens": listed.data["tokens"] + grants})
@@ -650,6 +662,65 @@ class Service:
         head = f"{whose}{where}{when}: the last {len(records)}, oldest first"
         text = "\n".join([head, *lines(records, apps=at is None)])
         return Result(text, {"records": records})
+
+    def audit_page(
+        self,
+        caller: Caller,
+        app: str | None = None,
+        *,
+        since: str | None = None,
+        until: str | None = None,
+        person: str | None = None,
+        door: str | None = None,
+        outcome: str | None = None,
+        before: str | None = None,
+        limit: int = 50,
+        mine: bool = False,
+    ) -> Result:
+        """One page of the audit, newest first: an app's calls for the owners of its space
+        (narrowed to one `person`'s), or with `mine` or no app the caller's own;
+        by `door`, `outcome` (`ok`, `refused`) and time. Data `{records, next, whole}`:
+        `next` is the cursor (`before=`) of the older page, or None; `whole` whether it is
+        the app's whole audit rather than the caller's own calls."""
+        self.people.require_signed_in(caller)
+        after = None if since is None else since_of(since)
+        try:
+            ending = None if until is None else since_of(until)
+        except UsageError as e:
+            raise UsageError(e.sentence.replace("--since", "--until")) from None
+        if door is not None and door not in AUDIT_DOORS:
+            raise Refused(f"door is one of {', '.join(AUDIT_DOORS)}, not {door[:40]}")
+        if outcome is not None and outcome not in ("ok", "refused"):
+            raise Refused(f"outcome is ok or refused, not {outcome[:40]}")
+        if before is not None and not before.isdigit():
+            raise Refused("that page's address is not one the audit gave — start from its first")
+        at, whole = None, False
+        if app is not None:
+            reached = self.gate.reach(caller, app)
+            at, whole = reached.at, reached.role == "owner" and not mine
+            if reached.role != "owner" and not mine:
+                raise Forbidden(
+                    f"only the owners of {reached.space} read {at}'s audit — pasture audit "
+                    "--mine shows your own calls"
+                )
+        records, cursor = self.audit_log.page(
+            app=at,
+            user=None if whole else caller.eid,
+            spaces=caller.spaces,
+            since=after,
+            until=ending,
+            person=person if whole else None,
+            door=door,
+            outcome=outcome,
+            before=None if before is None else int(before),
+            limit=limit,
+        )
+        whose = "calls" if whole else f"{caller.name}'s calls"
+        where = f" in {at}" if at is not None else ""
+        text = (
+            f"{len(records)} of {whose}{where}, newest first" if records else f"no {whose}{where}"
+        )
+        return Result(text, {"records": records, "next": cursor, "whole": whole})
 
     def readiness(self) -> dict[str, str]:
         """Whether this server can serve a call, for `/readyz`: its database answers, and a

@@ -542,6 +542,72 @@ class Audit:
         )
         return [_record(r) for r in reversed(rows)]
 
+    def page(
+        self,
+        *,
+        app: str | None = None,
+        user: str | None = None,
+        spaces: Collection[str] | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        person: str | None = None,
+        door: str | None = None,
+        outcome: str | None = None,
+        before: int | None = None,
+        limit: int = 50,
+    ) -> tuple[list[dict[str, Any]], int | None]:
+        """One page of records, newest first, each with its `id`; and the cursor of the page
+        after it (the last id shown), or None when none is older. `person` is a name as the
+        record keeps it (`nobody` for a signed-out visitor), `outcome` is `ok` or `refused`,
+        `before` a cursor a page gave."""
+        self._writer.flush()
+        where = ["at >= ?"]
+        params: list[Any] = [since or ""]
+        for column, value in (("app", app), ('"user"', user), ("door", door)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        if until is not None:
+            where.append("at < ?")
+            params.append(until)
+        if person is not None:
+            if person.lower() == "nobody":
+                where.append("name IS NULL")
+            else:
+                where.append("LOWER(name) = ?")
+                params.append(person.lower())
+        if outcome == "ok":
+            where.append("outcome = 'ok'")
+        elif outcome == "refused":
+            where.append("outcome <> 'ok'")
+        if before is not None:
+            where.append("id < ?")
+            params.append(int(before))
+        if spaces is not None:
+            if not spaces:
+                return [], None
+            where.append("(" + " OR ".join("app LIKE ?" for _ in spaces) + ")")
+            params.extend(f"{space}/%" for space in sorted(spaces))
+        size = max(1, min(int(limit), 1000))
+        rows = self.db.all(
+            f"SELECT id, {COLUMNS} FROM audit WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
+            *params,
+            size + 1,  # one more: whether an older page is there
+        )
+        records = [{**_record(r), "id": int(r["id"])} for r in rows[:size]]
+        return records, records[-1]["id"] if len(rows) > size else None
+
+    def last_uses(self, user: str, via_prefix: str) -> dict[str, str]:
+        """When each `via` of `user`'s calls that starts with `via_prefix` (`client `: their
+        OAuth grants', as calls record them) last made a call the audit still keeps."""
+        self._writer.flush()
+        rows = self.db.all(
+            'SELECT via, MAX(at) AS last FROM audit WHERE "user" = ? AND via LIKE ? GROUP BY via',
+            user,
+            via_prefix.replace("%", "").replace("_", "") + "%",
+        )
+        return {str(r["via"]): str(r["last"]) for r in rows}
+
     def of_call(self, call: str) -> list[dict[str, Any]]:
         """The records of one call (`Call.id`): one, or a few for a call made inside another."""
         self._writer.flush()
