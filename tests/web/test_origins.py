@@ -236,7 +236,7 @@ def test_a_code_sent_in_a_link_signs_nobody_in_as_its_maker(apart: Any) -> None:
         assert "pasture_pass" not in answer.headers.get("set-cookie", "")
         assert (
             "that sign-in link has been used, is over a minute old, or was not started in "
-            "this browser — sign in again from the app&#x27;s page"
+            "this browser — sign in again from the app&#39;s page"
         ) in answer.text
     # Started without the secret, the main origin first sends the browser to get one.
     plain = client.get(

@@ -43,7 +43,7 @@ def test_a_refusal_is_json_on_the_api_and_a_page_elsewhere(site: Site) -> None:
     assert api.status_code == page.status_code >= 400
     sentence = api.json()["error"]
     assert page.headers["content-type"].startswith("text/html")
-    assert sentence.replace("'", "&#x27;") in page.text
+    assert sentence.replace("'", "&#39;") in page.text
 
 
 def test_a_folder_named_api_inside_an_app_is_answered_as_a_page(site: Site) -> None:

@@ -84,7 +84,37 @@ def test_an_apps_owner_reads_its_audit_on_the_dashboard(site: Site) -> None:
     assert 'href="/audit?app=ada/runs"' not in viewer.get("/").text
     refused = viewer.get("/audit?app=ada/runs")
     assert refused.status_code == 403
-    assert "only the owners of ada read ada/runs&#x27;s audit" in refused.text
+    assert "only the owners of ada read ada/runs&#39;s audit" in refused.text
     own = viewer.get("/audit")
     assert own.status_code == 200 and "<h2>Your calls</h2>" in own.text
     assert site.client().get("/audit").headers["location"] == "/signin"
+
+
+def test_the_audit_page_is_a_page_at_a_time_and_filtered(site: Site) -> None:
+    """The SQL behind the audit's pages and filters, on each platform database."""
+    for _ in range(3):
+        site.client(site.ada_token).post(
+            "/ada/runs/api/command", json={"name": "log_run", "args": RUN}
+        )
+    site.client(site.cy_token).post("/ada/runs/api/command", json={"name": "log_run", "args": RUN})
+    whole = site.service.audit_page(site.ada, "ada/runs", limit=2)
+    assert whole.data["whole"] and len(whole.data["records"]) == 2
+    newest, cursor = whole.data["records"], whole.data["next"]
+    assert newest[0]["name"] == "cy" and newest[0]["id"] > newest[1]["id"]
+    older = site.service.audit_page(site.ada, "ada/runs", before=str(cursor), limit=2)
+    assert older.data["records"][0]["id"] < newest[1]["id"]
+    refused = site.service.audit_page(site.ada, "ada/runs", person="CY", outcome="refused")
+    assert {r["name"] for r in refused.data["records"]} == {"cy"}
+    assert (
+        site.service.audit_page(site.ada, "ada/runs", person="cy", outcome="ok").data["records"]
+        == []
+    )
+    on_web = site.service.audit_page(site.ada, "ada/runs", door="web", until="2999-01-01")
+    assert {r["door"] for r in on_web.data["records"]} == {"web"}
+    # a viewer asks for their own calls there, never the whole app's
+    mine = site.service.audit_page(site.cy, "ada/runs", mine=True)
+    assert not mine.data["whole"] and {r["name"] for r in mine.data["records"]} == {"cy"}
+    page = site.signed_in("ada").get("/audit?app=ada/runs&door=web&outcome=ok")
+    assert page.status_code == 200 and 'value="web" selected' in page.text
+    bad = site.signed_in("ada").get("/audit?app=ada/runs&door=telegraph")
+    assert bad.status_code == 400 and "door is one of web, webmcp, mcp, cli" in bad.text

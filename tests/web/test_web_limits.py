@@ -83,7 +83,7 @@ def test_a_token_past_its_limit_gets_429_and_others_go_on(limited: Limited) -> N
     _too_many(ada.post("/ada/runs/api/command", json={"name": "leaderboard"}), said)
     page = ada.get("/ada/runs/")  # a page says it as a page
     assert page.status_code == 429 and page.headers["retry-after"] == "12"
-    assert said in page.text.replace("&#x27;", "'")
+    assert said in page.text.replace("&#39;", "'")
     # another token, from the same address, is not this one
     bob = limited.client("198.51.100.1", limited.bob_token)
     assert bob.get("/ada/runs/api/query?.jog!").status_code == 200

@@ -66,7 +66,7 @@ def test_a_token_does_not_sign_a_browser_in(site: Site, which: str) -> None:
     assert (
         "a token does not sign a browser in — sign in with your name and password, or with a "
         "link from pasture signin"
-    ) in answer.text.replace("&#x27;", "'")
+    ) in answer.text.replace("&#39;", "'")
     assert "set-cookie" not in answer.headers
 
 

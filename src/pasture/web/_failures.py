@@ -29,6 +29,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from pasture.errors import BadToken, PastureError, TooMany
 from pasture.request_ids import fault_id
 from pasture.web import apps_origins, own_pages
+from pasture.web._who import SESSION_COOKIE
 
 log = logging.getLogger("pasture.web")
 
@@ -61,12 +62,16 @@ def json_refusal(e: PastureError) -> Response:
     return JSONResponse({"error": e.sentence}, status_code=e.status, headers=refusal_headers(e))
 
 
-def refusal(path: str, e: PastureError, sign_in: str | None = None) -> Response:
+def refusal(
+    path: str, e: PastureError, sign_in: str | None = None, *, session: bool = False
+) -> Response:
     """A refusal as the route at `path` answers one: JSON, or a short page (with where a
-    signed-out visitor signs in, when `sign_in` says)."""
+    signed-out visitor signs in, when `sign_in` says; with the navigation for a visitor
+    holding a `session`)."""
     if isinstance(e, BadToken) or answers_json(path):
         return json_refusal(e)
-    page = own_pages.message_page(_TITLES.get(e.status, "Refused"), e.sentence, sign_in)
+    title = _TITLES.get(e.status, "Refused")
+    page = own_pages.message_page(title, e.sentence, sign_in, session=session)
     return HTMLResponse(page, status_code=e.status, headers=refusal_headers(e))
 
 
@@ -85,7 +90,18 @@ async def refused(request: Request, exc: Exception) -> Response:
     path = request.url.path
     if isinstance(exc, BadToken) or answers_json(path):
         return json_refusal(exc)
-    return refusal(path, exc, sign_in_from(request))
+    session = _holds_session(request)
+    # signed in and refused all the same: signing in again would not help
+    sign_in = sign_in_from(request) if not session or exc.status == 401 else None
+    return refusal(path, exc, sign_in, session=session)
+
+
+def _holds_session(request: Request) -> bool:
+    """Whether the visitor sends a session cookie of the main origin (its pages' header then
+    has the navigation and the sign-out; an app's own origin has neither)."""
+    if request.scope.get("state", {}).get("app_origin") is not None:
+        return False
+    return any(name in request.cookies for name in (SESSION_COOKIE, f"__Host-{SESSION_COOKIE}"))
 
 
 async def server_fault(request: Request, exc: Exception) -> Response:

@@ -37,6 +37,8 @@ TOKEN_IS_NO_SIGN_IN = (
     "a token does not sign a browser in — sign in with your name and password, or with a "
     "link from pasture signin"
 )
+AUDIT_FILTERS = ("person", "door", "outcome", "since", "until", "before")
+AUDIT_PAGE = own_pages.AUDIT_PAGE
 GUIDE = Path(__file__).resolve().parents[3] / "docs" / "guide.md"
 
 
@@ -128,27 +130,57 @@ class PageEndpoints(Endpoints):
 
     # -- the audit -----------------------------------------------------------------------
     async def audit(self, request: Request) -> Response:
-        """`/audit?app=space/slug[&since=1h]`: an app's recorded calls (its space's owners);
-        without `app`, the person's own."""
-        app = request.query_params.get("app") or None
-        since = request.query_params.get("since") or None
+        """`/audit?app=space/slug&person=&door=&outcome=&since=&until=&before=`: a page of an
+        app's recorded calls (its space's owners), or of the person's own, newest first."""
         caller = await self.who.of_page(request)
         if not caller.signed_in:
             return RedirectResponse("/signin", status_code=303)
-        return await self.audit_of(caller, app, since)
+        asked = {k: request.query_params.get(k, "").strip() for k in AUDIT_FILTERS}
+        return await self.audit_of(caller, request.query_params.get("app") or None, asked)
 
     async def audit_of(
         self,
         caller: Caller,
         app: str | None,
-        since: str | None,
+        asked: dict[str, str] | None = None,
         *,
         done: str | None = None,
         problem: str | None = None,
     ) -> Response:
-        result = await self.call(self.service.audit, caller, app, since, mine=app is None)
-        records = result.data["records"]
-        page = own_pages.audit_page(caller, app, records, since, done=done, problem=problem)
+        asked = {k: v for k, v in (asked or {}).items() if v}
+        result = await self.call(
+            functools.partial(
+                self.service.audit_page,
+                caller,
+                app,
+                since=asked.get("since"),
+                until=asked.get("until"),
+                person=asked.get("person"),
+                door=asked.get("door"),
+                outcome=asked.get("outcome"),
+                before=asked.get("before"),
+                limit=AUDIT_PAGE,
+            )
+        )
+        # the app filter offers the apps whose whole audit the person reads: their spaces'
+        owned = {
+            space
+            for space, role in await self.call(self.service.spaces.of, caller)
+            if role == "owner"
+        }
+        listed = await self.call(self.service.gate.list_apps, caller)
+        apps = [a.at for a in listed if a.space in owned]
+        page = own_pages.audit_page(
+            caller,
+            app,
+            result.data["records"],
+            done=done,
+            problem=problem,
+            apps=sorted(apps),
+            whole=result.data["whole"],
+            filters=asked,
+            older=None if result.data["next"] is None else str(result.data["next"]),
+        )
         return own_page(page, status=400 if problem else 200)
 
     async def undo(self, request: Request) -> Response:
@@ -162,8 +194,8 @@ class PageEndpoints(Endpoints):
         try:
             done = await self.call(self.service.undo, caller, call, via_web=True)
         except PastureError as e:  # said on the audit page, above its rows
-            return await self.audit_of(caller, app, None, problem=e.sentence)
-        return await self.audit_of(caller, app, None, done=done.text)
+            return await self.audit_of(caller, app, problem=e.sentence)
+        return await self.audit_of(caller, app, done=done.text)
 
     # -- signing in and out --------------------------------------------------------------
     async def signin_form(self, request: Request) -> Response:
@@ -262,6 +294,13 @@ class PageEndpoints(Endpoints):
         )
         return response
 
+    async def favicon(self, request: Request) -> Response:
+        return Response(
+            own_pages.favicon(),
+            media_type="image/svg+xml",
+            headers={"Cache-Control": "public, max-age=86400", "X-Content-Type-Options": "nosniff"},
+        )
+
     async def guide(self, request: Request) -> Response:
         if not GUIDE.is_file():
             raise HTTPException(404)
@@ -287,10 +326,17 @@ class PageEndpoints(Endpoints):
         state = request.scope.get("state", {})
         if origins.apps_domain and state.get("app_origin") is None:
             # On the main origin an app has no pages: they are at its own origin.
-            target = origins.origin(space, slug) + "/" + str(request.path_params["path"])
+            onward = "/" + str(request.path_params["path"])
             if request.url.query:
-                target += "?" + request.url.query
-            return RedirectResponse(target, status_code=307)
+                onward += "?" + request.url.query
+            if (
+                request.cookies.get(self.session_cookie)
+                and (await self.who.of_page(request)).signed_in
+            ):
+                # signed in here: signed in there too, as the dashboard's own link does
+                hop = apps_origins.sign_in_hop(self.service, space, slug, onward)
+                return RedirectResponse(hop, status_code=303)
+            return RedirectResponse(origins.origin(space, slug) + onward, status_code=307)
 
         caller = await self.who.of_page(request)
         base = None

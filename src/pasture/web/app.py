@@ -9,10 +9,13 @@ Routes (the app's address is `{base_url}/{space}/{app}/`):
     POST /signin                        name + password → session cookie → redirect to /
     POST /signout                       forgets the cookie → redirect to /
     GET  /docs.md                       the guide (docs/guide.md), when it is there
+    GET  /favicon.svg                   the platform's icon, which its pages link to
     GET  /healthz, /readyz              the process answers; it can serve (pasture.web.health)
     GET  /metrics                       with `metrics`: Prometheus' text, to the server's owner
                                         alone (pasture.web.scrape)
     GET  /tools?app=A                   the dashboard's Tools tab: the list /api/tools gives
+    GET  /audit?app=A&person=&door=&outcome=&since=&until=&before=
+                                        a page of the audit: an app's (its owners) or one's own
     GET  /api/tools?app=A               every command of the caller's apps (or of app A), the
                                         {"commands": […]} of MCP's `commands`, `pasture inspect`
     GET  /api/trash                     what the trash holds of the caller's spaces
@@ -154,6 +157,7 @@ def create_app(
         *oauth_routes(service, web),
         Route("/signout", web.signout, methods=["POST"]),
         Route("/docs.md", web.guide, methods=["GET", "HEAD"]),
+        Route("/favicon.svg", web.favicon, methods=["GET", "HEAD"]),
         Route("/{space}/{app}", web.to_app, methods=["GET", "HEAD"]),
         Route("/{space}/{app}/api/apply", api.apply, methods=["POST"]),
         Route("/{space}/{app}/api/query", api.query, methods=["GET"]),
