@@ -540,6 +540,13 @@ def do_restore(args: argparse.Namespace) -> int:
     return show(args, result)
 
 
+def do_completion(args: argparse.Namespace) -> int:
+    from pasture.cli._shells import script
+
+    sys.stdout.write(script(args.shell, build_parser()))
+    return 0
+
+
 def do_demo(args: argparse.Namespace) -> int:
     from pasture.cli._demo import demo
 
@@ -863,6 +870,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--without-secrets", action="store_true", help="restore all but apps' secrets (no key)"
     )
+
+    p = verb(
+        verbs,
+        "completion",
+        do_completion,
+        "print Tab completion for your shell: source <(pasture completion bash)",
+    )
+    p.add_argument("shell", metavar="SHELL", choices=("bash", "zsh", "fish"))
 
     p = verb(verbs, "demo", do_demo, "deploy the example apps, make a token, and serve")
     p.add_argument("--examples", default="examples", metavar="DIR")
