@@ -18,6 +18,7 @@ import sys
 from pasture.cli._opening import (
     apart_line,
     home_of,
+    keep_served,
     open_service,
     run,
     serve,
@@ -347,10 +348,9 @@ def do_user_remove(args: argparse.Namespace) -> int:
 def do_signin(args: argparse.Namespace) -> int:
     from pasture.result import Result
 
-    url = args.public_url or os.environ.get("PASTURE_PUBLIC_URL") or "http://127.0.0.1:8000"
-    service = open_service(args, url)
+    service = open_service(args, args.public_url)  # else the address the server serves at
     code = service.sign_in_link(service.local_owner(), args.user)
-    link = f"{url.rstrip('/')}/signin?link={code}"
+    link = f"{service.origins.base_url.rstrip('/')}/signin?link={code}"
     return show(
         args,
         Result(f"{link}\n(opens once, within ten minutes, in one browser)", {"link": link}),
@@ -455,6 +455,7 @@ def do_serve(args: argparse.Namespace) -> int:
     serving_apps_domain(args, url)  # localhost on loopback, unless told (`--apps-domain`)
     service = open_service(args, url)
     service.local_owner()
+    keep_served(service, home_of(args))  # every verb on this data names this address
     where = "its PostgreSQL database" if service.database_url else home_of(args)
     processes = f" in {args.workers} processes" if args.workers > 1 else ""
     print(f"pasture serving {where} at {url}/{processes}", flush=True)

@@ -15,7 +15,14 @@ from pasture.errors import PastureError
 
 
 def demo(args: argparse.Namespace) -> int:
-    from pasture.cli._opening import apart_line, home_of, open_service, serve, server_log
+    from pasture.cli._opening import (
+        apart_line,
+        home_of,
+        keep_served,
+        open_service,
+        serve,
+        server_log,
+    )
     from pasture.faults import check_writable
 
     server_log(args.log_format)
@@ -23,6 +30,7 @@ def demo(args: argparse.Namespace) -> int:
     url = f"http://{args.host}:{args.port}"
     service = open_service(args, url)
     owner = service.local_owner()
+    keep_served(service, home_of(args))  # the verbs run beside it name its addresses
     examples = Path(args.examples)
     folders = sorted(p for p in examples.iterdir() if p.is_dir() and not p.name.startswith("."))
     print(f"deploying {len(folders)} example apps from {examples}/ into {home_of(args)}")

@@ -39,13 +39,60 @@ def home_of(args: argparse.Namespace) -> Path:
 _opened: list[Service] = []
 
 
+SERVED = "served.json"
+"""The file in the data directory where `serve` keeps the address it serves at."""
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+
+
+def keep_served(service: Service, home: Path) -> None:
+    """Keep, in the data directory, the address this server is reached at and its apps'
+    domain, so that every verb run on the same data names the server's own addresses (a
+    deploy's, a sign-in link's, an app's in `commands`), not 127.0.0.1:8000. Best done:
+    a data directory that cannot take it has already been refused by `serve`."""
+    import json
+    import tempfile
+
+    said = {"public_url": service.origins.base_url, "apps_domain": service.origins.apps_domain}
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=home, prefix=".served-", delete=False) as f:
+            json.dump(said, f)
+        os.replace(f.name, home / SERVED)  # whole or not at all, for a verb reading it now
+    except OSError:
+        pass
+
+
+def kept_served(home: Path) -> tuple[str | None, str | None]:
+    """The address and apps domain `serve` last kept in the data directory, or Nones."""
+    import json
+
+    try:
+        said = json.loads((home / SERVED).read_text())
+    except (OSError, ValueError):
+        return None, None
+    if not isinstance(said, dict):
+        return None, None
+    url, domain = said.get("public_url"), said.get("apps_domain")
+    return (
+        url if isinstance(url, str) and url else None,
+        domain if isinstance(domain, str) and domain else None,
+    )
+
+
 def open_service(args: argparse.Namespace, base_url: str | None = None) -> Service:
-    """The Service the options name, closed when the verb that opened it ends."""
+    """The Service the options name, closed when the verb that opened it ends. Its address
+    is `base_url`, else $PASTURE_PUBLIC_URL, else the one `serve` kept in the data
+    directory (with its apps domain, unless one is given), else 127.0.0.1:8000."""
     from dataclasses import replace
 
     from pasture.platform import Limits, Service
 
-    url = base_url or os.environ.get("PASTURE_PUBLIC_URL") or "http://127.0.0.1:8000"
+    url = base_url or os.environ.get("PASTURE_PUBLIC_URL")
+    kept_domain: str | None = None
+    if not url:
+        url, kept_domain = kept_served(home_of(args))
+        url = url or DEFAULT_URL
     limits = Limits.from_env()
     given = {
         field: getattr(args, f"worker_{field}", None)
@@ -55,6 +102,8 @@ def open_service(args: argparse.Namespace, base_url: str | None = None) -> Servi
     if getattr(args, "worker_network", False):
         limits = replace(limits, network=True)
     apps_domain = given_apps_domain(args)
+    if apps_domain is None and not _apps_domain_said(args):
+        apps_domain = kept_domain  # the served address's, told nothing else
     audit_days = getattr(args, "audit_days", None)  # else $PASTURE_AUDIT_DAYS, else 90
     # no --database: the Service reads $PASTURE_DATABASE_URL itself
     service = Service(
@@ -85,6 +134,11 @@ def given_apps_domain(args: argparse.Namespace) -> str | None:
     if not given or given.strip().lower() == NO_APPS_DOMAIN:
         return None
     return str(given)
+
+
+def _apps_domain_said(args: argparse.Namespace) -> bool:
+    """Whether `--apps-domain` or `$PASTURE_APPS_DOMAIN` says anything (`none` too)."""
+    return bool(getattr(args, "apps_domain", None) or os.environ.get("PASTURE_APPS_DOMAIN"))
 
 
 def serving_apps_domain(args: argparse.Namespace, url: str) -> None:
