@@ -47,7 +47,7 @@ MARKS = {
     "client's child) or another Python",
     "terminal": "types into a real terminal (tmux)",
     "npm": "runs a client from the npm registry (the MCP Inspector, the MCP Apps bridge, the "
-    "conformance suite), "
+    "conformance suite, axe-core), "
     "installed in a cache",
 }
 
