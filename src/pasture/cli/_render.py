@@ -218,7 +218,13 @@ def command_answer(text: str, data: dict[str, Any], console: Console | None = No
 def audit_table(
     records: Sequence[dict[str, Any]], *, apps: bool, console: Console | None = None
 ) -> None:
-    """The audit's records, oldest first: when, who, how they came, what ran, how it went."""
+    """The audit's records, oldest first: when, who, how they came, what ran, how it went.
+    On a terminal too narrow for its nine columns (where each would fold to a stack of
+    fragments and the call's id be cut off), each record as two lines, its id first."""
+    out = console or terminal()
+    if out.width < _AUDIT_WIDEST:
+        _audit_records(records, apps=apps, console=out)
+        return
     table = Table(show_edge=False, header_style="bold")
     # When and who stay whole; the rest wraps, and a refusal's sentence is given the room.
     table.add_column("when (UTC)", no_wrap=True)
@@ -238,7 +244,28 @@ def audit_table(
         cells += [what, r.get("args") or "", str(r["outcome"]), f"{float(r['ms']):.1f}"]
         cells.append(r.get("call") or "—")
         table.add_row(*cells)
-    (console or terminal()).print(table)
+    out.print(table)
+
+
+# below this many columns the audit's table is unreadable: its records are printed as lines
+_AUDIT_WIDEST = 140
+
+
+def _audit_records(records: Sequence[dict[str, Any]], *, apps: bool, console: Console) -> None:
+    """`call 3f9a2b1c0d4e  2026-12-03 11:48:54  ada  cli` and, under it, what ran, its
+    arguments' shapes, how it went and how long it took; long lines wrap."""
+    for r in records:
+        what = f"{r['action']} {r['command']}" if r.get("command") else str(r["action"])
+        head = [f"call {r.get('call') or '—'}", str(r["at"])[:19].replace("T", " ")]
+        head += [r.get("name") or "nobody", r.get("door") or "—"]
+        if r.get("via"):
+            head.append(str(r["via"]))
+        said = [*([str(r.get("app"))] if apps and r.get("app") else []), what]
+        if r.get("args"):
+            said.append(f"args {r['args']}")
+        said += [str(r["outcome"]), f"{float(r['ms']):.1f} ms"]
+        console.print(Text("  ".join(head)), soft_wrap=True)
+        console.print(Text("  " + " · ".join(said)), soft_wrap=True)
 
 
 def tools_table(commands: Sequence[dict[str, Any]], console: Console | None = None) -> None:
