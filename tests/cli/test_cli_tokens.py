@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import httpx
 import httpx2
 import pytest
 from mcp.client.streamable_http import streamable_http_client
@@ -94,4 +95,8 @@ def test_a_read_only_token_is_refused_with_the_one_sentence_at_every_door(
             f"{url}/mcp", http_client=httpx2.AsyncClient(headers=headers, timeout=30)
         )
         anyio.run(over, Client(transport, mode="legacy"))
+        # the web API
+        removing = httpx.post(f"{url}/api/trash/remove", json={"app": "ada/runs"}, headers=headers)
+    assert removing.status_code == 403, removing.text
+    assert removing.json()["error"] == READ_ONLY_GRANT
     assert len(said) == 2 and all(READ_ONLY_GRANT in s for s in said), said
