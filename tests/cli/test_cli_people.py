@@ -92,3 +92,22 @@ def test_user_list_is_the_servers_owners_and_says_who_to_ask(pasture: PastureMai
         "pasture member list SPACE shows who is in a space of yours"
     )
     assert "Traceback" not in refused.stderr
+
+
+@pytest.mark.processes
+def test_the_lists_on_postgresql(pg_url: str, tmp_path: Path) -> None:
+    from helpers.databases import fresh_database
+
+    pasture = PastureMain(tmp_path / "home", PASTURE_DATABASE_URL=fresh_database(pg_url))
+    for step in (("user", "new", "bo"), ("space", "new", "club"), ("deploy", str(RUNS))):
+        assert pasture(*step).returncode == 0
+    assert pasture("member", "add", "club", "bo", "viewer").returncode == 0
+    spaces = json.loads(pasture("space", "list", "--json").stdout)["spaces"]
+    assert [(s["space"], s["apps"]) for s in spaces] == [("ada", 1), ("club", 0)]
+    members = json.loads(pasture("member", "list", "club", "--json").stdout)["members"]
+    assert members == [{"user": "ada", "role": "owner"}, {"user": "bo", "role": "viewer"}]
+    users = json.loads(pasture("user", "list", "--json").stdout)["users"]
+    assert [(u["name"], u["owner"], u["password"]) for u in users] == [
+        ("ada", True, False),
+        ("bo", False, False),
+    ]
