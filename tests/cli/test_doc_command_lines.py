@@ -1,5 +1,6 @@
 """Every command line the README and the guide show is true.
 
+Each `pasture …` written as code in their text names a verb and options there are.
 Each `pasture …` line in their code blocks is one of two things:
 
 - a synopsis (`pasture deploy DIR [--space S]`, placeholders in capitals, `[…]`, `a|b`):
@@ -121,6 +122,35 @@ def test_a_synopsis_names_a_verb_and_options_there_are(line: Line) -> None:
     options = set(VERBS[verb].options[sub]) | TOP_OPTIONS
     for word in re.findall(r"--[a-z-]+", " ".join(words)):
         assert word in options, f"{line.shown}: {verb} {sub} has no option {word}".strip()
+
+
+def _inline() -> Iterator[tuple[str, str]]:
+    """`pasture …` in the docs' running text, as code: each its doc and the span."""
+    for doc, path in DOCS.items():
+        text = path.read_text().replace("\n", " ")
+        for found in re.finditer(r"`((?:\.venv/bin/)?pasture [^`]+)`", text):
+            span = found.group(1)
+            if not re.fullmatch(r"\S*pasture \d+\.\d+\.\d+", span):  # --version's answer
+                yield doc, span
+
+
+@pytest.mark.parametrize(("doc", "span"), list(_inline()))
+def test_a_command_in_the_text_names_a_verb_and_options_there_are(doc: str, span: str) -> None:
+    words = [w for w in span.split()[1:] if w not in ("[--home", "DIR]")]
+    verb = next((w for w in words if not w.startswith(("-", "["))), None)
+    if verb is None:  # `pasture --help`, `pasture --version`
+        assert set(words) <= TOP_OPTIONS, f"{doc}: {span}"
+        return
+    assert verb in VERBS, f"{doc}: {span}: pasture has no verb {verb}"
+    rest = words[words.index(verb) + 1 :]
+    sub = ""
+    if VERBS[verb].subs and rest and rest[0].strip("[]") in VERBS[verb].subs:
+        sub = rest[0].strip("[]")
+    if verb == "command":  # what follows the name is the app's command's own arguments
+        rest = rest[:1]
+    options = set(VERBS[verb].options[sub]) | TOP_OPTIONS
+    for word in re.findall(r"--[a-z-]+", " ".join([verb, *rest])):
+        assert word in options, f"{doc}: {span}: {verb} {sub} has no option {word}"
 
 
 # -- examples -------------------------------------------------------------------------
