@@ -30,12 +30,23 @@ PAGES = {
     "/tokens": "Tokens",
     "/audit": "Audit",
     "/audit?app=ada/runs": "Audit",
+    "/data": "Data",
+    "/data?app=ada/runs": "Data",
     "/tools?app=ada/nowhere": None,  # a refusal's page
 }
 
 
 @pytest.fixture
 def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database: str) -> Iterator[Served]:
+    yield from serve(tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def served_paged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database: str
+) -> Iterator[Served]:
+    """A server whose reads answer 5 rows a page."""
+    monkeypatch.setenv("PASTURE_MAX_ROWS", "5")
     yield from serve(tmp_path, monkeypatch)
 
 
@@ -71,7 +82,7 @@ def test_every_page_has_one_navigation_the_sign_out_and_the_icon(served: Served)
                 problems[:] = [p for p in problems if "status of 404" not in p]
             navigation = page.get_by_role("navigation")
             expect(navigation).to_have_count(1)
-            for label in ("Apps", "Tools", "Tokens", "Audit"):
+            for label in ("Apps", "Tools", "Tokens", "Data", "Audit"):
                 expect(navigation.get_by_role("link", name=label, exact=True)).to_be_visible()
             marked = navigation.locator("[aria-current=page]")
             if current is None:
@@ -103,7 +114,7 @@ def test_the_dashboard_is_reached_by_keyboard(served: Served) -> None:
         page = signed_in(browser, served)
         page.goto(served.url + "/")
         order = []
-        for _ in range(7):
+        for _ in range(8):
             page.keyboard.press("Tab")
             order.append(focused(page))
         assert order == [
@@ -112,6 +123,7 @@ def test_the_dashboard_is_reached_by_keyboard(served: Served) -> None:
             "Apps",
             "Tools",
             "Tokens",
+            "Data",
             "Audit",
             "Sign out",
         ]
@@ -262,3 +274,41 @@ def test_an_apps_address_typed_by_hand_signs_the_person_in_there(served_apart: S
         stranger.goto(served_apart.url + "/ada/runs")
         stranger.wait_for_url(f"{runs}**")
         assert httpx.get(served_apart.url + "/ada/runs/", timeout=30).status_code == 307
+
+
+def test_the_data_browser_reads_an_apps_rows_as_the_person(served_paged: Served) -> None:
+    service, url = served_paged.service, served_paged.url
+    ada = service.local_owner()
+    for miles in range(7):
+        service.run_command(ada, "log_run", {**RUN, "miles": miles}, "ada/runs")
+    expect = needs.playwright().expect
+    with chromium() as browser:
+        page = signed_in(browser, served_paged)
+        page.get_by_role("link", name="its data").click()
+        expect(page.get_by_role("heading", name="jog in ada/runs")).to_be_visible()
+        expect(page.get_by_role("link", name="doc", exact=True)).to_be_visible()
+        assert page.locator("table thead th").all_inner_texts() == ["entity", "who", "miles", "at"]
+        assert [r[2] for r in rows(page)] == ["0", "1", "2", "3", "4"]
+        page.get_by_role("link", name="More rows").click()
+        assert [r[2] for r in rows(page)] == ["5", "6"]
+        assert page.get_by_role("link", name="More rows").count() == 0
+
+        page.get_by_label("Filter").fill(".jog.miles>=5&sort=-jog.miles")
+        page.get_by_role("button", name="Show").click()
+        assert [r[2] for r in rows(page)] == ["6", "5"]
+        page.get_by_label("Filter").fill("offset=3")
+        page.get_by_role("button", name="Show").click()
+        expect(page.get_by_role("alert")).to_contain_text("offset=")
+        expect(page.get_by_label("Filter")).to_have_value("offset=3")
+
+        page.get_by_label("Filter").fill(".jog.miles=6")
+        page.get_by_role("button", name="Show").click()
+        page.get_by_role("link", name=re.compile("the whole entity")).click()
+        for name in ("jog", "doc", "created"):
+            expect(page.get_by_role("heading", name=name, exact=True)).to_be_visible()
+        expect(page.get_by_role("row", name="title Run by Ada")).to_be_visible()
+        expect(page.get_by_role("row", name="by ada").first).to_be_visible()
+
+        # what the person cannot read is refused in the page, with its sentence
+        page.goto(f"{url}/data?app=ada/nowhere")
+        expect(page.get_by_role("heading", name="Not here")).to_be_visible()

@@ -29,6 +29,8 @@ SIGNED_IN = [
     "/tokens",
     "/audit",
     "/audit?app=ada/runs",
+    "/data",
+    "/data?app=ada/runs",
     "/tools?app=ada/nowhere",
 ]
 

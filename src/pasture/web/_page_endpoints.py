@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from pasture.caller import Caller
-from pasture.errors import PastureError
+from pasture.errors import NotFound, PastureError
 from pasture.names import SLUG
 from pasture.platform import PASS_MARK, Service
 from pasture.web import apps_origins, own_pages, webmcp
@@ -86,6 +86,63 @@ class PageEndpoints(Endpoints):
         listing = await self.call(self.service.listing.list_commands, caller, app)
         entries = listing.data.get("commands", [])
         return own_page(own_pages.tools_page(caller, app, entries, listing.text))
+
+    # -- the data browser ---------------------------------------------------------------
+    async def data(self, request: Request) -> Response:
+        """`/data?app=S/A&kind=K&filter=F&after=C`, or `&id=EID`: an app's rows read as the
+        person, through the same query as `./api/query`; a refusal shown in the page."""
+        caller = await self.who.of_page(request)
+        if not caller.signed_in:
+            return RedirectResponse("/signin", status_code=303)
+        asked = request.query_params
+        app = asked.get("app") or None
+        if app is None:
+            listed = await self.call(self.service.gate.list_apps, caller)
+            page = own_pages.data_page(caller, None, apps=sorted(a.at for a in listed))
+            return own_page(page)
+        schema = await self.call(self.service.graph.schema, caller, app, via_web=True)
+        components = schema.data.get("components", {})
+        # an app's own kinds, and the doc every app has
+        kinds = [n for n, c in components.items() if not c.get("platform") or n == "doc"]
+        eid = asked.get("id", "").strip()
+        kind = asked.get("kind") or None
+        if not eid and kind is None and kinds:
+            kind = kinds[0]
+        filter_text = asked.get("filter", "").strip()
+        shown: dict[str, Any] = {"kinds": kinds, "kind": kind, "filter": filter_text}
+        try:
+            if eid:
+                found = await self.call(
+                    self.service.graph.query, caller, app, f"id={eid}", via_web=True
+                )
+                rows = found.data.get("rows") or []
+                if not rows:
+                    raise NotFound(f"no entity {eid[:40]} in {app}")
+                page = own_pages.data_page(caller, app, **shown, entity=rows[0])
+                return own_page(page)
+            if kind is None or kind not in components:
+                raise NotFound(f"{app} has no kind {kind or ''} — its kinds: {', '.join(kinds)}")
+            columns = list(components[kind].get("columns", {}))
+            shown["columns"] = columns
+            text = f".{kind}!" + (f"&{filter_text}" if filter_text else "")
+            if asked.get("after"):
+                text += f"&after={asked['after']}"
+            found = await self.call(self.service.graph.query, caller, app, text, via_web=True)
+        except PastureError as e:  # said above the filter, which stays as it was typed
+            return refused_page(own_pages.data_page(caller, app, **shown, problem=e.sentence), e)
+        more = None
+        if found.data.get("more") and found.data.get("cursor"):
+            onward = {"app": app, "kind": kind, "filter": filter_text}
+            more = "/data?" + urlencode({**onward, "after": found.data["cursor"]})
+        page = own_pages.data_page(
+            caller,
+            app,
+            **shown,
+            rows=found.data.get("rows") or [],
+            more=more,
+            said=found.text.split("\n")[0],
+        )
+        return own_page(page)
 
     # -- a person's tokens ---------------------------------------------------------------
     async def tokens_of(

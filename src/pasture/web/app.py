@@ -14,6 +14,8 @@ Routes (the app's address is `{base_url}/{space}/{app}/`):
     GET  /metrics                       with `metrics`: Prometheus' text, to the server's owner
                                         alone (pasture.web.scrape)
     GET  /tools?app=A                   the dashboard's Tools tab: the list /api/tools gives
+    GET  /data?app=A&kind=K&filter=F    the data browser: a kind's rows (as ./api/query reads
+                                        them), a page at a time (&after=), an entity (&id=)
     GET  /audit?app=A&person=&door=&outcome=&since=&until=&before=
                                         a page of the audit: an app's (its owners) or one's own
     GET  /api/tools?app=A               every command of the caller's apps (or of app A), the
@@ -144,6 +146,7 @@ def create_app(
         Route("/signin/app", web.signin_app, methods=["GET", "HEAD"]),
         Route("/tokens", web.tokens, methods=["GET", "HEAD"]),
         Route("/audit", web.audit, methods=["GET", "HEAD"]),
+        Route("/data", web.data, methods=["GET", "HEAD"]),
         Route("/tools", web.tools_tab, methods=["GET", "HEAD"]),
         Route("/api/tools", api.every_tool, methods=["GET"]),
         Route("/api/trash", api.trash, methods=["GET"]),

@@ -227,6 +227,74 @@ def _tool_row(entry: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
+def data_page(
+    caller: Caller,
+    app: str | None,
+    *,
+    apps: Sequence[str] = (),
+    kinds: Sequence[str] = (),
+    kind: str | None = None,
+    columns: Sequence[str] = (),
+    rows: Sequence[Mapping[str, Any]] = (),
+    filter: str = "",
+    more: str | None = None,
+    said: str = "",
+    entity: Mapping[str, Any] | None = None,
+    problem: str | None = None,
+) -> str:
+    """The data browser: the apps the person reads; an app's kinds; a kind's rows as a table
+    of its columns, narrowed by a filter of the grammar, a page at a time (`more`: the next
+    page's address); or one entity's whole row."""
+    shown = [
+        {
+            "eid": str(r.get("entity", {}).get("eid", "")),
+            "cells": [(c, _value(r.get(kind or "", {}).get(c))) for c in columns],
+        }
+        for r in rows
+    ]
+    whole = None
+    if entity is not None:
+        parts = [
+            (name, [(c, _value(v)) for c, v in value.items()])
+            for name, value in entity.items()
+            if isinstance(value, Mapping) and name != "entity"
+        ]
+        eid = str(entity.get("entity", {}).get("eid", ""))
+        whole = {"eid": eid, "kind": entity.get("kind"), "components": parts}
+    heading = f"Data of {app}" if app else "Data"
+    if app and kind and entity is None:
+        heading = f"{kind} in {app}"
+    return _render(
+        "data.html",
+        f"{heading} · pasture",
+        caller,
+        "/data",
+        heading=heading,
+        app=app,
+        apps=apps,
+        kinds=kinds,
+        kind=kind,
+        columns=columns,
+        rows=shown,
+        filter=filter,
+        more=more,
+        said=said,
+        entity=whole,
+        problem=problem,
+    )
+
+
+def _value(value: Any) -> str:
+    """A column's value as a cell shows it: a reference by its name, nothing as empty."""
+    if value is None:
+        return ""
+    if isinstance(value, Mapping) and "eid" in value:
+        return str(value.get("name") or value["eid"])
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
 def message_page(
     title: str, sentence: str, sign_in: str | None = None, *, session: bool = False
 ) -> str:
@@ -327,6 +395,7 @@ def _field(arg: str, prop: Any, required: bool) -> dict[str, Any]:
 
 __all__ = [
     "dashboard",
+    "data_page",
     "favicon",
     "message_page",
     "signed_out_dashboard",
