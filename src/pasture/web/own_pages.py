@@ -15,14 +15,15 @@ from __future__ import annotations
 import functools
 from collections.abc import Collection, Mapping, Sequence
 from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
-
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from pasture.caller import Caller
 from pasture.platform import AppInfo, arguments_of, kind_of
 from pasture.values import TIME_FORMAT, type_of_property
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 # the calls that can change an app's data, so may be undone
 CHANGES = frozenset({"command", "handler", "apply", "undo", "restore"})
@@ -31,7 +32,9 @@ AUDIT_PAGE = 50  # calls a page of the audit shows
 
 @functools.cache
 def _templates() -> Environment:
-    # Made on first use: `pasture --help` and the MCP door never load Jinja2.
+    # Loaded on the first page: a server that only answers the API or MCP never loads Jinja2.
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
     return Environment(
         loader=PackageLoader("pasture.web", "templates"),
         # .html escapes every value; the style and the script are the platform's own text
