@@ -27,7 +27,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from pasture.errors import Forbidden, Refused, UsageError
+from pasture.errors import Forbidden, PastureError, Refused, UsageError
 from pasture.platform.backups import tables
 from pasture.platform.backups.archive import Archive
 from pasture.platform.backups.taking import (
@@ -64,13 +64,25 @@ def restore(
         opened = _opener(manifest, key_file, without_secrets)
         home.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix=".restoring-", dir=home) as scratch:
-            into = _Restoring(archive, home, Path(scratch), opened, told)
-            if database_url:
-                into.postgres(database_url)
-            else:
-                into.sqlite()
-        if key_file is not None and not without_secrets:
-            _keep_key(home, key_file.read_bytes().strip())
+            # the data directory is made aside and moved in whole, so a restore that fails
+            # leaves the target as empty as it found it, to be restored into again
+            staged = Path(scratch) / "home"
+            staged.mkdir()
+            into = _Restoring(archive, staged, Path(scratch), opened, told)
+            try:
+                if database_url:
+                    into.postgres(database_url)
+                else:
+                    into.sqlite()
+            except BaseException as failed:
+                if database_url:
+                    _drop_schemas(database_url, into.made)
+                if isinstance(failed, PastureError) or not isinstance(failed, Exception):
+                    raise
+                raise _failure(path, home, database_url, failed) from None
+            if key_file is not None and not without_secrets:
+                _keep_key(staged, key_file.read_bytes().strip())
+            _move_in(staged, home)
     finally:
         archive.close()
     apps = sum(1 for d in manifest["databases"] if d.get("app"))
@@ -149,6 +161,71 @@ def _opener(
     return lambda sealed: fernet.decrypt(sealed.encode()).decode()
 
 
+def _failure(path: Path, home: Path, database_url: str | None, failed: Exception) -> Refused:
+    """Why a restore stopped part way, as a sentence; what it wrote is gone by now."""
+    if isinstance(failed, OSError) and failed.strerror:
+        return Refused(
+            f"could not write into {home} ({failed.strerror.lower()}) — nothing was "
+            "restored; make room or give another --home, and restore again"
+        )
+    if database_url and type(failed).__name__ == "OperationalError":
+        from pasture.store import pool
+
+        return Refused(
+            f"lost {pool.where(database_url)} part way through the restore — nothing was "
+            "restored; restore again once it answers"
+        )
+    return damaged(path, "it could not be read to the end")
+
+
+def damaged(path: Path, why: str) -> Refused:
+    return Refused(f"{path} is damaged ({why}) — nothing was restored; restore another backup")
+
+
+def _check_database(path: Path, archive: Path, name: str) -> None:
+    """A database file of the archive checked whole before it is put in place: a restore
+    never leaves a server a store it cannot read."""
+    conn = sqlite3.connect(path)
+    try:
+        checked = conn.execute("PRAGMA quick_check").fetchone()
+    except sqlite3.DatabaseError:
+        checked = None
+    finally:
+        conn.close()
+    if checked != ("ok",):
+        raise damaged(archive, f"its {name} cannot be read")
+
+
+def _move_in(staged: Path, home: Path) -> None:
+    """What was restored aside, moved into `home` — its database last, so a home that
+    has a platform's database has everything else already."""
+    names = sorted(os.listdir(staged), key=lambda name: name == "platform.db")
+    for name in names:
+        source, target = staged / name, home / name
+        if source.is_dir() and target.is_dir():
+            _move_in(source, target)  # a folder the empty home had already
+        else:
+            os.replace(source, target)
+
+
+def _drop_schemas(url: str, schemas: list[str]) -> None:
+    """The schemas a failed restore made, dropped: the database is empty again."""
+    from pasture.store import pool
+
+    if not schemas:
+        return
+    try:
+        conn = pool.connect(url, unreachable=f"cannot reach {pool.where(url)}")
+    except PastureError:
+        return  # gone with the server: nothing more can be done from here
+    try:
+        with conn.transaction():
+            for schema in schemas:
+                conn.execute(f"DROP SCHEMA IF EXISTS {tables.q(schema)} CASCADE")
+    finally:
+        conn.close()
+
+
 def _keep_key(home: Path, key: bytes) -> None:
     fd = os.open(home / KEY_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as out:
@@ -192,6 +269,7 @@ class _Restoring:
             archive.size(n) for n in archive.names() if not n.endswith("manifest.json")
         )
         self.stack = ExitStack()
+        self.made: list[str] = []  # PostgreSQL schemas made so far, for a failure to drop
 
     def _tell(self, size: int, what: str) -> None:
         self.done += size
@@ -262,6 +340,7 @@ class _Restoring:
                 target = self.home / entry["path"]
                 temp = target.with_name(f".{target.name}.restoring")
                 self.archive.extract(entry["member"], temp)
+                _check_database(temp, self.archive.path, entry["path"])
                 os.replace(temp, target)
                 self._tell(self.archive.size(entry["member"]), entry["path"])
                 continue
@@ -343,6 +422,7 @@ class _Restoring:
         from pasture.platform.db.postgres_db import SCHEMA, PostgresPlatformDB, app_schema
         from pasture.store import open_store, pool
 
+        self.made.append(SCHEMA)
         PostgresPlatformDB(url).close()
         conn = pool.connect(url, unreachable=f"cannot reach {pool.where(url)} to restore into it")
         try:
@@ -359,6 +439,7 @@ class _Restoring:
                     continue  # a database of the data directory that is no app's store
                 with self._tables(entry) as found:
                     if not platform:
+                        self.made.append(schema)
                         store = open_store(url, schema=schema)
                         vocab = self._vocab(found)
                         if vocab is not None:
