@@ -207,6 +207,32 @@ def test_an_undo_that_would_overwrite_a_later_call_is_refused_and_writes_nothing
         undo(store, made)  # the doc's call is still in the way
 
 
+@pytest.mark.parametrize("by", ["edge", "reference"])
+def test_undoing_a_creation_a_later_call_points_at_is_refused_and_writes_nothing(
+    store: AnyStore, by: str
+) -> None:
+    made = as_call(store, [{"entity": {"eid": "$c"}, "jog": {"who": "Coach Cy"}}])
+    coach = store.query(".jog.who=Coach Cy", ADA)[0]["entity"]["eid"]
+    pointing: dict[str, Any] = {"entity": {"eid": "$r"}, "doc": {"title": "Hill repeats"}}
+    if by == "edge":
+        pointing["edges"] = [{"type": "coached", "child": coach}]
+    else:
+        pointing["recipe"] = {"coach": coach}
+    later = as_call(store, [pointing], BOB)
+    was = dump(store)
+    with pytest.raises(Conflict) as refused:
+        undo(store, made)
+    sentence = str(refused.value)
+    assert f"call {made} cannot be undone" in sentence
+    assert "Hill repeats changed since" in sentence  # the row that points at it, by name
+    assert f"pasture undo {later}" in sentence
+    assert dump(store) == was  # the later call's edge or reference is where it was
+    undo(store, later)  # newest first, both go through, and nothing is left pointing
+    undo(store, made)
+    assert store.query(".jog!", ADA) == []
+    assert store.query(".doc!", ADA) == []
+
+
 def test_undo_of_a_tombstone_brings_back_the_edges_that_pointed_at_it(store: AnyStore) -> None:
     as_call(store, [{"entity": {"eid": "$a"}, "jog": {"who": "a"}}])
     a = store.query(".jog.who=a", ADA)[0]["entity"]["eid"]

@@ -20,8 +20,10 @@ part's first image after it. Both are writes of their own, journaled like any
 other: an undo can be undone.
 
 An undo is refused when a later line names one of its entities: the later
-call's change would be overwritten without anyone saying so. The sentence
-names the rows and the later calls.
+call's change would be overwritten without anyone saying so. So is an undo
+that would take away an entity it made which a later call's row now points at
+(an edge, a reference column): the edge would go with it, the reference point
+at nothing. The sentence names the rows and the later calls.
 
 Lines are kept `days` days (`serve --history-days`, `$PASTURE_HISTORY_DAYS`,
 30) and swept by the writes themselves, at most once an hour and a bounded

@@ -887,7 +887,49 @@ class SqlStore(ABC, Generic[C]):
                 )
             if later:
                 raise Conflict(f"call {call} cannot be undone: {j.changed_since(later)}")
-            return self._put_back(cur, j.merged(found), caller)
+            images = j.merged(found)
+            made = [eid for eid, image in images.items() if image is None]
+            referring = self._referring_since(cur, made, set(eids), last) if made else []
+            if referring:
+                raise Conflict(f"call {call} cannot be undone: {j.changed_since(referring)}")
+            return self._put_back(cur, images, caller)
+
+    def _referring_since(
+        self, cur: C, made: Sequence[str], own: set[str], last: int
+    ) -> list[tuple[str, str, str | None]]:
+        """The later lines `(call, eid, name)` of entities the undone call did not touch that
+        now point at one it made — by an edge or a reference column — which taking it away
+        would leave pointing at nothing (an edge of theirs would go with it)."""
+        d = self.dialect
+        m = d.placeholders
+        columns = self._table_columns(cur)
+        pointing: set[str] = set()
+        for among, params in d.among(list(made)):
+            sql = f"SELECT p.eid FROM edge g JOIN entity p ON p._e = g.parent WHERE g.child {among}"
+            pointing.update(r[0] for r in cur.execute(m(sql), params).fetchall())
+            for comp, component in self._vocab.components.items():
+                for col, column in component.columns.items():
+                    if not column.reference or col not in columns.get(comp, ()):
+                        continue
+                    sql = (
+                        f"SELECT e.eid FROM {table(comp)} t JOIN entity e ON e._e = t._e "
+                        f"WHERE t.{q(col)} {among}"
+                    )
+                    pointing.update(r[0] for r in cur.execute(m(sql), params).fetchall())
+        pointing -= own
+        found: list[tuple[str, str, str | None]] = []
+        for among, params in d.among(sorted(pointing)):
+            found.extend(
+                cur.execute(
+                    m(
+                        "SELECT l.call, l.eid, e.name FROM pasture_journal l "
+                        "LEFT JOIN entity e ON e.eid = l.eid "
+                        f"WHERE l.seq > ? AND l.eid {among} ORDER BY l.seq"
+                    ),
+                    [last, *params],
+                ).fetchall()
+            )
+        return found
 
     def moment(self, when: str) -> str:
         """The stamp `when` names: a time phrase of the grammar's (`2 hours ago`, `today`,
