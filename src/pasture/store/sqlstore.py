@@ -873,18 +873,7 @@ class SqlStore(ABC, Generic[C]):
                 )
             last = found[-1][0]
             eids = list(dict.fromkeys(eid for _, eid, _ in found))
-            later: list[tuple[str, str, str | None]] = []
-            for among, params in self.dialect.among(eids):
-                later.extend(
-                    cur.execute(
-                        m(
-                            "SELECT l.call, l.eid, e.name FROM pasture_journal l "
-                            "LEFT JOIN entity e ON e.eid = l.eid "
-                            f"WHERE l.seq > ? AND l.eid {among} ORDER BY l.seq"
-                        ),
-                        [last, *params],
-                    ).fetchall()
-                )
+            later = self._lines_after(cur, eids, last)
             if later:
                 raise Conflict(f"call {call} cannot be undone: {j.changed_since(later)}")
             images = j.merged(found)
@@ -916,19 +905,22 @@ class SqlStore(ABC, Generic[C]):
                         f"WHERE t.{q(col)} {among}"
                     )
                     pointing.update(r[0] for r in cur.execute(m(sql), params).fetchall())
-        pointing -= own
+        return self._lines_after(cur, sorted(pointing - own), last)
+
+    def _lines_after(
+        self, cur: C, eids: Sequence[str], last: int
+    ) -> list[tuple[str, str, str | None]]:
+        """The journal's lines `(call, eid, name)` after the line `last` naming any of
+        `eids`, oldest first."""
+        m = self.dialect.placeholders
         found: list[tuple[str, str, str | None]] = []
-        for among, params in d.among(sorted(pointing)):
-            found.extend(
-                cur.execute(
-                    m(
-                        "SELECT l.call, l.eid, e.name FROM pasture_journal l "
-                        "LEFT JOIN entity e ON e.eid = l.eid "
-                        f"WHERE l.seq > ? AND l.eid {among} ORDER BY l.seq"
-                    ),
-                    [last, *params],
-                ).fetchall()
+        for among, params in self.dialect.among(list(eids)):
+            sql = (
+                "SELECT l.call, l.eid, e.name FROM pasture_journal l "
+                "LEFT JOIN entity e ON e.eid = l.eid "
+                f"WHERE l.seq > ? AND l.eid {among} ORDER BY l.seq"
             )
+            found.extend(cur.execute(m(sql), [last, *params]).fetchall())
         return found
 
     def moment(self, when: str) -> str:
