@@ -32,6 +32,7 @@ PAGES = {
     "/audit?app=ada/runs": "Audit",
     "/data": "Data",
     "/data?app=ada/runs": "Data",
+    "/settings?app=ada/runs": "Apps",
     "/tools?app=ada/nowhere": None,  # a refusal's page
 }
 

@@ -31,6 +31,7 @@ SIGNED_IN = [
     "/audit?app=ada/runs",
     "/data",
     "/data?app=ada/runs",
+    "/settings?app=ada/runs",
     "/tools?app=ada/nowhere",
 ]
 

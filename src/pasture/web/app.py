@@ -16,6 +16,8 @@ Routes (the app's address is `{base_url}/{space}/{app}/`):
     GET  /tools?app=A                   the dashboard's Tools tab: the list /api/tools gives
     GET  /data?app=A&kind=K&filter=F    the data browser: a kind's rows (as ./api/query reads
                                         them), a page at a time (&after=), an entity (&id=)
+    GET  /settings?app=A                an app's settings: its access, schema, versions, secrets'
+                                        names; POST /settings (a form) rolls it back or removes it
     GET  /audit?app=A&person=&door=&outcome=&since=&until=&before=
                                         a page of the audit: an app's (its owners) or one's own
     GET  /api/tools?app=A               every command of the caller's apps (or of app A), the
@@ -117,6 +119,7 @@ from pasture.web._api import MAX_BODY, Api
 from pasture.web._failures import SERVER_FAULT, fault, http_error, refusal, refused, server_fault
 from pasture.web._page_endpoints import PageEndpoints
 from pasture.web._who import SESSION_COOKIE, client_address
+from pasture.web.app_settings import SettingsEndpoints
 from pasture.web.consent import oauth_routes
 from pasture.web.endpoints import public_url
 from pasture.web.hosts import Hosts
@@ -137,6 +140,7 @@ def create_app(
     `/metrics` too (`pasture serve --metrics`)."""
     api = Api(service)
     web = PageEndpoints(service, api)
+    settings = SettingsEndpoints(service)
     routes: list[BaseRoute] = []
     mcp_app, mcp_lifespan = _load_mcp(service, bind_host)
     routes += [
@@ -147,6 +151,8 @@ def create_app(
         Route("/tokens", web.tokens, methods=["GET", "HEAD"]),
         Route("/audit", web.audit, methods=["GET", "HEAD"]),
         Route("/data", web.data, methods=["GET", "HEAD"]),
+        Route("/settings", settings.settings, methods=["GET", "HEAD"]),
+        Route("/settings", settings.change, methods=["POST"], max_body_size=64 * 1024),
         Route("/tools", web.tools_tab, methods=["GET", "HEAD"]),
         Route("/api/tools", api.every_tool, methods=["GET"]),
         Route("/api/trash", api.trash, methods=["GET"]),
