@@ -10,7 +10,7 @@ Every write is the signed-in person's call on the Service, whose rights checks d
 refusal is shown in the page as its sentence, and nothing is written. The POST comes with
 the session cookie, so it is held to the same origin check as every dashboard form
 (`Who.check_cookie_post`). The title and the access are shown, not changed: the platform
-sets them only with a deploy (`pasture deploy --access`, `--title`).
+sets them only with a deploy (`pasture deploy DIR --access … --title …`).
 """
 
 from __future__ import annotations
