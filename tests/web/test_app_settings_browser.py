@@ -65,8 +65,16 @@ def test_the_owner_sees_the_app_rolls_it_back_and_removes_it(served: Served) -> 
             "href", "/audit?app=ada/runs"
         )
 
-        page.get_by_role("button", name="Roll back to v1").click()
-        expect(page.get_by_role("status")).to_contain_text("v1")
+        # by keyboard: to the button, and Enter
+        button = page.get_by_role("button", name="Roll back to v1")
+        for _ in range(40):
+            page.keyboard.press("Tab")
+            if button.evaluate("b => b === document.activeElement"):
+                break
+        else:
+            raise AssertionError("Tab never reached Roll back to v1")
+        page.keyboard.press("Enter")
+        expect(page.get_by_role("status")).to_contain_text("ada/runs is back at v1")
         expect(versions).to_contain_text("v1 current")
         assert version_of(served) == 1
 
@@ -107,6 +115,11 @@ def test_a_viewer_and_another_spaces_owner_are_refused(served: Served, who: str)
             page.goto(f"{served.url}/settings?app=ada/runs")
         expect(page.get_by_role("heading", name="Settings of Run club")).to_be_visible()
         assert "STRIPE_KEY" not in page.content()  # not even its name
+        hidden = {
+            "cy": "you can use ada/runs but not see or change its secrets",
+            "bo": "only the owners and editors of ada see the names of its secrets",
+        }
+        expect(page.get_by_text(hidden[who])).to_be_visible()
 
         page.get_by_role("button", name="Roll back to v1").click()
         expect(page.get_by_role("alert")).to_contain_text(REFUSED[who][0])

@@ -87,14 +87,19 @@ class SettingsEndpoints(Endpoints):
         info = await self.call(self.service.catalog.info, space, slug)
         # the versions kept, and what each weighs, as the space's quota counts them
         kept = await self.call(self.service.apps.disk.kept, space)
+        roles = dict(await self.call(self.service.spaces.of, caller))
         secrets: list[Mapping[str, Any]] = []
         hidden = None
-        try:
-            found = await self.call(self.service.secrets.list, caller, at)
-            secrets = found.data.get("secrets", [])
-        except PastureError as e:  # a viewer uses the app but is not shown its secrets
-            hidden = e.sentence
-        roles = dict(await self.call(self.service.spaces.of, caller))
+        if space not in roles:
+            # Asked, the Service would say the app is not there for this person to change:
+            # true, and no help beside the page they are reading.
+            hidden = f"only the owners and editors of {space} see the names of its secrets"
+        else:
+            try:
+                found = await self.call(self.service.secrets.list, caller, at)
+                secrets = found.data.get("secrets", [])
+            except PastureError as e:  # a viewer uses the app but is not shown its secrets
+                hidden = e.sentence
         return settings_page(
             caller,
             info,
