@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import logging
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode
@@ -21,10 +22,12 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from pasture import calls
 from pasture.caller import Caller
-from pasture.errors import NotFound, PastureError
+from pasture.errors import NotFound, PastureError, Refused
 from pasture.names import SLUG
 from pasture.platform import PASS_MARK, Service
+from pasture.result import Result
 from pasture.web import apps_origins, own_pages, webmcp
 from pasture.web._api import Api
 from pasture.web._failures import own_page, refused_page
@@ -100,16 +103,40 @@ class PageEndpoints(Endpoints):
             listed = await self.call(self.service.gate.list_apps, caller)
             page = own_pages.data_page(caller, None, apps=sorted(a.at for a in listed))
             return own_page(page)
+        return await self.data_of(
+            caller,
+            app,
+            asked.get("kind") or None,
+            eid=asked.get("id", "").strip(),
+            filter_text=asked.get("filter", "").strip(),
+            after=asked.get("after") or None,
+        )
+
+    async def data_of(
+        self,
+        caller: Caller,
+        app: str,
+        kind: str | None,
+        *,
+        eid: str = "",
+        filter_text: str = "",
+        after: str | None = None,
+        done: str | None = None,
+        undo: str | None = None,
+        problem: PastureError | None = None,
+    ) -> Response:
+        """The data browser's page of an app: a kind's rows, or one entity (`eid`); `done`
+        and `undo` say how a write went and which call an Undo puts back, `problem` why one
+        was refused (its sentence above the forms)."""
         schema = await self.call(self.service.graph.schema, caller, app, via_web=True)
         components = schema.data.get("components", {})
         # an app's own kinds, and the doc every app has
         kinds = [n for n, c in components.items() if not c.get("platform") or n == "doc"]
-        eid = asked.get("id", "").strip()
-        kind = asked.get("kind") or None
         if not eid and kind is None and kinds:
             kind = kinds[0]
-        filter_text = asked.get("filter", "").strip()
         shown: dict[str, Any] = {"kinds": kinds, "kind": kind, "filter": filter_text}
+        shown.update(done=done, undo=undo, types=_types(components))
+        said = None if problem is None else problem.sentence
         try:
             if eid:
                 found = await self.call(
@@ -118,15 +145,15 @@ class PageEndpoints(Endpoints):
                 rows = found.data.get("rows") or []
                 if not rows:
                     raise NotFound(f"no entity {eid[:40]} in {app}")
-                page = own_pages.data_page(caller, app, **shown, entity=rows[0])
-                return own_page(page)
+                page = own_pages.data_page(caller, app, **shown, entity=rows[0], problem=said)
+                return _shown(page, problem)
             if kind is None or kind not in components:
                 raise NotFound(f"{app} has no kind {kind or ''} — its kinds: {', '.join(kinds)}")
             columns = list(components[kind].get("columns", {}))
             shown["columns"] = columns
             text = f".{kind}!" + (f"&{filter_text}" if filter_text else "")
-            if asked.get("after"):
-                text += f"&after={asked['after']}"
+            if after:
+                text += f"&after={after}"
             found = await self.call(self.service.graph.query, caller, app, text, via_web=True)
         except PastureError as e:  # said above the filter, which stays as it was typed
             return refused_page(own_pages.data_page(caller, app, **shown, problem=e.sentence), e)
@@ -141,8 +168,51 @@ class PageEndpoints(Endpoints):
             rows=found.data.get("rows") or [],
             more=more,
             said=found.text.split("\n")[0],
+            problem=said,
         )
-        return own_page(page)
+        return _shown(page, problem)
+
+    async def data_change(self, request: Request) -> Response:
+        """The data browser's forms, `POST /data` with `do`: `add` (a new row of a kind),
+        `edit` (an entity's row of a kind), `delete` (the entity tombstoned), each one
+        `apply` as the person, the very call `./api/apply` makes, so the app's access
+        decides, and the page after it offers that call's Undo; `undo` (that Undo: the
+        audit's undo of the call, as the person). One address of the platform's own, not
+        `/data/…`, which is where a space named data would have its apps."""
+        fields = parse_qs((await request.body()).decode("utf-8", "replace"), keep_blank_values=True)
+        caller = await self.who.of_page(request)
+        if not caller.signed_in:
+            return RedirectResponse("/signin", status_code=303)
+        one = {k: v[0] for k, v in fields.items() if v}
+        app, kind, eid = one.get("app", ""), one.get("kind") or None, one.get("id", "").strip()
+        how = one.get("do", "")
+        back = eid if how == "edit" else ""  # the page a refusal is said on
+        try:
+            if how == "undo":
+                done = await self.call(
+                    self.service.undo, caller, one.get("call", ""), app or None, via_web=True
+                )
+                return await self.data_of(caller, app, kind, done=done.text)
+            if how == "delete":
+                bundle: dict[str, Any] = {"entity": {"eid": eid}, "tombstone": {}}
+            elif how in ("add", "edit"):
+                schema = await self.call(self.service.graph.schema, caller, app, via_web=True)
+                components = schema.data.get("components", {})
+                if kind is None or kind not in components:
+                    raise NotFound(f"{app} has no kind {kind or ''}")
+                if how == "edit" and not eid:
+                    raise NotFound("name the entity to change (its id)")
+                columns = components[kind].get("columns", {})
+                values = _row_of(fields, columns, whole=how == "edit")
+                bundle = {"entity": {"eid": eid if how == "edit" else "$row"}, kind: values}
+            else:
+                raise Refused("say what to do with the data: add, edit, delete or undo")
+            call, done = await self.call(_applied, self.service, caller, app, bundle)
+        except PastureError as e:  # said in the page; a refused write wrote nothing
+            return await self.data_of(caller, app, kind, eid=back, problem=e)
+        if how == "add":  # the new row's page, which shows it whole
+            back = str(done.data.get("aliases", {}).get("$row") or "")
+        return await self.data_of(caller, app, kind, eid=back, done=done.text, undo=call)
 
     # -- a person's tokens ---------------------------------------------------------------
     async def tokens_of(
@@ -416,6 +486,62 @@ class PageEndpoints(Endpoints):
             media_type=page.media_type,
             headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"},
         )
+
+
+def _shown(page: str, problem: PastureError | None) -> Response:
+    return own_page(page) if problem is None else refused_page(page, problem)
+
+
+def _types(components: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """Each kind's columns and their types, as the app's vocab declares them."""
+    return {
+        name: {str(c): str(t) for c, t in spec.get("columns", {}).items()}
+        for name, spec in components.items()
+        if isinstance(spec, Mapping)
+    }
+
+
+def _row_of(
+    fields: Mapping[str, list[str]], columns: Mapping[str, Any], *, whole: bool
+) -> dict[str, Any]:
+    """A row of a kind from a form's `col.<name>` fields, each typed as its column is: a
+    number as a number, a box as a bool; a value that is not its type goes as typed, for
+    the app's vocab to refuse with its sentence. An empty field is left out of a new row
+    and clears its column in a changed one (`whole`)."""
+    row: dict[str, Any] = {}
+    for column, kind in columns.items():
+        if kind == "bool":
+            if whole or f"col.{column}" in fields:
+                row[column] = bool(fields.get(f"col.{column}"))
+            continue
+        text = (fields.get(f"col.{column}") or [""])[0]
+        if not text.strip():
+            if whole:
+                row[column] = None
+            continue
+        row[column] = _number(text) if kind == "number" else text
+    return row
+
+
+def _number(text: str) -> Any:
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            return text
+
+
+def _applied(service: Service, caller: Caller, app: str, bundle: Any) -> tuple[str, Result]:
+    """`service.apply`, the call `./api/apply` makes, under a call id chosen here: the
+    audit keeps the apply under it, so the page can offer that one call's Undo."""
+    mark = calls.CallMark(calls.new_id(), caller.eid, caller.door)
+    token = calls.mark(mark)
+    try:
+        return mark.id, service.apply(caller, app, bundle, via_web=True)
+    finally:
+        calls.unmark(token)
 
 
 __all__ = ["GUIDE", "PageEndpoints"]

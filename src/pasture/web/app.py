@@ -16,6 +16,8 @@ Routes (the app's address is `{base_url}/{space}/{app}/`):
     GET  /tools?app=A                   the dashboard's Tools tab: the list /api/tools gives
     GET  /data?app=A&kind=K&filter=F    the data browser: a kind's rows (as ./api/query reads
                                         them), a page at a time (&after=), an entity (&id=)
+    POST /data                          its forms (do=add|edit|delete): one apply as the
+                                        person, as ./api/apply; do=undo: that write's Undo
     GET  /settings?app=A                an app's settings: its access, schema, versions, secrets'
                                         names; POST /settings (a form) rolls it back or removes it
     GET  /audit?app=A&person=&door=&outcome=&since=&until=&before=
@@ -161,6 +163,7 @@ def create_app(
         Route("/api/undo", api.undo, methods=["POST"]),
         Route("/api/restore", api.restore, methods=["POST"]),
         Route("/audit/undo", web.undo, methods=["POST"], max_body_size=64 * 1024),
+        Route("/data", web.data_change, methods=["POST"], max_body_size=1024 * 1024),
         Route("/tokens", web.make_token, methods=["POST"], max_body_size=64 * 1024),
         Route("/tokens/revoke", web.revoke_token, methods=["POST"], max_body_size=64 * 1024),
         *oauth_routes(service, web),

@@ -244,10 +244,16 @@ def data_page(
     said: str = "",
     entity: Mapping[str, Any] | None = None,
     problem: str | None = None,
+    types: Mapping[str, Mapping[str, str]] | None = None,
+    done: str | None = None,
+    undo: str | None = None,
 ) -> str:
     """The data browser: the apps the person reads; an app's kinds; a kind's rows as a table
     of its columns, narrowed by a filter of the grammar, a page at a time (`more`: the next
-    page's address); or one entity's whole row."""
+    page's address), with a form to add a row; or one entity's whole row, with a form to
+    change each of its kinds' columns and one to delete it. `types` are each kind's
+    columns' types; `done` how a write went, `undo` the call its Undo puts back."""
+    types = types or {}
     shown = [
         {
             "eid": str(r.get("entity", {}).get("eid", "")),
@@ -263,7 +269,12 @@ def data_page(
             if isinstance(value, Mapping) and name != "entity"
         ]
         eid = str(entity.get("entity", {}).get("eid", ""))
-        whole = {"eid": eid, "kind": entity.get("kind"), "components": parts}
+        edits = [
+            (name, [_input(c, t, (entity.get(name) or {}).get(c)) for c, t in types[name].items()])
+            for name in kinds
+            if isinstance(entity.get(name), Mapping) and name in types
+        ]
+        whole = {"eid": eid, "kind": entity.get("kind"), "components": parts, "edits": edits}
     heading = f"Data of {app}" if app else "Data"
     if app and kind and entity is None:
         heading = f"{kind} in {app}"
@@ -284,7 +295,25 @@ def data_page(
         said=said,
         entity=whole,
         problem=problem,
+        adding=[_input(c, t, None) for c, t in types.get(kind or "", {}).items()],
+        done=done,
+        undo=undo,
     )
+
+
+def _input(column: str, kind: str, value: Any) -> dict[str, Any]:
+    """A column as a form's field: its input by the column's type, holding `value` as the
+    store has it (a reference by its id, to be handed back as it is)."""
+    field: dict[str, Any] = {"name": column, "kind": kind, "step": ""}
+    field.update(type={"bool": "checkbox", "number": "number", "url": "url"}.get(kind, "text"))
+    if kind == "number":
+        field["step"] = "any"
+    if isinstance(value, Mapping):
+        value = value.get("eid")
+    field["checked"] = value is True
+    field["value"] = "" if value is None or isinstance(value, bool) else str(value)
+    field["placeholder"] = TIME_FORMAT if kind == "time" else ""
+    return field
 
 
 def _value(value: Any) -> str:
