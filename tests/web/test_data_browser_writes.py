@@ -55,6 +55,11 @@ def test_a_person_adds_changes_and_deletes_a_row_and_undoes_each(served: Served)
         expect(page.get_by_role("status")).to_contain_text("wrote 1 entity in ada/runs")
         expect(page.get_by_role("row", name="who Bo")).to_be_visible()
         assert [(j["who"], j["miles"]) for j in jogs(service)] == [("Bo", 4.5)]
+        # the audit tells of it as of ./api/apply's: ada's apply, by the web, with her session
+        made = service.audit_page(service.local_owner(), "ada/runs", limit=1).data["records"]
+        assert [(r["action"], r["name"], r["door"], r["via"]) for r in made] == [
+            ("apply", "ada", "web", "session")
+        ]
 
         # its row changed from its own page, by keyboard
         edit = page.get_by_role("form", name="Change its jog")

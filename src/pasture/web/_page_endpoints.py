@@ -31,7 +31,7 @@ from pasture.result import Result
 from pasture.web import apps_origins, own_pages, webmcp
 from pasture.web._api import Api
 from pasture.web._failures import own_page, refused_page
-from pasture.web._who import client_address
+from pasture.web._who import came_by, client_address
 from pasture.web.endpoints import Endpoints
 
 log = logging.getLogger("pasture.web")
@@ -180,7 +180,8 @@ class PageEndpoints(Endpoints):
         audit's undo of the call, as the person). One address of the platform's own, not
         `/data/…`, which is where a space named data would have its apps."""
         fields = parse_qs((await request.body()).decode("utf-8", "replace"), keep_blank_values=True)
-        caller = await self.who.of_page(request)
+        # by the web, with a session, as the audit tells of ./api/apply's callers
+        caller = came_by(await self.who.of_page(request), request)
         if not caller.signed_in:
             return RedirectResponse("/signin", status_code=303)
         one = {k: v[0] for k, v in fields.items() if v}
