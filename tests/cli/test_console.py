@@ -440,6 +440,7 @@ def test_a_person_keeps_their_todos_at_a_terminal(
 
     pane.wait_for("ada>")
     pane.send("Enter")  # the console read its commands before the deploy: a new prompt reads
+    pane.wait_for("ada>\nada>")  # them, and what is typed before it is drawn may land in the old
     pane.send("tod", "Tab")
     pane.wait_for("ada> todos")
     pane.send("Enter")
