@@ -22,7 +22,7 @@ from pasture.platform.service import Limits, Service
 from pasture.platform.workers.dispatch import Version
 
 # Every call goes to one process, so what one call was given the next could find.
-LIMITS = Limits(time=120, cpu=60, processes=1, setup=120)
+LIMITS = Limits(time=120, cpu=60, processes=1, setup=120, suggest=60)
 
 WORKER = """
 import gc

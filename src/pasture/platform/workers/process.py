@@ -67,7 +67,6 @@ from pasture.store.pages import Rows
 
 logger = logging.getLogger("pasture.platform")
 
-SUGGEST_TIME = 2.0  # seconds Tab completion waits for a worker's suggestions
 _TICK = 0.25  # how often a long call's CPU time is looked at
 # Processes a call may have running at once below its worker; what is left when it ends is
 # ended (`end_leftovers`).
@@ -395,7 +394,7 @@ class WorkerProcess:
             }
         )
         self._signal(signal.SIGCONT)
-        answer = self.channel.receive(SUGGEST_TIME)
+        answer = self.channel.receive(self.limits.suggest)
         if answer is None:
             raise Stopped("its suggestions took too long")
         if answer.get("call") != asked:

@@ -91,7 +91,8 @@ class Limits:
     process's address space, `processes` how many calls of one app's version
     run at once (each in a process of its own; more wait their turn), `scratch`
     megabytes its scratch folder (`/tmp` and `/dev/shm` together) may hold, `grace` the
-    seconds a call its caller stopped has to answer before its process is ended.
+    seconds a call its caller stopped has to answer before its process is ended, `suggest`
+    the seconds Tab completion waits for a code command's suggestions (past it, none).
     """
 
     time: float = 10.0
@@ -102,11 +103,12 @@ class Limits:
     setup: float = 60.0  # seconds worker.py may take to import and set up
     scratch: int = 64  # megabytes a worker process may write to its scratch folder
     grace: float = GRACE  # seconds a stopped call has to answer before it is ended
+    suggest: float = 2.0  # seconds Tab completion waits for a worker's suggestions
 
     @classmethod
     def from_env(cls) -> Limits:
         """The defaults, or `$PASTURE_WORKER_TIME`, `_CPU`, `_MEMORY`, `_PROCESSES`, `_SCRATCH`,
-        `_GRACE`, `_NETWORK`."""
+        `_GRACE`, `_SUGGEST`, `_NETWORK`."""
         base = cls()
         return cls(
             time=_env_number("PASTURE_WORKER_TIME", base.time),
@@ -115,6 +117,7 @@ class Limits:
             processes=int(_env_number("PASTURE_WORKER_PROCESSES", base.processes)),
             scratch=int(_env_number("PASTURE_WORKER_SCRATCH", base.scratch)),
             grace=_env_number("PASTURE_WORKER_GRACE", base.grace),
+            suggest=_env_number("PASTURE_WORKER_SUGGEST", base.suggest),
             network=os.environ.get("PASTURE_WORKER_NETWORK", "") in ("1", "yes", "true"),
         )
 
