@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -281,10 +281,20 @@ class Door:
 
 
 @contextmanager
-def door_at(home: Path, rates: Rates | None = None, base_url: str = BASE) -> Iterator[Door]:
+def door_at(
+    home: Path,
+    rates: Rates | None = None,
+    base_url: str = BASE,
+    clock: Callable[[], float] | None = None,
+) -> Iterator[Door]:
     """A Service in `home` at `base_url` (ada the owner, with a password) and its web door,
-    running (the lifespan /mcp needs), until the block ends. `$PASTURE_USER` names ada."""
+    running (the lifespan /mcp needs), until the block ends. `$PASTURE_USER` names ada.
+
+    With `clock`, the limits count on it from the start: set later, a look of the limits'
+    thread begun on the real clock could meet calls counted on the test's."""
     service = Service(home, base_url=base_url, rates=rates)
+    if clock is not None:
+        service.limiter.clock = clock
     try:
         ada = service.local_owner()
         service.people.set_password(ada, PASSWORD)

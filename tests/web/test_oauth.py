@@ -384,9 +384,8 @@ def test_one_address_registers_at_most_20_clients_an_hour(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database: str, addresses: list[str]
 ) -> None:
     monkeypatch.setenv("PASTURE_USER", "ada")
-    with door_at(tmp_path / "home") as door:  # the platform's own limits, as they ship
-        clock = Clock(1000.0)
-        door.service.limiter.clock = clock
+    clock = Clock(1000.0)
+    with door_at(tmp_path / "home", clock=clock) as door:  # the platform's limits as they ship
         *first, last = addresses
         for address in first:
             assert door.register(http=door.from_address(address)).status_code == 201
