@@ -190,10 +190,10 @@ def _example(shown: str) -> Line:
     return found[0]
 
 
-RAN: set[str] = set()
-
-
-def test_the_readmes_terminal_examples(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _the_readmes_terminal_examples(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ran: set[str]
+) -> None:
+    tmp_path.mkdir()
     monkeypatch.chdir(tmp_path)  # its --home .pasture is the folder `make run` fills
     pasture = PastureMain(tmp_path / "elsewhere")
     assert pasture("--home", ".pasture", "deploy", str(RUNS)).returncode == 0
@@ -207,22 +207,22 @@ def test_the_readmes_terminal_examples(tmp_path: Path, monkeypatch: pytest.Monke
         ".venv/bin/pasture --home .pasture inspect",
     ]
     listed, logged, board, query, console, inspect = readme
-    out = _run(pasture, listed, RAN).stdout
+    out = _run(pasture, listed, ran).stdout
     assert out.startswith("## ada/runs\nlog_run(who, miles, at)")
-    assert "wrote 1 entity in ada/runs" in _run(pasture, logged, RAN).stdout
-    assert "Ada" in _run(pasture, board, RAN).stdout
-    read = _run(pasture, query, RAN).stdout  # "read with a filter"
+    assert "wrote 1 entity in ada/runs" in _run(pasture, logged, ran).stdout
+    assert "Ada" in _run(pasture, board, ran).stdout
+    read = _run(pasture, query, ran).stdout  # "read with a filter"
     assert read.startswith("1 row in ada/runs") and "Ada" in read
     # "the same at a prompt": here its input piped, one command a line
     pasture = PastureMain(tmp_path / "elsewhere")
-    ran = pasture(*console.words, input="leaderboard\n")
-    RAN.add(console.shown)
-    assert ran.returncode == 0 and "Ada" in ran.stdout, ran.stderr
-    tools = _run(pasture, inspect, RAN).stdout  # "every tool an agent is offered"
+    typed = pasture(*console.words, input="leaderboard\n")
+    ran.add(console.shown)
+    assert typed.returncode == 0 and "Ada" in typed.stdout, typed.stderr
+    tools = _run(pasture, inspect, ran).stdout  # "every tool an agent is offered"
     assert "log_run" in tools and "leaderboard" in tools and "since" in tools
 
 
-def test_the_guides_examples_in_the_order_it_tells_them(tmp_path: Path) -> None:
+def _the_guides_examples_in_the_order_it_tells_them(tmp_path: Path, ran: set[str]) -> None:
     home = tmp_path / "home"
     pasture = PastureMain(home)
     for step in (("space", "new", "club"), ("deploy", str(RUNS), "--space", "club")):
@@ -233,7 +233,7 @@ def test_the_guides_examples_in_the_order_it_tells_them(tmp_path: Path) -> None:
 
     # `pasture query`: JSON lines, one row a line, shaped as the guide shows
     line = _example("pasture query runs '.jog.miles>=5' --json")
-    [row] = [json.loads(x) for x in _run(pasture, line, RAN).stdout.splitlines()]
+    [row] = [json.loads(x) for x in _run(pasture, line, ran).stdout.splitlines()]
     shown = json.loads(line.after)
     assert set(row) == set(shown) and set(row["jog"]) == set(shown["jog"])
     assert (row["jog"]["who"], row["jog"]["miles"]) == ("Ada", 5)
@@ -243,12 +243,12 @@ def test_the_guides_examples_in_the_order_it_tells_them(tmp_path: Path) -> None:
     assert more["more"] is True
     line = _example("pasture query runs '.jog!&sort=-jog.miles&after=WyI4…'")
     words = [w.replace("WyI4…", more["cursor"]) for w in line.words]
-    nxt = _run(pasture, line, RAN, words=words).stdout
+    nxt = _run(pasture, line, ran, words=words).stdout
     assert "Bo" in nxt and "Ada" not in nxt
 
     # the console, its input piped: only the results
     line = _example("pasture console")
-    said = _run(pasture, line, RAN).stdout
+    said = _run(pasture, line, ran).stdout
     assert "wrote 1 entity in club/runs" in said and "Ada" in said
 
     # undo and restore
@@ -256,7 +256,7 @@ def test_the_guides_examples_in_the_order_it_tells_them(tmp_path: Path) -> None:
         read = pasture("query", "club/runs", ".jog!", "--json").stdout.splitlines()
         return [json.loads(x)["jog"]["who"] for x in read]
 
-    audit = _run(pasture, _example("pasture audit club/runs"), RAN).stdout.splitlines()
+    audit = _run(pasture, _example("pasture audit club/runs"), ran).stdout.splitlines()
     # "each call with its id: … call 3f9a2b1c0d4e"; the newest log_run, the console's
     logged = [
         re.match(r"call ([0-9a-f]{12}) ", head)
@@ -269,23 +269,23 @@ def test_the_guides_examples_in_the_order_it_tells_them(tmp_path: Path) -> None:
     newest = logged[-1]
     assert newest is not None
     call = newest.group(1)
-    _run(pasture, line, RAN, words=["undo", call])  # "what that call changed, put back"
+    _run(pasture, line, ran, words=["undo", call])  # "what that call changed, put back"
     assert runs_now() == ["Ada", "Bo"]
     line = _example('pasture app restore club/runs --to "2 hours ago"')
-    _run(pasture, line, RAN)  # "the whole app's data as it was then": before any run
+    _run(pasture, line, ran)  # "the whole app's data as it was then": before any run
     assert runs_now() == []
 
     # export and import
     moved = tmp_path / "moved"
     moved.mkdir()
     line = _example("pasture app export club/runs runs.tar.gz")
-    _run(pasture, line, RAN, words=[*line.words[:-1], str(moved / "runs.tar.gz")])
+    _run(pasture, line, ran, words=[*line.words[:-1], str(moved / "runs.tar.gz")])
     assert (moved / "runs.tar.gz").is_file()
     line = _example("pasture app import runs.tar.gz")  # "into your own space, as runs"
-    _run(pasture, line, RAN, words=[*line.words[:-1], str(moved / "runs.tar.gz")])
+    _run(pasture, line, ran, words=[*line.words[:-1], str(moved / "runs.tar.gz")])
     line = _example("pasture app import runs.tar.gz --space club --as tuesday-runs")
     words = [str(moved / w) if w == "runs.tar.gz" else w for w in line.words]
-    _run(pasture, line, RAN, words=words)
+    _run(pasture, line, ran, words=words)
     apps = {a["at"] for a in json.loads(pasture("app", "list", "--json").stdout)["apps"]}
     assert {"ada/runs", "club/runs", "club/tuesday-runs"} <= apps
 
@@ -293,10 +293,10 @@ def test_the_guides_examples_in_the_order_it_tells_them(tmp_path: Path) -> None:
     line = _example("pasture backup /srv/backups/pasture.tar")
     archive = tmp_path / "backups" / "pasture.tar"
     archive.parent.mkdir()
-    _run(pasture, line, RAN, words=["backup", str(archive)])
+    _run(pasture, line, ran, words=["backup", str(archive)])
     line = _example("pasture --home /srv/new restore /srv/backups/pasture.tar --key backup.key")
     words = ["--home", str(tmp_path / "new"), "restore", str(archive), "--key"]
-    _run(pasture, line, RAN, words=[*words, str(home / "backup.key")])
+    _run(pasture, line, ran, words=[*words, str(home / "backup.key")])
     again = PastureMain(tmp_path / "new")("app", "list", "--json")
     assert {a["at"] for a in json.loads(again.stdout)["apps"]} == apps
 
@@ -304,35 +304,40 @@ def test_the_guides_examples_in_the_order_it_tells_them(tmp_path: Path) -> None:
     def apps_now() -> set[str]:
         return {a["at"] for a in json.loads(pasture("app", "list", "--json").stdout)["apps"]}
 
-    _run(pasture, _example("pasture app remove club/runs"), RAN)
+    _run(pasture, _example("pasture app remove club/runs"), ran)
     assert apps_now() == apps - {"club/runs"}
-    trash = _run(pasture, _example("pasture trash"), RAN).stdout
+    trash = _run(pasture, _example("pasture trash"), ran).stdout
     # "what is there: what, who removed it, when, when it goes for good"
     assert re.search(r"club/runs +\(app\) +removed by ada 20\d\d-.* goes for good 20", trash)
-    _run(pasture, _example("pasture trash restore club/runs"), RAN)  # "back as it was"
+    _run(pasture, _example("pasture trash restore club/runs"), ran)  # "back as it was"
     assert apps_now() == apps
-    _run(pasture, _example("pasture space remove club"), RAN)  # "with all its apps"
+    _run(pasture, _example("pasture space remove club"), ran)  # "with all its apps"
     assert apps_now() == {"ada/runs"}
-    _run(pasture, _example("pasture trash restore club"), RAN)  # "with its apps"
+    _run(pasture, _example("pasture trash restore club"), ran)  # "with its apps"
     assert apps_now() == apps
 
     # status: one line per app
-    status = _run(pasture, _example("pasture status"), RAN).stdout
+    status = _run(pasture, _example("pasture status"), ran).stdout
     assert status.splitlines()[0].startswith("ada/runs v1 — Run club — ")
 
     # a token, as the container's example makes one
-    assert "Authorization: Bearer" in _run(pasture, _example("pasture token new"), RAN).stdout
+    assert "Authorization: Bearer" in _run(pasture, _example("pasture token new"), ran).stdout
 
     # completion scripts, printed where the shell looks
     for shell, start in (("bash", "# pasture's"), ("zsh", "#compdef pasture"), ("fish", "#")):
         line = _example(f"pasture completion {shell}")
-        assert _run(pasture, line, RAN).stdout.startswith(start)
+        assert _run(pasture, line, ran).stdout.startswith(start)
 
 
-def test_every_example_is_run_or_said_why_not() -> None:
-    """Run after the two above (pytest keeps a file's order): each example was one of theirs."""
-    if not RAN:
-        pytest.skip("run with the tests above it: they run the examples")
-    left = {line.shown for line in EXAMPLES} - RAN - set(NOT_RUN)
+def test_every_example_runs_as_the_docs_say_or_is_said_why_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's examples, then the guide's, each doing what the text says; and every
+    example the docs show is one of those, or in NOT_RUN with its reason. (One test, so the
+    last check sees what the others ran in whichever process runs it.)"""
+    ran: set[str] = set()
+    _the_readmes_terminal_examples(tmp_path / "readme", monkeypatch, ran)
+    _the_guides_examples_in_the_order_it_tells_them(tmp_path / "guide", ran)
+    left = {line.shown for line in EXAMPLES} - ran - set(NOT_RUN)
     assert not left, f"examples in the docs nobody checks — run them here, or say why not: {left}"
     assert not set(NOT_RUN) - {line.shown for line in EXAMPLES}, "NOT_RUN names lines gone"
