@@ -93,6 +93,62 @@ def test_the_owner_sees_the_app_rolls_it_back_and_removes_it(served: Served) -> 
     assert "ada/runs" in trash.text
 
 
+def test_the_owner_changes_the_title_and_access_from_the_page(served: Served) -> None:
+    expect = needs.playwright().expect
+    with chromium() as browser:
+        page = signed_in(browser, served)
+        settings(page, served)
+        page.get_by_label("Title").fill("Tuesday runs")
+        page.get_by_label("Access").select_option("private")
+        page.get_by_role("button", name="Save the title and access").click()
+        expect(page.get_by_role("status")).to_have_text(
+            "ada/runs: its title is Tuesday runs and its access is private (only the members "
+            "of its space see it)"
+        )
+        expect(page.get_by_role("heading", name="Settings of Tuesday runs")).to_be_visible()
+        expect(page.get_by_label("Access")).to_have_value("private")
+        info = served.service.catalog.info("ada", "runs")
+        assert (info.title, info.access) == ("Tuesday runs", "private")
+        # private now: a visitor who is signed out no longer reads its page
+        assert httpx.get(f"{served.url}/ada/runs/", timeout=30).status_code == 404
+
+        page.get_by_label("Title").fill("   ")
+        page.get_by_role("button", name="Save the title and access").click()
+        expect(page.get_by_role("alert")).to_contain_text(
+            "the title is one line of text — say one, or leave it as it is"
+        )
+        assert served.service.catalog.info("ada", "runs").title == "Tuesday runs"
+
+
+def test_a_viewer_is_shown_no_form_and_a_change_sent_anyway_is_refused(served: Served) -> None:
+    expect = needs.playwright().expect
+    with chromium() as browser:
+        page = signed_in(browser, served, "cy")
+        settings(page, served)
+        expect(page.get_by_text("Its space's owners and editors change the title")).to_be_visible()
+        expect(page.get_by_role("button", name="Save the title and access")).to_have_count(0)
+        # the form the owner is shown, sent by the viewer's own page
+        page.evaluate(
+            """() => {
+                const form = document.createElement("form");
+                form.method = "post"; form.action = "/settings";
+                for (const [k, v] of [["app", "ada/runs"], ["do", "change"],
+                                      ["title", "Mine"], ["access", "open"]]) {
+                    const input = document.createElement("input");
+                    input.type = "hidden"; input.name = k; input.value = v;
+                    form.append(input);
+                }
+                document.body.append(form); form.submit();
+            }"""
+        )
+        expect(page.get_by_role("alert")).to_contain_text(
+            "you can use ada/runs but not change its settings — its space's owners can make "
+            "you an editor of ada"
+        )
+    info = served.service.catalog.info("ada", "runs")
+    assert (info.title, info.access) == ("Run club", "public")
+
+
 # What the Service says to each, in the page as it says it at every door.
 REFUSED = {
     "cy": (
@@ -138,7 +194,7 @@ def test_a_viewer_and_another_spaces_owner_are_refused(served: Served, who: str)
 def test_a_form_sent_from_another_site_changes_nothing(served: Served) -> None:
     """The cookie comes with a form another site submits; its Origin is not this server's."""
     session = served.service.new_session(served.service.local_owner())
-    for do in ("do=rollback&version=1", "do=remove&sure=yes"):
+    for do in ("do=rollback&version=1", "do=remove&sure=yes", "do=change&title=X&access=open"):
         said = httpx.post(
             f"{served.url}/settings",
             content=f"app=ada/runs&{do}",
@@ -152,4 +208,5 @@ def test_a_form_sent_from_another_site_changes_nothing(served: Served) -> None:
         assert said.status_code == 403
         assert "came from another site" in said.text
     assert version_of(served) == 2
-    assert served.service.catalog.info("ada", "runs").at == "ada/runs"
+    info = served.service.catalog.info("ada", "runs")
+    assert (info.at, info.title, info.access) == ("ada/runs", "Run club", "public")

@@ -233,6 +233,12 @@ def _acting(service: Service, args: argparse.Namespace) -> Caller:
     return service.caller_for_token(token).at_door("cli") if token else service.local_owner()
 
 
+def do_app_set(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    caller = _acting(service, args)
+    return show(args, service.change_app(caller, args.app, title=args.title, access=args.access))
+
+
 def do_app_remove(args: argparse.Namespace) -> int:
     service = open_service(args)
     return show(args, service.remove_app(service.local_owner(), args.app))
@@ -692,7 +698,7 @@ def build_parser() -> argparse.ArgumentParser:
     verb(verbs, "status", do_status, "one line per app: version, title, size, access")
 
     app = verbs.add_parser(
-        "app", help="your apps: list, files, rollback, restore, remove, export, import"
+        "app", help="your apps: list, files, set, rollback, restore, remove, export, import"
     )
     app_verbs = app.add_subparsers(dest="app_verb", metavar="VERB", required=True)
     verb(app_verbs, "list", do_app_list, "every app in your spaces")
@@ -702,6 +708,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = verb(app_verbs, "rollback", do_app_rollback, "make an earlier version current again")
     p.add_argument("app", metavar="SPACE/APP")
     p.add_argument("version", metavar="VERSION", type=_version)
+    p = verb(
+        app_verbs,
+        "set",
+        do_app_set,
+        "change an app's title or access without a deploy (its owners and editors)",
+        usage="pasture app set APP [--title T] [--access private|public|open] [--json]",
+    )
+    p.add_argument("app", metavar="APP", help="the app (slug or space/slug)")
+    p.add_argument("--title", metavar="T", help="the title its pages and listings show")
+    p.add_argument(
+        "--access",
+        choices=["private", "public", "open"],
+        help="private: its space's members; public: anyone reads; open: anyone changes",
+    )
+    p.add_argument("--token", help="act as the person this token belongs to")
     p = verb(app_verbs, "remove", do_app_remove, "move an app to the trash for 30 days")
     p.add_argument("app", metavar="SPACE/APP")
     p = verb(

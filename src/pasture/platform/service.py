@@ -458,6 +458,21 @@ class Service:
         self._deployed(result)
         return result
 
+    def change_app(
+        self,
+        caller: Caller,
+        app: str,
+        *,
+        title: str | None = None,
+        access: Access | None = None,
+    ) -> Result:
+        """Set an app's title or access without a deploy (its space's owners and editors)."""
+        asked = {"title": title, "access": access}
+        with self.audit_log.call(caller, "app set", None, asked, _settings) as noted:
+            result = self.apps.change(caller, app, title=title, access=access, noted=noted)
+        self._deployed(result)  # every server's listing and live tool lists hear of it
+        return result
+
     # -- an app moved to one file and back (apps.transfer) ---------------------------
     def export_app(
         self, caller: Caller, app: str, file: str | Path, *, long_call: LongCall | None = None
@@ -758,6 +773,18 @@ class Service:
 
 def _version(version: Any, known: Any = None) -> str:
     return f"v{version}"
+
+
+def _settings(asked: Any, known: Any = None) -> str:
+    """What `app set` was asked to change: which settings, and the access (never the title
+    itself, which could be anything a caller typed)."""
+    said = []
+    if isinstance(asked, Mapping):
+        if asked.get("title") is not None:
+            said.append("title")
+        if asked.get("access") in ("private", "public", "open"):
+            said.append(f"access {asked['access']}")
+    return ", ".join(said) or "nothing"
 
 
 def _named(name: Any, known: Any = None) -> str:

@@ -9,14 +9,14 @@ an app's own (`/{space}/{app}/…`).
 Every write is the signed-in person's call on the Service, whose rights checks decide; a
 refusal is shown in the page as its sentence, and nothing is written. The POST comes with
 the session cookie, so it is held to the same origin check as every dashboard form
-(`Who.check_cookie_post`). The title and the access are shown, not changed: the platform
-sets them only with a deploy (`pasture deploy DIR --access … --title …`).
+(`Who.check_cookie_post`). The title and the access change here as `pasture app set` changes
+them (its space's owners and editors), without a deploy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs
 
 from starlette.requests import Request
@@ -25,6 +25,8 @@ from starlette.responses import RedirectResponse, Response
 from pasture.caller import Caller
 from pasture.errors import PastureError, UsageError
 from pasture.platform import AppInfo
+from pasture.platform.apps.lifecycle import ACCESS_SAID
+from pasture.platform.nouns import Access
 from pasture.web import own_pages
 from pasture.web._failures import own_page, refused_page
 from pasture.web.endpoints import Endpoints
@@ -43,8 +45,8 @@ class SettingsEndpoints(Endpoints):
         return own_page(await self.page_of(caller, app))
 
     async def change(self, request: Request) -> Response:
-        """The page's forms: `do=rollback&version=N`, `do=remove` (asks again) and
-        `do=remove&sure=yes` (moves it to the trash)."""
+        """The page's forms: `do=change&title=T&access=A`, `do=rollback&version=N`,
+        `do=remove` (asks again) and `do=remove&sure=yes` (moves it to the trash)."""
         fields = parse_qs((await request.body()).decode("utf-8", "replace"))
         caller = await self.who.of_page(request)  # a POST from another site is refused here
         if not caller.signed_in:
@@ -55,6 +57,16 @@ class SettingsEndpoints(Endpoints):
 
         app, do = one("app"), one("do")
         try:
+            if do == "change":
+                access = one("access")  # the Service refuses any but the three
+                done = await self.call(
+                    self.service.change_app,
+                    caller,
+                    app,
+                    title=fields.get("title", [""])[0],
+                    access=cast(Access, access),
+                )
+                return own_page(await self.page_of(caller, app, done=done.text))
             if do == "rollback":
                 version = one("version").removeprefix("v")
                 if not version.isdigit():
@@ -67,7 +79,7 @@ class SettingsEndpoints(Endpoints):
                 done = await self.call(self.service.remove_app, caller, app)
                 page = own_pages.message_page("Removed", done.text, session=True)
                 return own_page(page)
-            raise UsageError("this form can roll back or remove — nothing else")
+            raise UsageError("this form can change the title and access, roll back or remove")
         except PastureError as e:  # said in the page, above what it is about
             return refused_page(await self.page_of(caller, app, problem=e.sentence), e)
 
@@ -109,6 +121,7 @@ class SettingsEndpoints(Endpoints):
             secrets=secrets,
             secrets_hidden=hidden,
             owner=roles.get(space) == "owner",
+            may_change=roles.get(space) in ("owner", "editor"),
             done=done,
             problem=problem,
             asking=asking,
@@ -125,6 +138,7 @@ def settings_page(
     secrets: Sequence[Mapping[str, Any]],
     secrets_hidden: str | None,
     owner: bool,
+    may_change: bool = False,
     done: str | None,
     problem: str | None,
     asking: bool,
@@ -159,6 +173,8 @@ def settings_page(
         secrets=[{"name": str(s["name"]), "updated": str(s.get("updated", ""))} for s in secrets],
         secrets_hidden=secrets_hidden,
         owner=owner,
+        may_change=may_change,
+        accesses=list(ACCESS_SAID.items()),
         done=done,
         problem=problem,
         asking=asking,

@@ -18,7 +18,16 @@ from typing import TYPE_CHECKING, Any, cast
 from pasture import jsontext
 from pasture.caller import Caller
 from pasture.commands.model import Command
-from pasture.errors import Cancelled, DeployRefused, NotFound, Refused, UsageError
+from pasture.errors import (
+    Cancelled,
+    DeployRefused,
+    Forbidden,
+    NotFound,
+    Refused,
+    Unauthorized,
+    UsageError,
+    echo,
+)
 from pasture.long_calls import LongCall, progress_of
 from pasture.names import check_slug, check_title
 from pasture.platform.access.gate import Gate, require_writes
@@ -31,7 +40,7 @@ from pasture.platform.auth.people import People
 from pasture.platform.catalog import Catalog
 from pasture.platform.db.platform_db import PlatformDB
 from pasture.platform.db.platform_tables import REACH_MOVED
-from pasture.platform.nouns import ACCESSES, Access, Loaded, plural
+from pasture.platform.nouns import ACCESSES, SIGN_IN, Access, Loaded, plural
 from pasture.platform.workers.dispatch import (
     WORKER,
     Version,
@@ -42,6 +51,13 @@ from pasture.platform.workers.dispatch import (
 )
 from pasture.result import Result
 from pasture.values import now
+
+# What each access means, as a sentence says it.
+ACCESS_SAID: dict[str, str] = {
+    "private": "only the members of its space see it",
+    "public": "anyone reads it; its space's owners and editors change it",
+    "open": "anyone who can reach it reads and changes it",
+}
 
 if TYPE_CHECKING:
     from pasture.platform.access.audit import Call
@@ -106,7 +122,7 @@ class Apps:
             raw, problems = _deploy.normalise(files)
         check_slug(slug)
         if access is not None and access not in ACCESSES:
-            raise UsageError(f"{access} is not an access — say private, public or open")
+            raise UsageError(f"{echo(access, 40)} is not an access — say private, public or open")
         if title is not None:
             check_title(title)
         at = f"{space}/{slug}"
@@ -373,6 +389,65 @@ class Apps:
             f"{reached.at} is back at v{version}: {self.catalog.url(space, slug)}\n"
             f"commands: {', '.join(names) or 'none'}",
             {"at": reached.at, "version": version, "commands": names},
+        )
+
+    def change(
+        self,
+        caller: Caller,
+        app: str,
+        *,
+        title: str | None = None,
+        access: Access | None = None,
+        noted: Call | None = None,
+    ) -> Result:
+        """Set the app's title or access (or both) without a deploy; its space's owners and
+        editors do this, as they deploy. The title is the current version's: a rollback to
+        another version shows that version's. A narrower access holds at once, for every
+        token and grant (`REACH_MOVED`)."""
+        require_writes(caller)
+        if title is None and access is None:
+            raise UsageError("say what to change: --title T, --access private|public|open, or both")
+        if access is not None and access not in ACCESSES:
+            raise UsageError(f"{echo(access, 40)} is not an access — say private, public or open")
+        if title is not None:
+            title = title.strip()
+            if not title:
+                raise UsageError("the title is one line of text — say one, or leave it as it is")
+            check_title(title)
+        reached = self.gate.reach(caller, app)
+        if noted is not None:
+            noted.app = reached.at
+        space, slug = reached.space, reached.slug
+        if reached.role not in ("owner", "editor"):
+            if not caller.signed_in:
+                raise Unauthorized(SIGN_IN)
+            whom = (
+                f"its space's owners can make you an editor of {space}"
+                if reached.role is not None
+                else f"only the owners and editors of {space} can"
+            )
+            raise Forbidden(f"you can use {reached.at} but not change its settings — {whom}")
+        current = self.catalog.load(space, slug)
+        new_title = current.title if title is None else title
+        new_access: Access = current.access if access is None else access
+        with self.db.transaction() as conn:
+            conn.execute(
+                "UPDATE apps SET title = ?, access = ? WHERE space = ? AND slug = ?",
+                (new_title, new_access, space, slug),
+            )
+            conn.execute(
+                "UPDATE versions SET title = ? WHERE space = ? AND slug = ? AND version = ?",
+                (new_title, space, slug, current.version),
+            )
+            conn.execute(REACH_MOVED)  # its access may be narrower now
+        said = []
+        if title is not None:
+            said.append(f"its title is {new_title}")
+        if access is not None:
+            said.append(f"its access is {new_access} ({ACCESS_SAID[new_access]})")
+        return Result(
+            f"{reached.at}: {' and '.join(said)}",
+            {"at": reached.at, "title": new_title, "access": new_access},
         )
 
 
