@@ -33,6 +33,8 @@ PAGES = {
     "/data": "Data",
     "/data?app=ada/runs": "Data",
     "/settings?app=ada/runs": "Apps",
+    "/spaces": "Spaces",
+    "/people": "People",
     "/tools?app=ada/nowhere": None,  # a refusal's page
 }
 
@@ -83,7 +85,7 @@ def test_every_page_has_one_navigation_the_sign_out_and_the_icon(served: Served)
                 problems[:] = [p for p in problems if "status of 404" not in p]
             navigation = page.get_by_role("navigation")
             expect(navigation).to_have_count(1)
-            for label in ("Apps", "Tools", "Tokens", "Data", "Audit"):
+            for label in ("Apps", "Tools", "Tokens", "Data", "Audit", "Spaces", "People"):
                 expect(navigation.get_by_role("link", name=label, exact=True)).to_be_visible()
             marked = navigation.locator("[aria-current=page]")
             if current is None:
@@ -115,7 +117,7 @@ def test_the_dashboard_is_reached_by_keyboard(served: Served) -> None:
         page = signed_in(browser, served)
         page.goto(served.url + "/")
         order = []
-        for _ in range(8):
+        for _ in range(10):
             page.keyboard.press("Tab")
             order.append(focused(page))
         assert order == [
@@ -126,6 +128,8 @@ def test_the_dashboard_is_reached_by_keyboard(served: Served) -> None:
             "Tokens",
             "Data",
             "Audit",
+            "Spaces",
+            "People",
             "Sign out",
         ]
         # the skip link, shown once it has focus, goes past the navigation

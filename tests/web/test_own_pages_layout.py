@@ -32,6 +32,8 @@ SIGNED_IN = [
     "/data",
     "/data?app=ada/runs",
     "/settings?app=ada/runs",
+    "/spaces",
+    "/people",
     "/tools?app=ada/nowhere",
 ]
 

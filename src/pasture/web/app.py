@@ -19,7 +19,13 @@ Routes (the app's address is `{base_url}/{space}/{app}/`):
     POST /data                          its forms (do=add|edit|delete): one apply as the
                                         person, as ./api/apply; do=undo: that write's Undo
     GET  /settings?app=A                an app's settings: its access, schema, versions, secrets'
-                                        names; POST /settings (a form) rolls it back or removes it
+                                        names; POST /settings (a form) sets its title and access,
+                                        rolls it back or removes it
+    GET  /spaces                        the person's spaces and their members; POST /spaces (a
+                                        form): a member added, changed, taken out; a space made,
+                                        trusted (the server's owner)
+    GET  /people                        the server's owner's: everyone on it; POST /people (a
+                                        form): a person added or removed, a sign-in link made
     GET  /audit?app=A&person=&door=&outcome=&since=&until=&before=
                                         a page of the audit: an app's (its owners) or one's own
     GET  /api/tools?app=A               every command of the caller's apps (or of app A), the
@@ -127,6 +133,7 @@ from pasture.web.endpoints import public_url
 from pasture.web.hosts import Hosts
 from pasture.web.live import Live
 from pasture.web.live_tools import ToolStreams
+from pasture.web.people_pages import PeopleEndpoints
 from pasture.web.scrape import Scrape
 from pasture.web.traffic import Traffic
 
@@ -143,6 +150,7 @@ def create_app(
     api = Api(service)
     web = PageEndpoints(service, api)
     settings = SettingsEndpoints(service)
+    people = PeopleEndpoints(service)
     routes: list[BaseRoute] = []
     mcp_app, mcp_lifespan = _load_mcp(service, bind_host)
     routes += [
@@ -155,6 +163,10 @@ def create_app(
         Route("/data", web.data, methods=["GET", "HEAD"]),
         Route("/settings", settings.settings, methods=["GET", "HEAD"]),
         Route("/settings", settings.change, methods=["POST"], max_body_size=64 * 1024),
+        Route("/spaces", people.spaces, methods=["GET", "HEAD"]),
+        Route("/spaces", people.change_spaces, methods=["POST"], max_body_size=64 * 1024),
+        Route("/people", people.people, methods=["GET", "HEAD"]),
+        Route("/people", people.change_people, methods=["POST"], max_body_size=64 * 1024),
         Route("/tools", web.tools_tab, methods=["GET", "HEAD"]),
         Route("/api/tools", api.every_tool, methods=["GET"]),
         Route("/api/trash", api.trash, methods=["GET"]),

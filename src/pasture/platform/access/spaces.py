@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import NoReturn, cast
 
 from pasture.caller import Caller
-from pasture.errors import Conflict, Forbidden, NotFound, Unauthorized, UsageError
+from pasture.errors import Conflict, Forbidden, NotFound, Unauthorized, UsageError, echo
 from pasture.names import check_space_name
 from pasture.platform.access.gate import require_writes
 from pasture.platform.apps.trash import refuse_held
@@ -62,7 +62,7 @@ class Spaces:
     def add_member(self, caller: Caller, space: str, user: str, role: Role) -> Result:
         require_writes(caller)
         if role not in ROLES:
-            raise UsageError(f"{role} is not a role — say owner, editor or viewer")
+            raise UsageError(f"{echo(role, 40)} is not a role — say owner, editor or viewer")
         row = self._person_for_owner(
             caller,
             space,

@@ -21,6 +21,7 @@ from pasture.platform.nouns import SIGN_IN
 from pasture.result import Result
 from pasture.values import now
 
+SHORT_PASSWORD = "a password is at least 8 characters long"
 _OWNER = "SELECT eid, name FROM users WHERE admin = 1 ORDER BY created LIMIT 1"
 
 
@@ -79,6 +80,8 @@ class People:
         """A new person (with a personal space of the same name); only the owner adds people."""
         self.require_admin(caller)
         check_user_name(name)
+        if password is not None and len(password) < 8:
+            raise UsageError(SHORT_PASSWORD)
         with self.db.transaction() as conn:
             return self._create_user(conn, name, password, admin=False)
 
@@ -124,7 +127,7 @@ class People:
         """Set the caller's web password (or, for the machine's owner, another user's)."""
         self.require_signed_in(caller)
         if len(password) < 8:
-            raise UsageError("a password is at least 8 characters long")
+            raise UsageError(SHORT_PASSWORD)
         target = caller.name
         if user is not None and user.lower() != (caller.name or "").lower():
             self.require_admin(caller)
@@ -214,6 +217,13 @@ class People:
         )
         count = f"{len(people)} {'person' if len(people) == 1 else 'people'}"
         return Result(f"{count} on this server:{lines}", {"users": people})
+
+    def is_owner(self, caller: Caller) -> bool:
+        """Whether the caller is the server's owner (who adds and removes people)."""
+        if not caller.signed_in:
+            return False
+        row = self.db.one("SELECT admin FROM users WHERE eid = ?", caller.eid)
+        return row is not None and bool(row["admin"])
 
     def require_admin(self, caller: Caller, doing: str = "adds people") -> None:
         self.require_signed_in(caller)
