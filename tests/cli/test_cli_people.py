@@ -111,3 +111,31 @@ def test_the_lists_on_postgresql(pg_url: str, tmp_path: Path) -> None:
         ("ada", True, False),
         ("bo", False, False),
     ]
+
+
+def test_user_new_refuses_a_short_password_and_adds_nobody(pasture: PastureMain) -> None:
+    refused = pasture("user", "new", "di", "--password", "short")
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.strip() == "a password is at least 8 characters long"
+    assert "di" not in pasture("user", "list").stdout
+
+
+def test_app_set_changes_the_title_and_access_as_the_listing_then_shows(
+    pasture: PastureMain,
+) -> None:
+    done = pasture("app", "set", "club/runs", "--title", "Tuesday runs", "--access", "private")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (
+        "club/runs: its title is Tuesday runs and its access is private (only the members of "
+        "its space see it)"
+    )
+    assert "club/runs v1 — Tuesday runs — " in pasture("status").stdout
+    # a viewer's token: refused, with who can, and nothing changed
+    viewer = _token(pasture, "cy")
+    refused = pasture("app", "set", "club/runs", "--access", "open", "--token", viewer)
+    assert refused.returncode != 0
+    assert refused.stderr.strip() == (
+        "you can use club/runs but not change its settings — its space's owners can make you "
+        "an editor of club"
+    )
+    assert ", private" in pasture("status").stdout
