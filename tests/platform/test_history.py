@@ -307,3 +307,55 @@ def test_another_server_hears_of_an_undo_and_a_restore(club: Club) -> None:
         stop()
     finally:
         other.close()
+
+
+def test_a_big_undo_and_restore_tell_how_far_they_came_and_a_stopped_one_keeps_nothing(
+    club: Club,
+) -> None:
+    """A watching door (a terminal's bar) hears the entities put back as they go; stopped
+    (Ctrl-C), the undo or restore is one write that keeps nothing."""
+    from pasture.errors import Cancelled
+    from pasture.long_calls import LongCall, Progress
+
+    service, bo = club.service, club.bo
+    before = time.time()
+    time.sleep(0.01)
+    many = [{"jog": {"who": f"R{i}", "miles": i % 7}} for i in range(450)]
+    service.apply(bo, "club/runs", many)
+    made = last_call(service)
+    assert len(runs(service, bo)) == 450
+
+    stopped = LongCall()
+    stopped.cancel()
+    with pytest.raises(Cancelled) as said:
+        service.undo(bo, made, long_call=stopped)
+    assert said.value.sentence == f"the undo of call {made} was stopped — nothing of it was kept"
+    assert len(runs(service, bo)) == 450  # nothing put back
+
+    heard: list[Progress] = []
+    service.undo(bo, made, long_call=LongCall(heard.append, most_per_second=1e9))
+    told = f"the undo of call {made}: entities put back"
+    assert [(p.done, p.total, p.message) for p in heard] == [
+        (0, 450, told),
+        (200, 450, told),
+        (400, 450, told),
+        (450, 450, told),
+    ]
+    assert runs(service, bo) == []
+
+    service.apply(bo, "club/runs", many)
+    moment = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(before)) + f"{before % 1:.3f}"[1:]
+    with pytest.raises(Cancelled) as said:
+        service.restore_app(bo, "club/runs", moment + "Z", long_call=stopped)
+    assert said.value.sentence == "the restore of club/runs was stopped — nothing of it was kept"
+    assert len(runs(service, bo)) == 450
+    heard.clear()
+    service.restore_app(
+        bo, "club/runs", moment + "Z", long_call=LongCall(heard.append, most_per_second=1e9)
+    )
+    assert heard[-1].as_data() == {
+        "done": 900,
+        "total": 900,
+        "message": "the restore of club/runs: entities put back",
+    }
+    assert runs(service, bo) == []

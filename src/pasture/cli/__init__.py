@@ -217,13 +217,23 @@ def do_app_rollback(args: argparse.Namespace) -> int:
 
 
 def do_app_restore(args: argparse.Namespace) -> int:
+    from pasture.cli._watching import draws_on, watched
+
     service = open_service(args)
-    return show(args, service.restore_app(_acting(service, args), args.app, args.to))
+    caller = _acting(service, args)
+    with watched(bar=draws_on() and not args.json) as long_call:  # a big store takes seconds
+        result = service.restore_app(caller, args.app, args.to, long_call=long_call)
+    return show(args, result)
 
 
 def do_undo(args: argparse.Namespace) -> int:
+    from pasture.cli._watching import draws_on, watched
+
     service = open_service(args)
-    return show(args, service.undo(_acting(service, args), args.call, args.app))
+    caller = _acting(service, args)
+    with watched(bar=draws_on() and not args.json) as long_call:  # a big call takes seconds
+        result = service.undo(caller, args.call, args.app, long_call=long_call)
+    return show(args, result)
 
 
 def _acting(service: Service, args: argparse.Namespace) -> Caller:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from pasture.platform.db.bus import Change
     from pasture.platform.listing import Offered, arguments_of, kind_of
     from pasture.platform.nouns import (
+        ACCESS_SAID,
         ACCESSES,
         READ_ONLY_GRANT,
         ROLES,
@@ -61,6 +62,7 @@ __getattr__ = lazy_names(
         **{
             name: _NOUNS
             for name in (
+                "ACCESS_SAID",
                 "ACCESSES",
                 "READ_ONLY_GRANT",
                 "ROLES",
@@ -93,6 +95,7 @@ __getattr__ = lazy_names(
 
 __all__ = [
     "ACCESSES",
+    "ACCESS_SAID",
     "PASS_MARK",
     "READ_ONLY_GRANT",
     "ROLES",

@@ -7,7 +7,9 @@ An app's store keeps what each write changed, with the call that made it
 (`pasture.store.journal`); this part finds a call in the audit (whose records
 keep each call's id), decides who may, and has the store put it back. Each is a
 call of its own, recorded in the audit with its id, so it can be undone in turn;
-every server's live pages redraw (`Change("write", …)` on the bus).
+every server's live pages redraw (`Change("write", …)` on the bus). A door that watches
+(`long_call`: a terminal's bar, Ctrl-C) is told how many entities are put back as it goes;
+stopped, the undo or restore keeps nothing (it is one write).
 
 Who may: the owners of the app's space undo any call in it and restore it; the
 person who made a call may undo it, while they may still write the app. Anyone
@@ -21,7 +23,8 @@ from typing import TYPE_CHECKING
 
 from pasture import calls
 from pasture.caller import Caller
-from pasture.errors import Forbidden, NotFound, Refused, UsageError, echo
+from pasture.errors import Cancelled, Forbidden, NotFound, Refused, UsageError, echo
+from pasture.long_calls import LongCall, progress_of
 from pasture.platform.access.audit import Audit
 from pasture.platform.access.gate import Gate
 from pasture.platform.auth.people import People
@@ -29,9 +32,25 @@ from pasture.platform.catalog import Catalog
 from pasture.platform.db.bus import Bus, Change
 from pasture.platform.nouns import Reached
 from pasture.result import Result
+from pasture.store.base import Told
 
 if TYPE_CHECKING:
     from pasture.platform.access.audit import Call
+
+
+def _telling(long_call: LongCall | None, doing: str) -> Told | None:
+    """What the store tells as it puts entities back, told on to the door's watch; a stop
+    asked for ends the write (nothing of it kept)."""
+    if long_call is None:
+        return None
+    said = f"{doing}: entities put back"
+
+    def told(done: int, total: int) -> None:
+        if long_call.cancelled:
+            raise Cancelled(f"{doing} was stopped — nothing of it was kept")
+        long_call.report(progress_of(done, max(total, 1), said))
+
+    return told
 
 
 def _rows(n: int) -> str:
@@ -58,6 +77,7 @@ class History:
         *,
         via_web: bool = False,
         noted: Call | None = None,
+        long_call: LongCall | None = None,
     ) -> Result:
         """Put back what `call` changed in its app's data. `app` names the app where the audit
         has no record of the call (it was off). Data `{call, undo, app, entities}`: `undo`
@@ -92,7 +112,7 @@ class History:
             raise UsageError(f"call {call} was made in {reached.at}, not in {echo(app, 60)}")
         self._not_undone_already(call, reached)
         store = self.catalog.store(reached.space, reached.slug)
-        applied = store.undo(call, caller)
+        applied = store.undo(call, caller, _telling(long_call, f"the undo of call {call}"))
         self.bus.publish(Change("write", reached.space, reached.slug))
         own = calls.current()
         again = "" if own is None else f" — pasture undo {own.id} puts it back again"
@@ -132,7 +152,15 @@ class History:
             f"change is back — pasture undo {last} undoes it again"
         )
 
-    def restore(self, caller: Caller, app: str, when: str, *, noted: Call | None = None) -> Result:
+    def restore(
+        self,
+        caller: Caller,
+        app: str,
+        when: str,
+        *,
+        noted: Call | None = None,
+        long_call: LongCall | None = None,
+    ) -> Result:
         """Put an app's data back as it was at `when` (a time phrase such as `2 hours ago`,
         or a written time), for the owners of its space. Data `{app, moment, undo,
         entities}`: `undo` is this restore's call id, which undoes it."""
@@ -145,7 +173,7 @@ class History:
         self.gate.check_write(caller, reached)
         store = self.catalog.store(reached.space, reached.slug)
         moment = store.moment(when)
-        applied = store.restore(moment, caller)
+        applied = store.restore(moment, caller, _telling(long_call, f"the restore of {reached.at}"))
         if applied.entities:
             self.bus.publish(Change("write", reached.space, reached.slug))
         own = calls.current()

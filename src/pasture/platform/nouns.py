@@ -20,6 +20,12 @@ Access = Literal["private", "public", "open"]
 Role = Literal["owner", "editor", "viewer"]
 ACCESSES: tuple[Access, ...] = ("private", "public", "open")
 ROLES: tuple[Role, ...] = ("owner", "editor", "viewer")
+# What each access means, as a sentence says it.
+ACCESS_SAID: dict[str, str] = {
+    "private": "only the members of its space see it",
+    "public": "anyone reads it; its space's owners and editors change it",
+    "open": "anyone who can reach it reads and changes it",
+}
 
 VIEWER_WRITES = "you can read this app but not change it — its owner can make you an editor"
 SIGN_IN = "sign in, or present a token (Authorization: Bearer …), to reach your apps"

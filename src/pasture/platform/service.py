@@ -627,18 +627,28 @@ class Service:
 
     # -- undo and restore (history) ------------------------------------------------
     def undo(
-        self, caller: Caller, call: str, app: str | None = None, *, via_web: bool = False
+        self,
+        caller: Caller,
+        call: str,
+        app: str | None = None,
+        *,
+        via_web: bool = False,
+        long_call: LongCall | None = None,
     ) -> Result:
         """Put back what one call changed (`pasture.platform.history`); itself a call, which
-        can be undone."""
+        can be undone. `long_call`: the door's watch (a bar, a stop)."""
         with self.audit_log.call(caller, "undo", call.strip().lower()[:40], call) as noted:
-            return self.history.undo(caller, call, app, via_web=via_web, noted=noted)
+            return self.history.undo(
+                caller, call, app, via_web=via_web, noted=noted, long_call=long_call
+            )
 
-    def restore_app(self, caller: Caller, app: str, when: str) -> Result:
+    def restore_app(
+        self, caller: Caller, app: str, when: str, *, long_call: LongCall | None = None
+    ) -> Result:
         """Put an app's data back as it was at `when` (`pasture.platform.history`); itself a
-        call, which can be undone."""
+        call, which can be undone. `long_call`: the door's watch (a bar, a stop)."""
         with self.audit_log.call(caller, "restore", None, when) as noted:
-            return self.history.restore(caller, app, when, noted=noted)
+            return self.history.restore(caller, app, when, noted=noted, long_call=long_call)
 
     # -- the audit (access.audit) ------------------------------------------------------
     def audit(

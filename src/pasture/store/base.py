@@ -8,7 +8,7 @@ grammar, `schema` describes every component. Callers never see SQL.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -26,6 +26,9 @@ Row = dict[str, Any]
 # What a filter answers: its rows, or, for an aggregate, one object —
 # {"count": n}, {"tally": {value: n, …}} or {"distinct": [value, …]}.
 Answer = list[Row] | dict[str, Any]
+
+# What an undo or a restore tells as it puts entities back: (done, total).
+Told = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -77,9 +80,11 @@ class Store(Protocol):
         alone), each row is a table's: `{id, created_at, …its columns}`."""
         ...
 
-    def undo(self, call: str, caller: Caller) -> Applied:
+    def undo(self, call: str, caller: Caller, told: Told | None = None) -> Applied:
         """Put back what the call `call` changed, as a write of its own (`journal.py`);
-        Conflict when a later call changed any of those rows."""
+        Conflict when a later call changed any of those rows. `told(done, total)` hears
+        how many entities are put back as it goes; what it raises ends the write, nothing
+        of it kept."""
         ...
 
     def moment(self, when: str) -> str:
@@ -87,9 +92,9 @@ class Store(Protocol):
         clock; UsageError when it names none."""
         ...
 
-    def restore(self, moment: str, caller: Caller) -> Applied:
+    def restore(self, moment: str, caller: Caller, told: Told | None = None) -> Applied:
         """Put the store back as it was at `moment` (a stamp or a time phrase), as a write of
-        its own (`journal.py`)."""
+        its own (`journal.py`); `told` as `undo`'s."""
         ...
 
     def count(self) -> int:

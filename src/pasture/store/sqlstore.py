@@ -47,7 +47,7 @@ from pasture.caller import Caller
 from pasture.errors import Conflict, DeployRefused, Forbidden, Refused, UsageError, echo
 from pasture.store import bundles as b
 from pasture.store import journal as j
-from pasture.store.base import Answer, Applied, Bundle, Row
+from pasture.store.base import Answer, Applied, Bundle, Row, Told
 from pasture.store.dialect import Dialect, q, table
 from pasture.store.pages import Rows, max_rows
 from pasture.store.sql import Compiled, compile_filter
@@ -855,7 +855,7 @@ class SqlStore(ABC, Generic[C]):
             (cutoff,),
         )
 
-    def undo(self, call: str, caller: Caller) -> Applied:
+    def undo(self, call: str, caller: Caller, told: Told | None = None) -> Applied:
         """Put back what the call `call` changed, as one write of its own (journaled, so it
         can be undone too); Conflict, naming the rows and the calls, when a later call
         changed any of them, and Refused when the call changed nothing here."""
@@ -881,7 +881,7 @@ class SqlStore(ABC, Generic[C]):
             referring = self._referring_since(cur, made, set(eids), last) if made else []
             if referring:
                 raise Conflict(f"call {call} cannot be undone: {j.changed_since(referring)}")
-            return self._put_back(cur, images, caller)
+            return self._put_back(cur, images, caller, told)
 
     def _referring_since(
         self, cur: C, made: Sequence[str], own: set[str], last: int
@@ -934,7 +934,7 @@ class SqlStore(ABC, Generic[C]):
             )
         return stamp_of(found.start)
 
-    def restore(self, moment: str, caller: Caller) -> Applied:
+    def restore(self, moment: str, caller: Caller, told: Told | None = None) -> Applied:
         """Put every entity changed after `moment` (a stamp, or what `moment()` reads) back as
         it was then, as one write of its own (journaled: it can be undone); Refused for a
         moment older than the journal keeps."""
@@ -954,7 +954,7 @@ class SqlStore(ABC, Generic[C]):
                 m("SELECT seq, eid, before FROM pasture_journal WHERE at > ? ORDER BY seq"),
                 (moment,),
             ).fetchall()
-            return self._put_back(cur, j.merged(found), caller)
+            return self._put_back(cur, j.merged(found), caller, told)
 
     def _must_keep_history(self) -> None:
         if self.history is None:
@@ -963,9 +963,16 @@ class SqlStore(ABC, Generic[C]):
                 "nothing can be undone or restored — serve without PASTURE_HISTORY=off"
             )
 
-    def _put_back(self, cur: C, images: Mapping[str, j.Image | None], caller: Caller) -> Applied:
+    def _put_back(
+        self,
+        cur: C,
+        images: Mapping[str, j.Image | None],
+        caller: Caller,
+        told: Told | None = None,
+    ) -> Applied:
         """Make each entity of `images` what its image says (None: not there at all), its
-        present state journaled first as this write's own."""
+        present state journaled first as this write's own; `told(done, total)` every
+        `TELL_EVERY` entities, and once at the end."""
         d, w = self.dialect, self.writes
         m = d.placeholders
         stamp = stamp_of(self._clock())
@@ -991,7 +998,10 @@ class SqlStore(ABC, Generic[C]):
         if gone:
             self._bury(cur, gone)
         columns = self._table_columns(cur)
-        for eid, image in images.items():
+        total = len(images)
+        for done, (eid, image) in enumerate(images.items()):
+            if told is not None and done % TELL_EVERY == 0:
+                told(done, total)  # what it raises ends the write: nothing of it is kept
             if image is None:
                 continue
             was, _, kind, name, made_at, made_by, at, by = image["e"]
@@ -1047,10 +1057,13 @@ class SqlStore(ABC, Generic[C]):
                 ),
                 (kind_of_edge, child, parent),
             )
+        if told is not None:
+            told(total, total)
         self._written(top, eids)
         return Applied(eids, {})
 
 
+TELL_EVERY = 200  # entities an undo or a restore puts back between two reports
 JOURNAL_COLUMNS = ("call", "at", "who", "door", "eid", "before")
 
 

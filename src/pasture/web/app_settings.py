@@ -24,9 +24,7 @@ from starlette.responses import RedirectResponse, Response
 
 from pasture.caller import Caller
 from pasture.errors import PastureError, UsageError
-from pasture.platform import AppInfo
-from pasture.platform.apps.lifecycle import ACCESS_SAID
-from pasture.platform.nouns import Access
+from pasture.platform import ACCESS_SAID, Access, AppInfo
 from pasture.web import own_pages
 from pasture.web._failures import own_page, refused_page
 from pasture.web.endpoints import Endpoints

@@ -25,7 +25,7 @@ from starlette.responses import RedirectResponse, Response
 
 from pasture.caller import Caller
 from pasture.errors import PastureError, UsageError
-from pasture.platform.nouns import ROLES, Role
+from pasture.platform import ROLES, Role
 from pasture.result import Result
 from pasture.web import own_pages
 from pasture.web._failures import own_page, refused_page

@@ -40,7 +40,7 @@ from pasture.platform.auth.people import People
 from pasture.platform.catalog import Catalog
 from pasture.platform.db.platform_db import PlatformDB
 from pasture.platform.db.platform_tables import REACH_MOVED
-from pasture.platform.nouns import ACCESSES, SIGN_IN, Access, Loaded, plural
+from pasture.platform.nouns import ACCESS_SAID, ACCESSES, SIGN_IN, Access, Loaded, plural
 from pasture.platform.workers.dispatch import (
     WORKER,
     Version,
@@ -51,13 +51,6 @@ from pasture.platform.workers.dispatch import (
 )
 from pasture.result import Result
 from pasture.values import now
-
-# What each access means, as a sentence says it.
-ACCESS_SAID: dict[str, str] = {
-    "private": "only the members of its space see it",
-    "public": "anyone reads it; its space's owners and editors change it",
-    "open": "anyone who can reach it reads and changes it",
-}
 
 if TYPE_CHECKING:
     from pasture.platform.access.audit import Call
