@@ -24,7 +24,7 @@ from starlette.responses import RedirectResponse, Response
 
 from pasture import calls
 from pasture.caller import Caller
-from pasture.errors import NotFound, PastureError, Refused
+from pasture.errors import NotFound, PastureError, Refused, UsageError, echo
 from pasture.names import SLUG
 from pasture.platform import PASS_MARK, Service
 from pasture.result import Result
@@ -110,6 +110,7 @@ class PageEndpoints(Endpoints):
             eid=asked.get("id", "").strip(),
             filter_text=asked.get("filter", "").strip(),
             after=asked.get("after") or None,
+            sort=asked.get("sort", "").strip(),
         )
 
     async def data_of(
@@ -121,6 +122,7 @@ class PageEndpoints(Endpoints):
         eid: str = "",
         filter_text: str = "",
         after: str | None = None,
+        sort: str = "",
         done: str | None = None,
         undo: str | None = None,
         problem: PastureError | None = None,
@@ -134,7 +136,7 @@ class PageEndpoints(Endpoints):
         kinds = [n for n, c in components.items() if not c.get("platform") or n == "doc"]
         if not eid and kind is None and kinds:
             kind = kinds[0]
-        shown: dict[str, Any] = {"kinds": kinds, "kind": kind, "filter": filter_text}
+        shown: dict[str, Any] = {"kinds": kinds, "kind": kind, "filter": filter_text, "sort": sort}
         shown.update(done=done, undo=undo, types=_types(components))
         said = None if problem is None else problem.sentence
         try:
@@ -152,6 +154,13 @@ class PageEndpoints(Endpoints):
             columns = list(components[kind].get("columns", {}))
             shown["columns"] = columns
             text = f".{kind}!" + (f"&{filter_text}" if filter_text else "")
+            if sort:  # a column's heading clicked: `miles`, or `-miles` for the most first
+                if sort.removeprefix("-") not in columns:
+                    raise UsageError(
+                        f"{kind} has no column {echo(sort.removeprefix('-'), 40)} to sort by "
+                        f"— its columns: {', '.join(columns)}"
+                    )
+                text += f"&sort={'-' if sort.startswith('-') else ''}{kind}.{sort.lstrip('-')}"
             if after:
                 text += f"&after={after}"
             found = await self.call(self.service.graph.query, caller, app, text, via_web=True)
@@ -159,7 +168,7 @@ class PageEndpoints(Endpoints):
             return refused_page(own_pages.data_page(caller, app, **shown, problem=e.sentence), e)
         more = None
         if found.data.get("more") and found.data.get("cursor"):
-            onward = {"app": app, "kind": kind, "filter": filter_text}
+            onward = {"app": app, "kind": kind, "filter": filter_text, "sort": sort}
             more = "/data?" + urlencode({**onward, "after": found.data["cursor"]})
         page = own_pages.data_page(
             caller,

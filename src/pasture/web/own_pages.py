@@ -247,6 +247,7 @@ def data_page(
     types: Mapping[str, Mapping[str, str]] | None = None,
     done: str | None = None,
     undo: str | None = None,
+    sort: str = "",
 ) -> str:
     """The data browser: the apps the person reads; an app's kinds; a kind's rows as a table
     of its columns, narrowed by a filter of the grammar, a page at a time (`more`: the next
@@ -275,6 +276,23 @@ def data_page(
             if isinstance(entity.get(name), Mapping) and name in types
         ]
         whole = {"eid": eid, "kind": entity.get("kind"), "components": parts, "edits": edits}
+    # each column's heading sorts by it: fewest first, then (clicked again) most first
+    sorting = [
+        {
+            "name": c,
+            "sorted": "ascending" if sort == c else "descending" if sort == f"-{c}" else "",
+            "href": "/data?"
+            + urlencode(
+                {
+                    "app": app or "",
+                    "kind": kind or "",
+                    "filter": filter,
+                    "sort": c if sort != c else f"-{c}",
+                }
+            ),
+        }
+        for c in columns
+    ]
     heading = f"Data of {app}" if app else "Data"
     if app and kind and entity is None:
         heading = f"{kind} in {app}"
@@ -291,6 +309,7 @@ def data_page(
         columns=columns,
         rows=shown,
         filter=filter,
+        sorting=sorting,
         more=more,
         said=said,
         entity=whole,
