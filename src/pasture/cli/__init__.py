@@ -212,8 +212,14 @@ def do_app_files(args: argparse.Namespace) -> int:
 
 
 def do_app_rollback(args: argparse.Namespace) -> int:
+    from pasture.cli._watching import draws_on, watched
+
     service = open_service(args)
-    return show(args, service.rollback(service.local_owner(), args.app, args.version))
+    with watched(bar=draws_on() and not args.json) as long_call:  # an index to make: seconds
+        result = service.rollback(
+            service.local_owner(), args.app, args.version, long_call=long_call
+        )
+    return show(args, result)
 
 
 def do_app_restore(args: argparse.Namespace) -> int:

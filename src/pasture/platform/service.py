@@ -451,10 +451,12 @@ class Service:
         self._deployed(result)
         return result
 
-    def rollback(self, caller: Caller, app: str, version: int) -> Result:
-        """Make an earlier version of the app current again."""
+    def rollback(
+        self, caller: Caller, app: str, version: int, *, long_call: LongCall | None = None
+    ) -> Result:
+        """Make an earlier version of the app current again (`long_call`: the door's watch)."""
         with self.audit_log.call(caller, "rollback", None, version, _version) as noted:
-            result = self.apps.rollback(caller, app, version, noted)
+            result = self.apps.rollback(caller, app, version, noted, long_call)
         self._deployed(result)
         return result
 

@@ -288,3 +288,19 @@ def test_an_app_carrying_code_for_another_platform_is_refused_and_nothing_instal
     (folder / "js").mkdir()
     (folder / "js" / "worker.js").write_text("onmessage = (e) => postMessage(e.data);\n")
     assert service.deploy(ada, folder).text == REPORT.format(n=2)
+
+
+def test_a_rollback_tells_a_watching_door_what_it_is_doing(
+    service: Service, ada: Caller, tmp_path: Path
+) -> None:
+    from pasture.long_calls import LongCall, Progress
+
+    folder = copy_runs(tmp_path)
+    service.deploy(ada, folder)
+    add_longest(folder)
+    service.deploy(ada, folder)
+    heard: list[Progress] = []
+    service.rollback(ada, "ada/runs", 1, long_call=LongCall(heard.append, most_per_second=1e9))
+    assert [(p.done, p.total, p.message) for p in heard] == [
+        (0, None, "rolling back ada/runs to v1")
+    ]

@@ -336,7 +336,17 @@ class Apps:
             text, {"at": reached.at, "version": loaded.version, "path": path, "text": text}
         )
 
-    def rollback(self, caller: Caller, app: str, version: int, noted: Call | None = None) -> Result:
+    def rollback(
+        self,
+        caller: Caller,
+        app: str,
+        version: int,
+        noted: Call | None = None,
+        long_call: LongCall | None = None,
+    ) -> Result:
+        """Make a kept version current again; its components are declared to the store first
+        (an index to make on a big table takes seconds: `long_call`, the door's watch, is
+        told so)."""
         from pasture.store.vocab import Vocabulary, merged
 
         require_writes(caller)
@@ -369,7 +379,11 @@ class Apps:
         doc = merged(doc, tables_of(loaded.code))  # and the tables its worker.py declared
         # The rows written since stay; the older vocabulary must still describe them.
         Vocabulary.from_json(doc, previous=current.vocabulary)
+        if long_call is not None:
+            long_call.report(progress_of(0, None, f"rolling back {reached.at} to v{version}"))
         self.catalog.store(space, slug).declare(doc)
+        if long_call is not None:
+            long_call.flush(last=True)
         with self.db.transaction() as conn:
             conn.execute(
                 "UPDATE apps SET version = ?, title = ? WHERE space = ? AND slug = ?",
