@@ -15,6 +15,7 @@ import pytest
 from helpers.club import RUNS
 from pasture.caller import Caller
 from pasture.errors import DeployRefused, NotFound, UsageError
+from pasture.long_calls import LongCall, Progress
 from pasture.platform.service import Service
 
 REPORT = (
@@ -142,7 +143,13 @@ def test_rollback_makes_an_earlier_version_serve(
     add_longest(folder)
     service.deploy(ada, folder)
     assert "longest" in service.gate.app_info(ada, "runs").commands
-    result = service.rollback(ada, "ada/runs", 1)
+    heard: list[Progress] = []  # a watching door (a terminal's bar) is told what it does
+    result = service.rollback(
+        ada, "ada/runs", 1, long_call=LongCall(heard.append, most_per_second=1e9)
+    )
+    assert [(p.done, p.total, p.message) for p in heard] == [
+        (0, None, "rolling back ada/runs to v1")
+    ]
     assert result.text.startswith("ada/runs is back at v1: http://127.0.0.1:8000/ada/runs/")
     assert service.gate.app_info(ada, "runs").commands == ["log_run", "leaderboard", "since"]
     with pytest.raises(NotFound) as missing:
@@ -288,19 +295,3 @@ def test_an_app_carrying_code_for_another_platform_is_refused_and_nothing_instal
     (folder / "js").mkdir()
     (folder / "js" / "worker.js").write_text("onmessage = (e) => postMessage(e.data);\n")
     assert service.deploy(ada, folder).text == REPORT.format(n=2)
-
-
-def test_a_rollback_tells_a_watching_door_what_it_is_doing(
-    service: Service, ada: Caller, tmp_path: Path
-) -> None:
-    from pasture.long_calls import LongCall, Progress
-
-    folder = copy_runs(tmp_path)
-    service.deploy(ada, folder)
-    add_longest(folder)
-    service.deploy(ada, folder)
-    heard: list[Progress] = []
-    service.rollback(ada, "ada/runs", 1, long_call=LongCall(heard.append, most_per_second=1e9))
-    assert [(p.done, p.total, p.message) for p in heard] == [
-        (0, None, "rolling back ada/runs to v1")
-    ]
