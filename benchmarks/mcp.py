@@ -472,20 +472,28 @@ def token_lookups(rounds: int, lookups: int = 5000) -> None:
 
 # -- an OAuth access token, got as an agent gets one -------------------------------
 class ConsentForm(HTMLParser):
-    """The consent page's form: its inputs (name, type, value), as a browser reads them."""
+    """The consent page's form (not the header's sign-out): its inputs (name, type, value),
+    as a browser reads them."""
 
     def __init__(self) -> None:
         super().__init__()
         self.action: str | None = None
         self.inputs: list[tuple[str, str, str]] = []
+        self._inside = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = {k: v or "" for k, v in attrs}
-        if tag == "form" and self.action is None:
-            self.action = a.get("action", "")
-        elif tag in ("input", "button") and a.get("name"):
+        if tag == "form":
+            self._inside = "/oauth/consent" in a.get("action", "")
+            if self._inside:
+                self.action = a.get("action", "")
+        elif self._inside and tag in ("input", "button") and a.get("name"):
             kind = a.get("type") or ("submit" if tag == "button" else "text")
             self.inputs.append((a["name"], kind, a.get("value", "")))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "form":
+            self._inside = False
 
 
 def oauth_access_token(base: str, env: dict[str, str]) -> str:
