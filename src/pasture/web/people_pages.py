@@ -126,12 +126,12 @@ class PeopleEndpoints(Endpoints):
             if do == "add":
                 password = fields.get("password", [""])[0] or None
                 made = await self.call(service.people.new_user, caller, name, password)
-                said = f"{made.name} is added, with a space of their own"
-                said += (
-                    "; they sign in with their password"
+                how = (
+                    "they sign in with their password"
                     if password
-                    else ("; give them a sign-in link to sign in the first time")
+                    else "give them a sign-in link to sign in the first time"
                 )
+                said = f"{made.name} is added, with a space of their own; {how}"
                 return own_page(await self.people_page(caller, done=said))
             if do == "remove" and _one(fields, "sure") != "yes":
                 await self.call(service.people.require_admin, caller, "removes people")
