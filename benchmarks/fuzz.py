@@ -26,7 +26,7 @@ went wrong", or a traceback; anything but a `Refused` out of `Service.deploy`.
 Also counted: ERROR records pasture logged (a door logs a bug's traceback).
 
     .venv/bin/python benchmarks/fuzz.py [--inputs 100000] [--seed 7]
-    .venv/bin/python benchmarks/fuzz.py --quick      # 5,000 inputs: a look
+    .venv/bin/python benchmarks/fuzz.py --quick      # 2,000 inputs: a look
 
 Prints inputs, refusals and inputs a second per door, then the 5xx (must be 0);
 exits 1 when there is any.
@@ -633,12 +633,12 @@ def report(doors: dict[str, Door], errors: Errors) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--inputs", type=int, help="hostile inputs in all (100,000; --quick 5,000)")
+    parser.add_argument("--inputs", type=int, help="hostile inputs in all (100,000; --quick 2,000)")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--quick", action="store_true", help="5,000 inputs: a look")
+    parser.add_argument("--quick", action="store_true", help="2,000 inputs: a look")
     options = parser.parse_args()
     if options.inputs is None:
-        options.inputs = 5_000 if options.quick else 100_000
+        options.inputs = 2_000 if options.quick else 100_000
     return anyio.run(fuzz, options)
 
 

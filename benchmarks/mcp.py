@@ -82,7 +82,7 @@ not do: the lookup can wait on the database), and looked up in a thread (what it
 does when memory cannot tell), each a request's share, in process.
 
     .venv/bin/python benchmarks/mcp.py [--calls 400] [--rounds 3] [--mode auto|legacy]
-    .venv/bin/python benchmarks/mcp.py --quick   # 80 calls, 1 round, 50 apps: a look
+    .venv/bin/python benchmarks/mcp.py --quick   # 50 calls, 1 round, 20 apps: a look
     .venv/bin/python benchmarks/mcp.py --only oauth   # OAuth + audit against static, alone
     .venv/bin/python benchmarks/mcp.py --only operator   # shared limits, metrics, JSON logs
     .venv/bin/python benchmarks/mcp.py --only commands   # `commands`, 200 apps, alone
@@ -1113,7 +1113,7 @@ def commands_against_bare(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--calls", type=int, help="calls a run (400; --quick 80)")
+    parser.add_argument("--calls", type=int, help="calls a run (400; --quick 50)")
     parser.add_argument("--rounds", type=int, help="rounds, each server once a round (3; 1)")
     parser.add_argument("--mode", default="auto", choices=["auto", "legacy"])
     parser.add_argument("--apps", type=int, help="apps deployed for `commands` (200; 50)")
@@ -1144,7 +1144,7 @@ def main() -> None:
     if options.floor:
         serve_floor(int(options.floor[0]), options.floor[1])
         return
-    for name, usual, quick in (("calls", 400, 80), ("rounds", 3, 1), ("apps", 200, 50)):
+    for name, usual, quick in (("calls", 400, 50), ("rounds", 3, 1), ("apps", 200, 20)):
         if getattr(options, name) is None:
             setattr(options, name, quick if options.quick else usual)
 
