@@ -483,7 +483,7 @@ def compare(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--calls", type=int, help="calls a run (400; --quick 60)")
+    parser.add_argument("--calls", type=int, help="calls a run (400; --quick 40)")
     parser.add_argument("--rounds", type=int, help="rounds, each server once a round (5; 2)")
     parser.add_argument("--quick", action="store_true", help="fewer calls and rounds")
     parser.add_argument("--only", choices=["log_run", "leaderboard"], action="append")
@@ -499,8 +499,8 @@ def main() -> None:
         raise SystemExit(
             "benchmarks/peers.py needs the bench extra: .venv/bin/pip install -e '.[bench]'"
         ) from None
-    calls = options.calls or (60 if options.quick else 400)
-    rounds = options.rounds or (2 if options.quick else 5)
+    calls = options.calls or (40 if options.quick else 400)
+    rounds = options.rounds or (1 if options.quick else 5)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     print(
         f"{calls} calls a run, posted raw one after another over stateless streamable HTTP "

@@ -202,10 +202,10 @@ def pasture_deploys(home: Path, token: str, env: dict[str, str], runs: int) -> l
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", type=int, help="times each is timed (7; --quick 3)")
+    parser.add_argument("--runs", type=int, help="times each is timed (7; --quick 2)")
     parser.add_argument("--quick", action="store_true", help="fewer runs")
     options = parser.parse_args()
-    runs = options.runs or (3 if options.quick else 7)
+    runs = options.runs or (2 if options.quick else 7)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     # The limits are counted, as on any server, at rates the asking again never reaches.
     env.setdefault("PASTURE_RATE", "1000000000/minute")

@@ -601,11 +601,11 @@ def measure(
 SECTIONS = ("graph", "reads", "pages", "mutations")
 GROUPS = {"tables": ("reads", "pages", "mutations")}
 QUICK = {  # --quick: every size small, for a look while working
-    "entities": 20_000,
+    "entities": 10_000,
     "rounds": 5,
     "batches": 2,
     "calls": 500,
-    "rows": 40_000,
+    "rows": 20_000,
     "mutation_calls": 300,
 }
 FULL = {
