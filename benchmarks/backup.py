@@ -184,11 +184,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--entities", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="50,000 entities, 3 rounds")
+    parser.add_argument("--quick", action="store_true", help="20,000 entities, 3 rounds")
     parser.add_argument("--postgres", metavar="URL", help="a database to fill (else a throwaway)")
     parser.add_argument("--sqlite-only", action="store_true")
     args = parser.parse_args()
-    entities = 50_000 if args.quick else args.entities
+    entities = 20_000 if args.quick else args.entities
     work = Path(tempfile.mkdtemp(prefix="pasture-bench-backup-"))
     try:
         print(f"backup of the whole server, {entities:,} entities", flush=True)

@@ -453,7 +453,7 @@ async def fuzz(options: argparse.Namespace) -> int:
     }
     planned = {name: max(1, int(total * share)) for name, share in shares.items()}
     planned["web query"] += total - sum(planned.values())
-    processes = 5 if options.quick else 20
+    processes = 3 if options.quick else 20
 
     home = Path(tempfile.mkdtemp(prefix="pasture-fuzz-"))
     os.environ["PASTURE_HOME"] = str(home)
