@@ -76,7 +76,7 @@ from pasture.platform.db.tool_lists import ToolLists
 from pasture.platform.graph import Graph
 from pasture.platform.history import History
 from pasture.platform.listing import Listing
-from pasture.platform.nouns import OAUTH_ACCESS_PREFIX, Access, Resolved, Role
+from pasture.platform.nouns import ACCESSES, OAUTH_ACCESS_PREFIX, Access, Resolved, Role
 from pasture.platform.running import Running
 from pasture.platform.workers.sandbox import Limits
 from pasture.result import Result
@@ -794,7 +794,7 @@ def _settings(asked: Any, known: Any = None) -> str:
     if isinstance(asked, Mapping):
         if asked.get("title") is not None:
             said.append("title")
-        if asked.get("access") in ("private", "public", "open"):
+        if asked.get("access") in ACCESSES:
             said.append(f"access {asked['access']}")
     return ", ".join(said) or "nothing"
 

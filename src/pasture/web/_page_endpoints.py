@@ -155,12 +155,13 @@ class PageEndpoints(Endpoints):
             shown["columns"] = columns
             text = f".{kind}!" + (f"&{filter_text}" if filter_text else "")
             if sort:  # a column's heading clicked: `miles`, or `-miles` for the most first
-                if sort.removeprefix("-") not in columns:
+                column = sort.removeprefix("-")
+                if column not in columns:
                     raise UsageError(
-                        f"{kind} has no column {echo(sort.removeprefix('-'), 40)} to sort by "
+                        f"{kind} has no column {echo(column, 40)} to sort by "
                         f"— its columns: {', '.join(columns)}"
                     )
-                text += f"&sort={'-' if sort.startswith('-') else ''}{kind}.{sort.lstrip('-')}"
+                text += f"&sort={'-' if sort.startswith('-') else ''}{kind}.{column}"
             if after:
                 text += f"&after={after}"
             found = await self.call(self.service.graph.query, caller, app, text, via_web=True)

@@ -114,8 +114,7 @@ class Apps:
             slug = app
             raw, problems = _deploy.normalise(files)
         check_slug(slug)
-        if access is not None and access not in ACCESSES:
-            raise UsageError(f"{echo(access, 40)} is not an access — say private, public or open")
+        _check_access(access)
         if title is not None:
             check_title(title)
         at = f"{space}/{slug}"
@@ -414,8 +413,7 @@ class Apps:
         require_writes(caller)
         if title is None and access is None:
             raise UsageError("say what to change: --title T, --access private|public|open, or both")
-        if access is not None and access not in ACCESSES:
-            raise UsageError(f"{echo(access, 40)} is not an access — say private, public or open")
+        _check_access(access)
         if title is not None:
             title = title.strip()
             if not title:
@@ -456,6 +454,12 @@ class Apps:
             f"{reached.at}: {' and '.join(said)}",
             {"at": reached.at, "title": new_title, "access": new_access},
         )
+
+
+def _check_access(access: str | None) -> None:
+    """Refused unless `access` is one (None: not asked for), in one sentence at every door."""
+    if access is not None and access not in ACCESSES:
+        raise UsageError(f"{echo(access, 40)} is not an access — say private, public or open")
 
 
 def _writing(

@@ -186,8 +186,7 @@ class People:
         """Everyone on this server: their name, own space, whether they can sign in on the
         web (a password set) and which one is the server's owner. The owner alone sees it."""
         self.require_signed_in(caller)
-        row = self.db.one("SELECT admin FROM users WHERE eid = ?", caller.eid)
-        if row is None or not row["admin"]:
+        if not self.is_owner(caller):
             owner = self.db.one("SELECT name FROM users WHERE admin = 1 ORDER BY created")
             who = f" ({owner['name']})" if owner is not None else ""
             raise Forbidden(
@@ -227,8 +226,7 @@ class People:
 
     def require_admin(self, caller: Caller, doing: str = "adds people") -> None:
         self.require_signed_in(caller)
-        row = self.db.one("SELECT admin FROM users WHERE eid = ?", caller.eid)
-        if row is None or not row["admin"]:
+        if not self.is_owner(caller):
             raise Forbidden(f"only the server's owner {doing} — ask them")
 
     def personal_space(self, caller: Caller) -> str:
