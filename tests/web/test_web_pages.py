@@ -6,6 +6,8 @@ import html
 import re
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from web_site import BASE, PASSWORD, Site
 
 from pasture.web.app import SESSION_COOKIE, inject_base
@@ -363,3 +365,38 @@ def test_signing_in_to_an_app_goes_nowhere_but_an_app_of_this_server(site: Site,
     assert answer.status_code == 400
     assert "location" not in answer.headers
     assert "is not an app's address — write space/app, like ada/runs" in html.unescape(answer.text)
+
+
+# -- the data browser's order: whatever is asked for ----------------------------------
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    sort=st.one_of(
+        st.sampled_from(["who", "-who", "miles", "-miles", "--miles", "-", "jog.miles"]),
+        st.text(max_size=40),
+    ),
+    app=st.sampled_from(["ada/runs", "ada/secret"]),
+)
+def test_any_sort_the_data_browser_is_sent_is_a_column_or_a_sentence(
+    site: Site, sort: str, app: str
+) -> None:
+    """A column of the kind sorts its rows; anything else is refused with the kind's columns
+    in the page — never a fault, never read into the filter as more of the grammar; and an
+    app the person cannot read stays unread whatever the order asked for."""
+    bob = site.signed_in("bob")
+    answer = bob.get("/data", params={"app": app, "kind": "jog", "sort": sort})
+    assert "Traceback" not in answer.text and answer.status_code < 500, answer.text
+    if app == "ada/secret":  # private, and bob is in none of ada's spaces
+        assert answer.status_code == 404
+        return
+    column = sort.strip().removeprefix("-")
+    if not sort.strip() or column in ("who", "miles"):  # none asked for, or a column: read
+        assert answer.status_code == 200, answer.text
+        assert 'role="alert"' not in answer.text
+    else:
+        assert answer.status_code == 400, answer.text
+        said = html.unescape(answer.text)
+        assert "to sort by — its columns: who, miles" in said
