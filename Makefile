@@ -50,8 +50,12 @@ $(VENV)/.bench: $(VENV)/.installed
 
 BENCHES := mcp peers serving live worker startup fuzz transfer backup history
 
-bench: $(VENV)/.bench
-	$(PY) benchmarks/store.py
+# The store at three sizes on both databases (a throwaway PostgreSQL), then the rest.
+STORE_SIZES := 10000,100000,1000000
+
+bench: $(VENV)/.bench system-deps
+	$(PY) benchmarks/store.py --sizes $(STORE_SIZES)
+	$(PY) benchmarks/store.py --postgres --sizes $(STORE_SIZES)
 	@for b in $(BENCHES); do $(PY) benchmarks/$$b.py || exit 1; done
 
 # Every benchmark made small, for a look while working (a few minutes at most).
