@@ -99,13 +99,6 @@ def _walked_columns(alias: str, component: str) -> Callable[[str], str]:
     return lambda col: f"{alias}.{q(col)}"
 
 
-def _far(reference: dict[str, Any] | None, far: dict[str, Any]) -> dict[str, Any] | None:
-    """A reference's `{eid, name}` with what the filter brings from its far side beside them."""
-    if reference is not None:
-        reference.update(far)
-    return reference
-
-
 def row_builder(
     st: Selecting,
     shown: list[str],
@@ -144,12 +137,14 @@ def row_builder(
             c = take(expr_of(column.name))
             walked = (*at, column.name)
             if column.reference and walked in st.brought:
-                # a walk from it joins the entity it names already: its name is there
+                # a walk from it joins the entity it names already: its name is there, and
+                # what the filter brings from that side goes in the same dict display
                 ent = st.walk_entity((*walked, st.brought[walked][0]))
                 n = take(f"{ent}.name")
+                far = far_of(walked)
                 value = (
-                    f"({{'eid': {c}, 'name': {n}}} if {n} is not None "
-                    f"else ({{'eid': {c}}} if {c} is not None else None))"
+                    f"({{'eid': {c}, 'name': {n}, {far}}} if {n} is not None "
+                    f"else ({{'eid': {c}, {far}}} if {c} is not None else None))"
                 )
             elif column.reference and st.dialect.inline_names:
                 # the name read in the same statement: cheaper than another round trip to
@@ -173,8 +168,6 @@ def row_builder(
                 value = f"(None if {c} is None else bool({c}))"
             else:
                 value = c
-            if column.reference and walked in st.brought:
-                value = f"_far({value}, {{{far_of(walked)}}})"
             fields.append(f"{column.name!r}: {value}")
         return "{" + ", ".join(fields) + "}"
 
@@ -242,7 +235,7 @@ def row_builder(
             lines.append(f"            d[{comp_name!r}] = {body}")
         lines.extend(["        out.append(d)", "    return out", ""])
         source = "\n".join(lines)
-    scope: dict[str, Any] = {"_far": _far}
+    scope: dict[str, Any] = {}
     exec(compile(source, "<filter rows>", "exec"), scope)
     build: Build = scope["build"]
     return build, select, tuple(refs)
