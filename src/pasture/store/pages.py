@@ -64,7 +64,7 @@ class Rows(list[Row]):
     are one page). `place`: the order, sort values and position the cursor is made of, when
     it is made only if asked for (a read that takes its page and goes no further never is)."""
 
-    more: bool = False
+    __slots__ = ("_cursor", "_place", "more")  # one is made for every page read
 
     def __init__(
         self,
@@ -74,7 +74,7 @@ class Rows(list[Row]):
         more: bool = False,
         place: tuple[str, Sequence[Any], int] | None = None,
     ) -> None:
-        super().__init__(rows)
+        list.__init__(self, rows)
         self._cursor = cursor
         self._place = place
         self.more = more or cursor is not None or place is not None

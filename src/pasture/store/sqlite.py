@@ -97,6 +97,8 @@ class SqliteStore(SqlStore[sqlite3.Connection]):
         # (`PRAGMA data_version`, which moves when any other connection commits to the
         # file); forgotten whenever a write of ours rolls back.
         self._data_version: int | None = None
+        # how a read holds the one connection: made once, as every read takes it
+        self._locked = _Locked(self._lock, self._db)
         self._top: int | None = None  # the largest `_e` there is
         self._people: dict[str, str | None] = {}  # eid -> name of callers kept as persons
         # Connections of snapshots (`begin(read_only=True)`) at rest, for the next: a query
@@ -135,7 +137,7 @@ class SqliteStore(SqlStore[sqlite3.Connection]):
             # Another thread holds the one connection in a write transaction: read what is
             # committed through a connection of its own rather than wait for it to end.
             return self._snapshot_connection()
-        return _Locked(self._lock, self._db)  # one connection: one statement at a time
+        return self._locked  # one connection: one statement at a time
 
     @contextlib.contextmanager
     def _snapshot_connection(self) -> Iterator[sqlite3.Connection]:
