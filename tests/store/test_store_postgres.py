@@ -2,6 +2,7 @@
 app's schema as it was, several stores (processes) share one schema, and the sentences
 for a schema name, a server that is not there, and psycopg not installed."""
 
+import re
 import subprocess
 import sys
 import threading
@@ -164,3 +165,63 @@ def test_open_store_takes_a_postgresql_url_and_a_schema(pg_url: str, schema: str
     with pytest.raises(Refused) as e:
         open_store(pg_url)
     assert "schema" in str(e.value)
+
+
+def _plans(store: PostgresStore, sql: str) -> tuple[int, int]:
+    """How many times the connections' prepared statement of `sql` ran on a generic plan, and
+    on a plan made for its values (PostgreSQL counts both, each connection its own)."""
+    marks = iter(range(1, sql.count("%s") + 1))
+    sql = re.sub("%s", lambda _: f"${next(marks)}", sql)  # as psycopg prepares it
+    generic = custom = 0
+    with store._connection() as conn:  # the pool's one connection
+        for g, c in conn.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = %s",
+            (sql,),
+        ):
+            generic, custom = generic + g, custom + c
+    return generic, custom
+
+
+def test_a_walk_by_equalities_is_planned_once_and_a_range_for_its_values(
+    pg_url: str, schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A walk whose tests are all equalities runs on one generic plan (planning its joins
+    costs more than running them); a walk through a range is planned for its values as the
+    server decides; the next read on the same connection is planned as the server decides
+    again; and each answers what it answered before."""
+    # a pool of its own holding one connection: each read follows the last on it
+    monkeypatch.setenv("PASTURE_DATABASE_CONNECTIONS", "1")
+    url = pg_url + ("&" if "?" in pg_url else "?") + "application_name=plans"
+    vocab = {
+        "$defs": {
+            **RUNS["$defs"],
+            "note": {
+                "properties": {
+                    "target": {"type": "string", "format": "reference"},
+                    "text": {"type": "string"},
+                }
+            },
+        }
+    }
+    with open_postgres_store(url, schema) as s:
+        s.declare(vocab)
+        runs = s.apply([{"jog": {"who": f"r{i % 3}", "miles": i}} for i in range(30)], ADA).entities
+        s.apply([{"note": {"target": eid, "text": f"n{i}"}} for i, eid in enumerate(runs)], ADA)
+        by_who, by_miles = ".note.target.jog.who=r1", ".note.target.jog.miles>=20"
+        expected = {
+            f: sorted(r["note"]["text"] for r in s.query(f, ADA)) for f in (by_who, by_miles)
+        }
+        assert len(expected[by_who]) == 10 and len(expected[by_miles]) == 10
+        for _ in range(12):  # psycopg prepares a statement on its fifth run
+            for f in (by_who, by_miles, ".jog.who=r2"):
+                found = sorted(
+                    r["note"]["text"] if "note" in r else r["jog"]["who"] for r in s.query(f, ADA)
+                )
+                assert found == expected.get(f, ["r2"] * 10)
+        generic, custom = _plans(s, s._compile(by_who).sql)
+        assert generic > 0 and custom == 0
+        # the server's own way: plans for the first five runs' values, then it weighs them
+        _, custom = _plans(s, s._compile(by_miles).sql)
+        assert custom >= 5
+        with s._connection() as conn:
+            assert conn.execute("SHOW plan_cache_mode").fetchone() == ("auto",)

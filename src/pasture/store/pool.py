@@ -111,8 +111,13 @@ def _connection_class() -> type[Any]:
 
     class Connection(psycopg.Connection[Any]):
         schema = ""
+        generic = False  # whether plan_cache_mode is force_generic_plan for the session
 
     return Connection
+
+
+# plan_cache_mode for a connection's prepared statements, by whether they are to be generic
+_PLANS = {True: "force_generic_plan", False: "auto"}
 
 
 class Connections:
@@ -149,16 +154,27 @@ class Connections:
             raise
 
     @contextmanager
-    def connection(self, schema: str) -> Iterator[psycopg.Connection[Any]]:
+    def connection(
+        self, schema: str, *, generic: bool = False
+    ) -> Iterator[psycopg.Connection[Any]]:
         """A connection whose search_path is `schema` (an identifier as SQL writes it), back
-        to the pool when the block ends; a transaction still open then is rolled back."""
+        to the pool when the block ends; a transaction still open then is rolled back.
+        `generic`: its prepared statements are planned once for any value of their
+        parameters (PostgreSQL's generic plan), as a read of `Compiled.generic` wants;
+        otherwise as the server decides. Each setting is sent only when it changes."""
         # (getconn and putconn rather than the pool's own block, which would also ask the
         # connection to commit: every user here ends its transactions itself)
         conn = self._pool.getconn()
         try:
+            said: list[str] = []
             if conn.schema != schema:
-                conn.execute(f"SET search_path TO {schema}")
-                conn.schema = schema
+                said.append(f"SET search_path TO {schema}")
+            if conn.generic != generic:
+                said.append(f"SET plan_cache_mode = {_PLANS[generic]}")
+            if said:
+                # one round trip for both; a session's settings, outside any transaction
+                conn.execute("; ".join(said).encode())
+                conn.schema, conn.generic = schema, generic
             yield conn
         finally:
             self._pool.putconn(conn)

@@ -114,13 +114,14 @@ class PostgresStore(SqlStore["Cursor"]):
     # -- the connection and its transactions ----------------------------------------------
 
     @contextlib.contextmanager
-    def _connection(self) -> Iterator[Connection]:
-        """A connection of the process's pool, its search_path this app's schema alone."""
+    def _connection(self, *, generic: bool = False) -> Iterator[Connection]:
+        """A connection of the process's pool, its search_path this app's schema alone; with
+        `generic`, its prepared statements planned once for any value."""
         connections = self._pool
         if connections is None:  # used again after `close`: opened again, as it was
             with self._lock:
                 connections = self._pool = self._pool or self._open()
-        with connections.connection(q(self.app_schema)) as conn:
+        with connections.connection(q(self.app_schema), generic=generic) as conn:
             yield conn
 
     def _open(self) -> pool.Connections:
@@ -130,9 +131,9 @@ class PostgresStore(SqlStore["Cursor"]):
             "the server is up",
         )
 
-    def _reading(self) -> contextlib.AbstractContextManager[Connection]:
+    def _reading(self, *, generic: bool = False) -> contextlib.AbstractContextManager[Connection]:
         # No lock: each read has a connection of its own, and sees committed rows only.
-        return self._connection()
+        return self._connection(generic=generic)
 
     def _serialize(self, conn: Connection) -> None:
         """Take this app's write lock until the transaction ends (every process shares it)."""

@@ -80,6 +80,9 @@ class Compiled:
     page: int | None = None
     # a statement run before `sql` in the same transaction, setting how it is planned
     prelude: str = ""
+    # planned once for any value (`Dialect.generic_plan`), on a connection set so for good:
+    # a read that needs no transaction of its own for it
+    generic: bool = False
     keys_at: int = 0
     keys_from: tuple[int, ...] = ()  # where in the row each of those values is
     order: str = ""
@@ -247,7 +250,14 @@ def _compile(
     words: list[str] = []
     every = False
     addressed = False  # id= names an entity, not a component of it
+    # a test whose best plan depends on its value (a range, a pattern, an inequality): a
+    # plan made for no value in particular may start from the wrong table
+    valued = False
     for p in filt.predicates:
+        if isinstance(p, syntax.Range | syntax.Plural) or (
+            isinstance(p, syntax.Compare) and p.op != "="
+        ):
+            valued = True
         if isinstance(p, syntax.Has):
             _need(st, component_of(p.component, vocabulary).name, inner=True)
             _name(st, p.component)
@@ -311,6 +321,7 @@ def _compile(
         else:  # pragma: no cover - the grammar makes nothing else
             raise Refused("that filter cannot be served — write predicates like .jog!&limit=20")
     _plurals_drive(st, bool(words or addressed))
+    walked = any(j.ref for j in st.joins.values())
     if aggregate is not None:
         if after is not None:
             raise Refused(
@@ -479,7 +490,9 @@ def _compile(
         compiled.page = page  # the best of them, one page: cut short, with no cursor
         compiled.keys_at = -1
     if words:
-        compiled.prelude = dialect.search_plan
+        compiled.prelude = dialect.generic_plan
+    elif walked and not valued and after is None:
+        compiled.generic = bool(dialect.generic_plan)
     if optional and dialect.probes_empty:
         compiled.optional = tuple(optional)
         # and, last, whether the app keeps any edge, which each row would list

@@ -131,7 +131,9 @@ class SqliteStore(SqlStore[sqlite3.Connection]):
 
     # -- the connection and its transactions ----------------------------------------------
 
-    def _reading(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+    def _reading(
+        self, *, generic: bool = False
+    ) -> contextlib.AbstractContextManager[sqlite3.Connection]:
         held = self._held
         if held and threading.get_ident() not in held and any(t.writes for t in held.values()):
             # Another thread holds the one connection in a write transaction: read what is

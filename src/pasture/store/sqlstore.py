@@ -289,7 +289,11 @@ class SqlStore(ABC, Generic[C]):
     def query(self, filter: str, caller: Caller, *, table: str | None = None) -> Answer:
         compiled = self._compile(filter, table)
         held = self._held_here()
-        reading = contextlib.nullcontext(held.conn) if held is not None else self._reading()
+        reading = (
+            contextlib.nullcontext(held.conn)
+            if held is not None
+            else self._reading(generic=compiled.generic)
+        )
         with metrics.database("app", "read"), self._faults, reading as conn:
             edged: bool | None = None  # whether the app keeps any edge, where it was asked
             if (compiled.refs or compiled.prelude or compiled.probe) and held is None:
@@ -343,10 +347,11 @@ class SqlStore(ABC, Generic[C]):
     # -- what a backend provides --------------------------------------------------------
 
     @abstractmethod
-    def _reading(self) -> contextlib.AbstractContextManager[Executes]:
+    def _reading(self, *, generic: bool = False) -> contextlib.AbstractContextManager[Executes]:
         """The connection a read runs through, outside any write, for as long as the block
         lasts: the backend holds whatever lock it needs for it (this store's lock is not
-        held through a read, so reads need not wait for each other or for a write)."""
+        held through a read, so reads need not wait for each other or for a write).
+        `generic`: its statements are planned once for any value (`Compiled.generic`)."""
 
     def _snapshot_connection(self) -> contextlib.AbstractContextManager[Executes]:
         """The connection a snapshot (`begin(read_only=True)`) holds for as long as it lasts;
