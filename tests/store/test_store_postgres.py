@@ -182,13 +182,13 @@ def _plans(store: PostgresStore, sql: str) -> tuple[int, int]:
     return generic, custom
 
 
-def test_a_walk_by_equalities_is_planned_once_and_a_range_for_its_values(
+def test_a_walk_by_equalities_and_a_search_are_planned_once_and_a_range_for_its_values(
     pg_url: str, schema: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A walk whose tests are all equalities runs on one generic plan (planning its joins
-    costs more than running them); a walk through a range is planned for its values as the
-    server decides; the next read on the same connection is planned as the server decides
-    again; and each answers what it answered before."""
+    """A walk whose tests are all equalities, and a search for words, run on one generic
+    plan (planning their joins costs more than running them); a walk through a range is
+    planned for its values as the server decides; the next read on the same connection is
+    planned as the server decides again; and each answers what it answered before."""
     # a pool of its own holding one connection: each read follows the last on it
     monkeypatch.setenv("PASTURE_DATABASE_CONNECTIONS", "1")
     url = pg_url + ("&" if "?" in pg_url else "?") + "application_name=plans"
@@ -207,6 +207,7 @@ def test_a_walk_by_equalities_is_planned_once_and_a_range_for_its_values(
         s.declare(vocab)
         runs = s.apply([{"jog": {"who": f"r{i % 3}", "miles": i}} for i in range(30)], ADA).entities
         s.apply([{"note": {"target": eid, "text": f"n{i}"}} for i, eid in enumerate(runs)], ADA)
+        s.apply({"doc": {"title": "hill repeats"}}, ADA)
         by_who, by_miles = ".note.target.jog.who=r1", ".note.target.jog.miles>=20"
         expected = {
             f: sorted(r["note"]["text"] for r in s.query(f, ADA)) for f in (by_who, by_miles)
@@ -218,8 +219,11 @@ def test_a_walk_by_equalities_is_planned_once_and_a_range_for_its_values(
                     r["note"]["text"] if "note" in r else r["jog"]["who"] for r in s.query(f, ADA)
                 )
                 assert found == expected.get(f, ["r2"] * 10)
-        generic, custom = _plans(s, s._compile(by_who).sql)
-        assert generic > 0 and custom == 0
+        for _ in range(6):
+            assert [r["doc"]["title"] for r in s.query("hill", ADA)] == ["hill repeats"]
+        for planned_once in (by_who, "hill"):
+            generic, custom = _plans(s, s._compile(planned_once).sql)
+            assert generic > 0 and custom == 0
         # the server's own way: plans for the first five runs' values, then it weighs them
         _, custom = _plans(s, s._compile(by_miles).sql)
         assert custom >= 5

@@ -56,12 +56,12 @@ class Dialect:
     # whether the doc rows a full-text search finds carry their entity's kind (`_kind`)
     # as well as its eid and `created` stamps, so a search need not join `entity`
     fts_kind: bool = False
-    # what a read is planned with once, set for that read alone, where planning it afresh
-    # each time costs more than it could save: PostgreSQL plans a search joined to every
-    # component, or a walk through references, anew for each call (its generic plan looks a
-    # little dearer; planning a dozen joins takes ~10 ms, a walk's four ~1 ms), and the
-    # generic plan starts where a fresh one would: the search, or an equality's index
-    generic_plan: str = ""
+    # whether a read may be planned once for any value (`Compiled.generic`), where planning
+    # it afresh each time costs more than it could save: PostgreSQL plans a search joined to
+    # every component, or a walk through references, anew for each call (its generic plan
+    # looks a little dearer; planning a dozen joins takes ~10 ms, a walk's four ~1 ms), and
+    # the generic plan starts where a fresh one would: the search, or an equality's index
+    generic_plans: bool = False
     keeps_nul: bool = True  # whether text may hold a NUL character
     # whether a whole row asks first which component tables are empty, to read it without
     # them: SQLite looks each one up for every row; on PostgreSQL an empty table costs a
@@ -185,7 +185,7 @@ POSTGRES = PostgresDialect(
     max_name=63,
     inline_names=True,
     fts_kind=True,
-    generic_plan="SET LOCAL plan_cache_mode = force_generic_plan",
+    generic_plans=True,
     probes_empty=False,
     keeps_nul=False,
     edge_seq="seq",  # PostgreSQL has no rowid

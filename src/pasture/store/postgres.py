@@ -38,7 +38,7 @@ import contextlib
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from pasture.caller import Caller
 from pasture.errors import Refused, Unavailable
@@ -46,7 +46,6 @@ from pasture.store import bundles as b
 from pasture.store import pool
 from pasture.store.base import Bundle
 from pasture.store.dialect import FTS_CONFIG, POSTGRES, q
-from pasture.store.sql import Compiled
 from pasture.store.sqlstore import DOC_KIND, Executes, SqlStore
 from pasture.store.tables import POSTGRES_WRITES, UNINDEXED, base_tables
 from pasture.store.times import Clock, utc_now
@@ -68,7 +67,6 @@ _HEAD = (
     "FROM (SELECT 1) one LEFT JOIN entity e ON e.eid = %s LEFT JOIN c_person p ON p._e = e._e"
 )
 _IDLE = 0  # pq.TransactionStatus.IDLE: no transaction open
-_ANY_EDGE = "SELECT 1 FROM edge LIMIT 1"
 _UNREACHABLE = "the app's store cannot reach its PostgreSQL server — try again in a moment"
 # The most bytes of text an indexed column keeps: a btree entry holds at most 2704.
 MAX_INDEXED = 2600
@@ -167,29 +165,6 @@ class PostgresStore(SqlStore["Cursor"]):
             if not conn.broken and conn.pgconn.transaction_status != _IDLE:
                 conn.execute("ROLLBACK")
             raise
-
-    def _snapshot_read(
-        self, conn: Executes, compiled: Compiled, filter: str, table: str | None
-    ) -> tuple[Compiled, list[tuple[Any, ...]], dict[str, Any], bool | None]:
-        if compiled.refs or compiled.probe:
-            return super()._snapshot_read(conn, compiled, filter, table)
-        conn = cast("Connection", conn)  # a read's own connection (`_reading`)
-        # Nothing read decides what is read next (names are read in the row): the snapshot,
-        # its setting, the rows and whether any edge is there go in one round trip, not five.
-        try:
-            with conn.pipeline():
-                conn.execute(self.snapshot)
-                if compiled.prelude:
-                    conn.execute(compiled.prelude)
-                rows = conn.execute(compiled.sql, compiled.params)
-                edges = conn.execute(_ANY_EDGE) if compiled.edges else None
-                conn.execute("COMMIT")
-        except BaseException:
-            if not conn.broken and conn.pgconn.transaction_status != _IDLE:
-                conn.execute("ROLLBACK")
-            raise
-        edged = None if edges is None else edges.fetchone() is not None
-        return compiled, rows.fetchall(), {}, edged
 
     def _fault(self, e: BaseException) -> BaseException | None:
         psycopg = pool.psycopg_module()

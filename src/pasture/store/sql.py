@@ -78,10 +78,7 @@ class Compiled:
     # more follow; each SQL row ends with the values of `order` and its place in creation,
     # from `keys_at` on, which the last row's cursor is made of (`pasture.store.pages`)
     page: int | None = None
-    # a statement run before `sql` in the same transaction, setting how it is planned
-    prelude: str = ""
-    # planned once for any value (`Dialect.generic_plan`), on a connection set so for good:
-    # a read that needs no transaction of its own for it
+    # planned once for any value of its parameters (see `Dialect.generic_plans`)
     generic: bool = False
     keys_at: int = 0
     keys_from: tuple[int, ...] = ()  # where in the row each of those values is
@@ -489,10 +486,10 @@ def _compile(
     elif words and page is not None and limit is None:
         compiled.page = page  # the best of them, one page: cut short, with no cursor
         compiled.keys_at = -1
-    if words:
-        compiled.prelude = dialect.generic_plan
-    elif walked and not valued and after is None:
-        compiled.generic = bool(dialect.generic_plan)
+    # the search's index, or an equality's, is where a plan for any value starts too
+    compiled.generic = dialect.generic_plans and (
+        bool(words) or (walked and not valued and after is None)
+    )
     if optional and dialect.probes_empty:
         compiled.optional = tuple(optional)
         # and, last, whether the app keeps any edge, which each row would list

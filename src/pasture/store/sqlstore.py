@@ -296,7 +296,7 @@ class SqlStore(ABC, Generic[C]):
         )
         with metrics.database("app", "read"), self._faults, reading as conn:
             edged: bool | None = None  # whether the app keeps any edge, where it was asked
-            if (compiled.refs or compiled.prelude or compiled.probe) and held is None:
+            if (compiled.refs or compiled.probe) and held is None:
                 compiled, found, names, edged = self._snapshot_read(conn, compiled, filter, table)
             else:
                 if compiled.probe:
@@ -455,14 +455,12 @@ class SqlStore(ABC, Generic[C]):
     def _snapshot_read(
         self, conn: Executes, compiled: Compiled, filter: str, table: str | None
     ) -> tuple[Compiled, list[tuple[Any, ...]], dict[str, Any], bool | None]:
-        """The rows and the names they refer to, read from one snapshot (in which a setting
-        for this read alone holds, and the tables found empty are); the filter as read, and
-        whether the app keeps any edge (None: not asked here)."""
+        """The rows and the names they refer to, read from one snapshot (in which the tables
+        found empty are); the filter as read, and whether the app keeps any edge (None: not
+        asked here)."""
         edged: bool | None = None
         conn.execute(self.snapshot)
         try:
-            if compiled.prelude:
-                conn.execute(compiled.prelude)
             if compiled.probe:
                 compiled, edged = self._without_empty(conn, compiled, filter, table)
             found = conn.execute(compiled.sql, compiled.params).fetchall()
