@@ -200,8 +200,10 @@ class SqliteBus(Bus):
                         self._deliver(Change("lost"))  # trimmed before it was read
                     for seq, origin, said in rows:
                         last = seq
+                        if origin == self.origin:
+                            continue  # this process's own, heard here when it was said
                         change = Change.from_text(said)
-                        if origin != self.origin and change is not None:
+                        if change is not None:
                             self._deliver(change)
             except sqlite3.Error:
                 log.warning("the bus could not read changes.db; trying again", exc_info=True)
