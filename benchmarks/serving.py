@@ -5,7 +5,10 @@ the first answer of the new version, each against a bare uvicorn app starting in
   process started to the first answer of a `command leaderboard` over `/mcp`, against
   `python -m uvicorn` serving a one-route Starlette app (this file's `app`) from the process
   started to its first answer: what any Python web server pays to start, and what pasture
-  adds to it (its database opened, its apps listed, its limits and audit set up).
+  adds to it (its database opened, its apps listed, its limits and audit set up); and
+  against the MCP SDK's high-level server (`MCPServer`, stateless HTTP with JSON replies)
+  serving one tool, from the process started to that tool's first answer: what any server
+  on the official SDK pays, most of it importing the SDK (`import mcp` alone is timed too).
 - deploy: on a running `pasture serve`, the run club's next version — its tools.json with
   one command more — deployed through `/mcp`'s `app_deploy` (as an agent deploys), from the
   request sent to the first answer of the new command; against the bare app started again
@@ -65,6 +68,22 @@ def _bare_app() -> Any:
 app = _bare_app()  # what `python -m uvicorn serving:app` serves
 
 
+def _sdk_server(port: int) -> None:
+    """The SDK's high-level server with one tool, as its guide writes one, on uvicorn."""
+    import uvicorn
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("club")
+
+    @server.tool()
+    def hello() -> dict[str, Any]:
+        """Say hello"""
+        return {"ok": True}
+
+    served = server.streamable_http_app(json_response=True, stateless_http=True)
+    uvicorn.run(served, host="127.0.0.1", port=port, log_level="warning")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -86,10 +105,14 @@ def until_answered(ask: Callable[[], bool], process: subprocess.Popen[bytes]) ->
         time.sleep(0.002)
 
 
-def call(web: httpx.Client, url: str, token: str, name: str, arguments: dict[str, Any]) -> Any:
+def call(
+    web: httpx.Client, url: str, token: str | None, name: str, arguments: dict[str, Any]
+) -> Any:
+    """A tool call's result, or None where the server did not answer 200; as `token`'s
+    bearer, if any."""
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
     body["params"] = {"name": name, "arguments": arguments}
-    headers = {**HEADERS, "Authorization": f"Bearer {token}"}
+    headers = {**HEADERS, "Authorization": f"Bearer {token}"} if token else HEADERS
     answer = web.post(url, headers=headers, content=json.dumps(body), timeout=60)
     if answer.status_code != 200:
         return None
@@ -160,6 +183,33 @@ def bare_start(env: dict[str, str]) -> float:
             stopped(process)
 
 
+def sdk_start(env: dict[str, str]) -> float:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    command = [sys.executable, __file__, "--sdk-server", str(port)]
+    with httpx.Client() as web:
+        began = time.perf_counter()
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}  # its log lines
+        process = subprocess.Popen(command, env=env, **quiet)
+        try:
+
+            def answered() -> bool:
+                result = call(web, url, None, "hello", {})
+                return result is not None and not result.get("isError")
+
+            until_answered(answered, process)
+            return time.perf_counter() - began
+        finally:
+            stopped(process)
+
+
+def sdk_import(env: dict[str, str]) -> float:
+    """`python -c "import mcp"`, start to end: the SDK's own import, in a process of its own."""
+    began = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import mcp"], env=env, check=True)
+    return time.perf_counter() - began
+
+
 def next_version(n: int) -> dict[str, str]:
     """The run club's files, its tools.json with one command more (named anew each time, so
     every deploy is a new version with a command the last one lacked)."""
@@ -204,7 +254,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, help="times each is timed (7; --quick 2)")
     parser.add_argument("--quick", action="store_true", help="fewer runs")
+    parser.add_argument("--sdk-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
     options = parser.parse_args()
+    if options.sdk_server:
+        _sdk_server(options.sdk_server)
+        return
     runs = options.runs or (2 if options.quick else 7)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     # The limits are counted, as on any server, at rates the asking again never reaches.
@@ -213,25 +267,37 @@ def main() -> None:
     home, token = home_with_club()
     try:
         bare_start(env)  # first runs fill the bytecode caches: not counted
+        sdk_start(env)
         pasture_start(home, token, env)
         ours: list[float] = []
         theirs: list[float] = []
+        sdks: list[float] = []
+        imports: list[float] = []
         for n in range(runs):
-            pair = [lambda: ours.append(pasture_start(home, token, env))]
-            pair.append(lambda: theirs.append(bare_start(env)))
-            for run in pair if n % 2 == 0 else reversed(pair):
+            turn = [
+                lambda: ours.append(pasture_start(home, token, env)),
+                lambda: theirs.append(bare_start(env)),
+                lambda: sdks.append(sdk_start(env)),
+                lambda: imports.append(sdk_import(env)),
+            ]
+            for run in turn[n % 4 :] + turn[: n % 4]:
                 run()
         deploys = pasture_deploys(home, token, env, runs)
     finally:
         shutil.rmtree(home, ignore_errors=True)
     a, b, d = statistics.median(ours), statistics.median(theirs), statistics.median(deploys)
+    k, i = statistics.median(sdks), statistics.median(imports)
     print(f"how soon a server answers, median of {runs} runs, taking turns:")
+    print(f"  {'':<56} {'':>7}      {'÷ bare':>7} {'÷ SDK':>7}")
     print(f"  {'bare uvicorn app, start to first answer':<56} {b * 1000:7.0f} ms")
-    print(
-        f"  {'pasture serve, start to first command answer':<56} {a * 1000:7.0f} ms   {a / b:.2f}x"
-    )
+    line = "MCP SDK's high-level server, start to first tool answer"
+    print(f"  {line:<56} {k * 1000:7.0f} ms   {k / b:6.2f}x")
+    line = 'python -c "import mcp", start to end'
+    print(f"  {line:<56} {i * 1000:7.0f} ms   {i / b:6.2f}x")
+    line = "pasture serve, start to first command answer"
+    print(f"  {line:<56} {a * 1000:7.0f} ms   {a / b:6.2f}x {a / k:6.2f}x")
     line = "a deploy over /mcp to the new version's first answer"
-    print(f"  {line:<56} {d * 1000:7.0f} ms   {d / b:.2f}x")
+    print(f"  {line:<56} {d * 1000:7.0f} ms   {d / b:6.2f}x {d / k:6.2f}x")
 
 
 if __name__ == "__main__":
