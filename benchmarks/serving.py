@@ -150,22 +150,33 @@ def stopped(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-def pasture_start(home: Path, token: str, env: dict[str, str]) -> float:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
+def timed_start(
+    start: Callable[[], subprocess.Popen[bytes]], answered: Callable[[httpx.Client], bool]
+) -> float:
+    """Seconds from `start()` to the first time the process it started has `answered`."""
     with httpx.Client() as web:
         began = time.perf_counter()
-        process = serve(home, port, env)
+        process = start()
         try:
-
-            def answered() -> bool:
-                result = call(web, url, token, "command", {"name": "leaderboard", "app": "runs"})
-                return result is not None and not result.get("isError")
-
-            until_answered(answered, process)
+            until_answered(lambda: answered(web), process)
             return time.perf_counter() - began
         finally:
             stopped(process)
+
+
+def tool_answered(web: httpx.Client, url: str, token: str | None, name: str, args: Any) -> bool:
+    result = call(web, url, token, name, args)
+    return result is not None and not result.get("isError")
+
+
+def pasture_start(home: Path, token: str, env: dict[str, str]) -> float:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    leaderboard = {"name": "leaderboard", "app": "runs"}
+    return timed_start(
+        lambda: serve(home, port, env),
+        lambda web: tool_answered(web, url, token, "command", leaderboard),
+    )
 
 
 def bare_start(env: dict[str, str]) -> float:
@@ -173,34 +184,21 @@ def bare_start(env: dict[str, str]) -> float:
     here = str(Path(__file__).resolve().parent)
     command = [sys.executable, "-m", "uvicorn", "--app-dir", here, "serving:app"]
     command += ["--port", str(port), "--log-level", "warning"]
-    with httpx.Client() as web:
-        began = time.perf_counter()
-        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
-        try:
-            until_answered(lambda: web.get(f"http://127.0.0.1:{port}/").status_code == 200, process)
-            return time.perf_counter() - began
-        finally:
-            stopped(process)
+    return timed_start(
+        lambda: subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL),
+        lambda web: web.get(f"http://127.0.0.1:{port}/").status_code == 200,
+    )
 
 
 def sdk_start(env: dict[str, str]) -> float:
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     command = [sys.executable, __file__, "--sdk-server", str(port)]
-    with httpx.Client() as web:
-        began = time.perf_counter()
-        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}  # its log lines
-        process = subprocess.Popen(command, env=env, **quiet)
-        try:
-
-            def answered() -> bool:
-                result = call(web, url, None, "hello", {})
-                return result is not None and not result.get("isError")
-
-            until_answered(answered, process)
-            return time.perf_counter() - began
-        finally:
-            stopped(process)
+    quiet = subprocess.DEVNULL  # its log lines
+    return timed_start(
+        lambda: subprocess.Popen(command, env=env, stdout=quiet, stderr=quiet),
+        lambda web: tool_answered(web, url, None, "hello", {}),
+    )
 
 
 def sdk_import(env: dict[str, str]) -> float:
@@ -238,12 +236,10 @@ def pasture_deploys(home: Path, token: str, env: dict[str, str], runs: int) -> l
                 deployed = call(web, url, token, "app_deploy", {"app": "runs", "files": files})
                 assert deployed is not None and not deployed.get("isError"), deployed
 
-                def answered(n: int = n) -> bool:
-                    arguments = {"name": f"{NEW_COMMAND}{n}", "app": "runs"}
-                    result = call(web, url, token, "command", arguments)
-                    return result is not None and not result.get("isError")
-
-                until_answered(answered, process)
+                arguments = {"name": f"{NEW_COMMAND}{n}", "app": "runs"}
+                until_answered(
+                    lambda a=arguments: tool_answered(web, url, token, "command", a), process
+                )
                 took.append(time.perf_counter() - began)
     finally:
         stopped(process)
