@@ -22,9 +22,9 @@ sends, a new id each time) and its reply read whole, so the client's own work is
 out; sequential calls, `--rounds` rounds of `--calls` calls each, the servers taking
 turns in an order that changes each round. Printed for each tool: each server's calls a
 second and server CPU a call (read from /proc before and after, the steadiest figure on
-a shared machine), then for each peer two ratios — its CPU a call ÷ pasture's (above 1:
-pasture spends less) and pasture's rate ÷ its rate (above 1: pasture answers faster) —
-with each round's own.
+a shared machine; split into the event loop's thread and the others), then for each peer
+two ratios — its CPU a call ÷ pasture's (above 1: pasture spends less) and pasture's rate
+÷ its rate (above 1: pasture answers faster) — with each round's own.
 
 Goals: server CPU a call at most the SDK's high-level server's (≥ 1.0×), and at least
 1.3× FastMCP's rate, for the write and the read.
@@ -303,10 +303,12 @@ def started(args: list[str], env: dict[str, str], port: int) -> subprocess.Popen
             time.sleep(0.1)
 
 
-def cpu_seconds(pid: int) -> float:
-    """CPU time a process has used (user + system), or -1 where /proc cannot say."""
+def cpu_seconds(pid: int, *, loop: bool = False) -> float:
+    """CPU time a process has used (user + system), or -1 where /proc cannot say; `loop`:
+    its main thread's alone, where each of these servers runs its event loop."""
+    where = f"/proc/{pid}/task/{pid}/stat" if loop else f"/proc/{pid}/stat"
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        fields = Path(where).read_text().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return -1.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -406,8 +408,9 @@ def measured(
     calls: int,
     pid: int,
     revision: str,
-) -> tuple[float, float]:
-    """Calls a second and server CPU seconds a call, `calls` posted one after another."""
+) -> tuple[float, float, float]:
+    """Calls a second, server CPU seconds a call and those of its event loop's thread,
+    `calls` posted one after another."""
     headers = {**headers, "MCP-Protocol-Version": revision}
     if revision == NEWEST:
         params = {**params, "_meta": ENVELOPE}
@@ -422,13 +425,14 @@ def measured(
 
         for n in range(3):  # warm up: the connection, the caches
             answered(once(-n - 1), tool)
-        used = cpu_seconds(pid)
+        used, looped = cpu_seconds(pid), cpu_seconds(pid, loop=True)
         began = time.perf_counter()
         for n in range(calls):
             once(n)
         took = time.perf_counter() - began
         cpu = (cpu_seconds(pid) - used) / calls if used >= 0 else -1.0
-    return calls / took, cpu
+        loop = (cpu_seconds(pid, loop=True) - looped) / calls if looped >= 0 else -1.0
+    return calls / took, cpu, loop
 
 
 def compare(
@@ -442,6 +446,7 @@ def compare(
     ratios the goals read (CPU against the SDK's high-level server, rate against FastMCP)."""
     rates: dict[str, list[float]] = {which: [] for which in found}
     cpus: dict[str, list[float]] = {which: [] for which in found}
+    loops: dict[str, list[float]] = {which: [] for which in found}
     names = list(found)
     for n in range(rounds):
         order = names[n % len(names) :] + names[: n % len(names)]
@@ -449,17 +454,25 @@ def compare(
             order.reverse()
         for which in order:
             url, headers, pid = found[which]
-            r, c = measured(url, headers, call_of(which, tool), tool, calls, pid, revision)
+            r, c, o = measured(url, headers, call_of(which, tool), tool, calls, pid, revision)
             rates[which].append(r)
             cpus[which].append(c)
+            loops[which].append(o)
     what = "a write" if tool == "log_run" else f"a read of {RUNS_ROWS} rows"
     print(f"\n{tool} ({what}), protocol {revision}:")
-    print(f"  {'':<28} {'calls/s':>9} {'CPU ms':>8}   {'CPU ÷ ours':>10} {'our rate ÷':>10}")
+    # The CPU a call split: the event loop's thread (HTTP, MCP, the door) and the others
+    # (the tool run in a thread, and pasture's writers of the audit and the bus).
+    print(
+        f"  {'':<28} {'calls/s':>9} {'CPU ms':>8} {'loop':>6} {'rest':>6}   "
+        f"{'CPU ÷ ours':>10} {'our rate ÷':>10}"
+    )
     rate = {w: statistics.median(v) for w, v in rates.items()}
     cpu = {w: statistics.median(v) for w, v in cpus.items()}
+    loop = {w: statistics.median(v) for w, v in loops.items()}
     ratios: dict[str, float] = {}
     for which in found:
         line = f"  {NAMES[which]:<28} {rate[which]:9.1f} {cpu[which] * 1000:8.2f}"
+        line += f" {loop[which] * 1000:6.2f} {(cpu[which] - loop[which]) * 1000:6.2f}"
         if which != "pasture":
             c = cpu[which] / cpu["pasture"]
             r = rate["pasture"] / rate[which]
