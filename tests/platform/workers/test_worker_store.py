@@ -29,7 +29,7 @@ from pasture.platform.workers.sandbox import Limits
 from pasture.result import Result
 
 WORKER = '''
-import json, os, sys
+import json, os, sys, time
 
 KEPT = {}
 LATER = []  # messages the next call is to send, as if they were this one's
@@ -115,6 +115,23 @@ def answers_extra(args, ctx):
     return {"text": f"for {ctx.caller.name}", "data": {"for": ctx.caller.name}}
 
 
+def answers_early(args, ctx):
+    """Its answer straight onto its socket, then a while before it returns: the server
+    takes the first and stops the process, which sends its own answer once it goes on."""
+    answer = {"text": f"for {ctx.caller.name}", "data": {"for": ctx.caller.name}}
+    os.write(int(sys.argv[1]), _frame({"result": answer, "call": ctx.store.call}))
+    time.sleep(0.5)
+    return answer
+
+
+def asks_then_forges(args, ctx):
+    """Reaches its store, then sends an answer under another call's id before its own."""
+    ctx.store.query(".note!")
+    forged = {"result": {"text": "forged", "data": {}}, "call": "0" * 16}
+    os.write(int(sys.argv[1]), _frame(forged))
+    return {"text": "mine", "data": {}}
+
+
 def whoami(args, ctx):
     while LATER:
         os.write(int(sys.argv[1]), LATER.pop(0))
@@ -128,6 +145,10 @@ def setup(app):
                  run=answers_extra)
     app.register("box whoami", description="Who am I", annotations={"readOnly": True},
                  run=whoami)
+    app.register("box answers early", description="Early", annotations={"readOnly": True},
+                 run=answers_early)
+    app.register("box asks then forges", description="Forge", annotations={"readOnly": True},
+                 run=asks_then_forges)
     app.register("box sneaky count", description="Count", annotations={"readOnly": True},
                  run=sneaky_count)
     app.register("box forge", description="Forge", annotations={},
@@ -279,8 +300,31 @@ def test_an_extra_reply_never_reaches_the_next_caller(
     said = service.run_command(ada, "box_answers_extra", {"extras": json.dumps(extra)})
     assert said.data == {"for": "ada"}
     got = _whoami(service, cy)
-    assert got == NOT_ITS or (isinstance(got, Result) and got.data == {"for": "cy"})
+    assert isinstance(got, Result) and got.data == {"for": "cy"}, got
     assert service.run_command(ada, "note_count", {}).text == "counted"
+
+
+def test_a_call_that_reached_its_store_and_then_speaks_for_another_is_stopped(
+    service: Service, ada: Caller, box: str
+) -> None:
+    """Once a call has asked its store something, it is not given to another process: an
+    answer under another call's id ends it with the sentence that says so."""
+    with pytest.raises(PastureError) as stopped:
+        service.run_command(ada, "box_asks_then_forges", {}, app="ada/box")
+    assert stopped.value.sentence == NOT_ITS.replace("box whoami", "box asks then forges")
+
+
+def test_an_answer_held_back_past_its_call_goes_to_nobody(
+    service: Service, ada: Caller, cy: Caller, box: str
+) -> None:
+    """The owner's call answers early and sends its own answer once the process, stopped at
+    the call's end, goes on — in the next call, which is served by another process: each
+    next caller gets their own answer, and the owner's is never anyone else's."""
+    for _ in range(3):
+        said = service.run_command(ada, "box_answers_early", {}, app="ada/box")
+        assert said.data == {"for": "ada"}
+        got = _whoami(service, cy)
+        assert isinstance(got, Result) and got.data == {"for": "cy"}, got
 
 
 @settings(
@@ -294,7 +338,8 @@ def test_whatever_a_worker_sends_besides_its_answer_no_other_caller_gets_it(
 ) -> None:
     """Messages of any kind, with its call's id, none, or a guessed one, sent before its
     answer or by the next call's code: the owner gets an answer or a sentence; the next
-    caller (no member) their own answer or the sentence that their call was stopped."""
+    caller (no member) their own answer, from another process where the one they were
+    given spoke first of another call."""
     try:
         said = service.run_command(ada, "box_answers_extra", {"extras": json.dumps(extras)})
     except PastureError as refused:
@@ -302,7 +347,7 @@ def test_whatever_a_worker_sends_besides_its_answer_no_other_caller_gets_it(
     else:
         assert said.data == {"for": "ada"}
     got = _whoami(service, cy)
-    assert got == NOT_ITS or (isinstance(got, Result) and got.data == {"for": "cy"}), got
+    assert isinstance(got, Result) and got.data == {"for": "cy"}, got
     assert service.run_command(ada, "note_count", {}).text == "counted"
 
 

@@ -53,7 +53,13 @@ from pasture import metrics
 from pasture.commands.model import Command, Context
 from pasture.commands.registry import CommandFailed
 from pasture.errors import Cancelled, Forbidden, PastureError, Refused
-from pasture.platform.workers.process import Problems, Stopped, WorkerProcess, over_scratch
+from pasture.platform.workers.process import (
+    OutOfTurn,
+    Problems,
+    Stopped,
+    WorkerProcess,
+    over_scratch,
+)
 from pasture.platform.workers.protocol import WireError, refusal_of
 from pasture.platform.workers.sandbox import Limits, seconds
 from pasture.platform.workers.worker_main import WORKER, WorkerRegistry
@@ -63,6 +69,8 @@ logger = logging.getLogger("pasture.platform")
 
 IDLE = 600.0  # seconds a warm worker process waits for a call before it is stopped
 MAX_WAITING = 256  # calls of one app version waiting for a process; more are refused
+# processes a call passes over because they spoke out of turn; past it, it meets what they say
+_TURNED_AWAY = 3
 
 
 def untrusted(space: str) -> str:
@@ -335,22 +343,9 @@ class Workers:
         }
         if secrets and settings.secrets:
             message["secrets"] = dict(settings.secrets)
-        turned_away = 0
-        while True:
-            pool = self._pool(version, settings)
-            try:
-                process = pool.acquire()
-            except _Retired:
-                continue
-            assert process is not None
-            # What it sent while no call was open would be taken for this one's: it is ended,
-            # and another serves the call (a few times; then the call meets what it sends).
-            if turned_away < 3 and process.spoke_out_of_turn():
-                turned_away += 1
-                pool.release(process, False)
-                continue
-            break
+        pool, process, turned_away = self._process_for(version, settings, 0)
         healthy = kept = False
+        held = True  # whether `process` is this call's to release
         try:
             # A mutation's reads and writes are one transaction, kept only once it has
             # answered with JSON; a query's reads are one snapshot. (An action's are
@@ -360,7 +355,21 @@ class Workers:
             if ctx.long_call.cancelled:  # stopped while it waited for a process
                 healthy = True
                 raise Cancelled(stopped_as_asked(name, kind))
-            answer = process.call(name, message, ctx)
+            while True:
+                try:
+                    answer = process.call(name, message, ctx)
+                    break
+                except OutOfTurn:
+                    # What a call before left to say came first: nothing of this call had
+                    # reached its store, so another process serves it (a few times; then
+                    # the call meets what it sends).
+                    turned_away += 1
+                    if turned_away > _TURNED_AWAY:
+                        raise
+                    held = False
+                    pool.release(process, False)
+                    pool, process, turned_away = self._process_for(version, settings, turned_away)
+                    held = True
             # It registered or removed commands while it ran: they are the app's now.
             if "commands" in answer and pool.pin(process):
                 self.heard(version, answer["commands"])
@@ -384,9 +393,30 @@ class Workers:
         finally:
             if not kept:
                 ctx.store.end(keep=False)  # whatever it began and did not end, kept by none
-            pool.release(process, healthy)
-            if not healthy:
-                self._refill(pool)
+            if held:
+                pool.release(process, healthy)
+                if not healthy:
+                    self._refill(pool)
+
+    def _process_for(
+        self, version: Version, settings: CodeSettings, turned_away: int
+    ) -> tuple[_Pool, WorkerProcess, int]:
+        """A process of the app's pool to give a call, that pool, and how many processes
+        have been ended for speaking out of turn to this call (`turned_away` before)."""
+        while True:
+            pool = self._pool(version, settings)
+            try:
+                process = pool.acquire()
+            except _Retired:
+                continue
+            assert process is not None
+            # What it sent while no call was open would be taken for this one's: it is ended,
+            # and another serves the call (a few times; then the call meets what it sends).
+            if turned_away < _TURNED_AWAY and process.spoke_out_of_turn():
+                turned_away += 1
+                pool.release(process, False)
+                continue
+            return pool, process, turned_away
 
     def suggest(self, version: Version, name: str, argument: str, partial: str) -> list[Any]:
         """A command's Tab-completion values; nothing when its worker cannot say in time."""

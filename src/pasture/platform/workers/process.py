@@ -92,6 +92,13 @@ class Stopped(Exception):
         self.sentence = sentence
 
 
+class OutOfTurn(Stopped):
+    """The first thing a process sent in a call was another call's answer: something a call
+    before left to say, held back when the process was stopped at that call's end, and said
+    once it went on. The call had not begun to reach its store (nothing it asked was
+    answered), so another process may serve it; the process is ended."""
+
+
 def over_scratch(name: str, limits: Limits) -> str:
     """The sentence of a call whose scratch folder went past its size."""
     return f"{name} wrote more than {limits.scratch} MB to its scratch folder and was stopped"
@@ -276,6 +283,7 @@ class WorkerProcess:
         answering = 0.0  # seconds spent answering its store so far
         watched = ctx.long_call
         asked_to_stop: float | None = None  # when the worker was told to stop
+        heard = False  # whether anything of this call's has come from it yet
         while True:
             now = time.monotonic()
             left = deadline - now
@@ -323,17 +331,21 @@ class WorkerProcess:
                 raise Stopped(self._garbled(name)) from None
             if answer is None:  # a quiet tick: looked at on the next turn
                 continue
+            ours = answer.get("call") == call
             if "progress" in answer and "store" not in answer:  # no reply: not the call's answer
-                if answer.get("call") == call and (told := progress_from(answer["progress"])):
+                heard = heard or ours
+                if ours and (told := progress_from(answer["progress"])):
                     watched.report(told)
                 continue  # a report of another call (or not one at all) is dropped
             if "store" not in answer:
-                if answer.get("call") != call:  # never another call's answer, for this caller
-                    raise Stopped(self._not_its(name))
+                if not ours:  # never another call's answer, for this caller
+                    sentence = self._not_its(name)
+                    raise Stopped(sentence) if heard else OutOfTurn(sentence)
                 watched.flush(last=True)  # how far it came, told before its answer
                 self.used = time.monotonic()
                 self._ended_call(name)
                 return answer
+            heard = heard or ours
             asked = time.monotonic()
             said = _store_answer(answer, call, ctx)
             said["call"] = answer["call"] if isinstance(answer.get("call"), str) else None
