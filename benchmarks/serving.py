@@ -14,8 +14,8 @@ the first answer of the new version, each against a bare uvicorn app starting in
   request sent to the first answer of the new command; against the bare app started again
   (what a framework's server needs for new code: a new process).
 
-Each is timed `--runs` times, pasture's and the bare app's taking turns; printed: each
-one's median, and pasture's ÷ the bare app's.
+Each start is timed `--runs` times, the four taking turns in an order that changes each
+run; printed: each one's median, ÷ the bare app's, and pasture's ÷ the SDK server's.
 
     .venv/bin/python benchmarks/serving.py [--runs 7] [--quick]
 """
