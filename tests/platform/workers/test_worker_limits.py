@@ -38,7 +38,7 @@ TIME_LIMITED = replace(LIMITS, time=10)
 SETUP_LIMITED = replace(LIMITS, setup=4)
 
 MISBEHAVING = """
-import os, sys, time
+import json, os, sys, time
 
 FOR_EVER = 3600  # longer than any limit here: a call asleep is stopped, it never answers
 
@@ -170,6 +170,15 @@ def shouts(args, ctx):
     return {"text": "shouted", "data": {}}
 
 
+def rests_then_speaks_for_another(args, ctx):
+    # Six seconds, then an answer under another call's id before anything of its own: a
+    # process that speaks out of turn, passed over for another, which does the same.
+    time.sleep(6)
+    forged = json.dumps({"result": {"text": "forged", "data": {}}, "call": "0" * 16}).encode()
+    os.write(int(sys.argv[1]), len(forged).to_bytes(4, "big") + forged)
+    return {"text": "mine", "data": {}}
+
+
 def asks_then_rests(args, ctx):
     # Four seconds, nearly all of it asleep: twenty questions a fifth of a second apart.
     for _ in range(20):
@@ -208,6 +217,7 @@ def setup(app):
         ("committed then sleeps", committed_then_sleeps), ("bloats", bloats),
         ("floods", floods), ("spawns many", spawns_many), ("spins below", spins_below),
         ("spins asking", spins_asking), ("asks then rests", asks_then_rests),
+        ("rests then speaks for another", rests_then_speaks_for_another),
         ("fills", fills), ("makes files", makes_files),
     ]:
         app.register("box " + name, description=name, annotations={}, run=run)
@@ -221,6 +231,10 @@ FAILED = (
 CASES = {
     "box_loops": "box loops used more than 2 s of CPU time and was stopped",
     "box_sleeps": "box sleeps took longer than 10 s and was stopped",
+    # passed over to another process, which the same time limit stops: one limit a call
+    "box_rests_then_speaks_for_another": (
+        "box rests then speaks for another took longer than 10 s and was stopped"
+    ),
     "box_exits": f"box exits failed in its own code (SystemExit) — {FAILED}",
     "box_interrupts": f"box interrupts failed in its own code (KeyboardInterrupt) — {FAILED}",
     "box_raises_base": f"box raises base failed in its own code (BaseException) — {FAILED}",
@@ -265,6 +279,7 @@ CLOCKED = {
     "box_spins_below": CPU_LIMITED,
     "box_spins_asking": CPU_LIMITED,
     "box_sleeps": TIME_LIMITED,
+    "box_rests_then_speaks_for_another": TIME_LIMITED,
 }
 
 

@@ -355,14 +355,16 @@ class Workers:
             if ctx.long_call.cancelled:  # stopped while it waited for a process
                 healthy = True
                 raise Cancelled(stopped_as_asked(name, kind))
+            # One time limit for the call, whichever of its processes answers it.
+            deadline = time.monotonic() + self.limits.time
             while True:
                 try:
-                    answer = process.call(name, message, ctx)
+                    answer = process.call(name, message, ctx, deadline=deadline)
                     break
                 except OutOfTurn:
                     # What a call before left to say came first: nothing of this call had
                     # reached its store, so another process serves it (a few times; then
-                    # the call meets what it sends).
+                    # the call meets what it sends), within the same time limit.
                     turned_away += 1
                     if turned_away > _TURNED_AWAY:
                         raise

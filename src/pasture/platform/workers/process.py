@@ -262,8 +262,18 @@ class WorkerProcess:
             )
         return True
 
-    def call(self, name: str, message: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        """Send one call and answer its store requests until its reply; _Stopped past a limit."""
+    def call(
+        self,
+        name: str,
+        message: dict[str, Any],
+        ctx: Context,
+        *,
+        deadline: float | None = None,
+    ) -> dict[str, Any]:
+        """Send one call and answer its store requests until its reply; _Stopped past a limit.
+
+        `deadline` (monotonic): when the call's time is up, where it began on a process
+        before this one (`OutOfTurn`); else its time limit from now."""
         self.used = time.monotonic()
         call = message["call"]
         self.output.begin(name)
@@ -273,7 +283,8 @@ class WorkerProcess:
             raise Stopped(self._died(name)) from None
         self._signal(signal.SIGCONT)  # after: it wakes once, to the call waiting for it
         began = time.monotonic()
-        deadline = began + self.limits.time
+        if deadline is None:
+            deadline = began + self.limits.time
         # What it had used when the call began is read at the first look, which comes within
         # a tick, whether the call goes quiet or keeps asking its store: at that look the
         # process may have run all the time since the call began except while the server
