@@ -182,6 +182,13 @@ def _plans(store: PostgresStore, sql: str) -> tuple[int, int]:
     return generic, custom
 
 
+def _read_sql(s: PostgresStore, filter: str) -> str:
+    """The statement a read of `filter` runs now: a whole row's leaves out the component
+    tables the last read found empty."""
+    compiled = s._compile(filter)
+    return compiled.variants.get(s._found_empty & set(compiled.checks), compiled).sql
+
+
 def test_a_walk_by_equalities_and_a_search_are_planned_once_and_a_range_for_its_values(
     pg_url: str, schema: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -219,10 +226,10 @@ def test_a_walk_by_equalities_and_a_search_are_planned_once_and_a_range_for_its_
                     r["note"]["text"] if "note" in r else r["jog"]["who"] for r in s.query(f, ADA)
                 )
                 assert found == expected.get(f, ["r2"] * 10)
-        for _ in range(6):
+        for _ in range(8):  # the first whole read finds which tables are empty; then five
             assert [r["doc"]["title"] for r in s.query("hill", ADA)] == ["hill repeats"]
         for planned_once in (by_who, "hill"):
-            generic, custom = _plans(s, s._compile(planned_once).sql)
+            generic, custom = _plans(s, _read_sql(s, planned_once))
             assert generic > 0 and custom == 0
         # the server's own way: plans for the first five runs' values, then it weighs them
         _, custom = _plans(s, s._compile(by_miles).sql)

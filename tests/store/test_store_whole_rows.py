@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from store_fixtures import ADA, RUNS, AnyStore
 
 WHOLE = ("hill", "*", "*&.jog!")
@@ -102,3 +104,68 @@ def test_a_read_in_a_transaction_names_what_its_rows_refer_to(store: AnyStore) -
         assert inside == outside
     finally:
         held.rollback()
+
+
+# what each step writes into the run (or takes away: None), by the component it touches
+_WRITES: dict[str, Callable[[str], dict[str, Any]]] = {
+    "alias": lambda club: {"alias": {"name": "hill-loop"}},
+    "recipe": lambda club: {"recipe": {"serves": 2}},
+    "starred": lambda club: {"starred": {}},
+    "comment": lambda club: {"comment": {"target": club}},
+    "edges": lambda club: {"edges": [{"type": "member", "child": club}]},
+}
+_UNWRITES: dict[str, Callable[[str], dict[str, Any]]] = {
+    "edges": lambda club: {"edges": [{"type": "member", "child": club, "remove": True}]},
+}
+
+
+def _change(name: str, adds: bool, club: str) -> dict[str, Any]:
+    """What a bundle holds to give the run `name` (`adds`), or to take it away."""
+    if adds:
+        return _WRITES[name](club)
+    return _UNWRITES[name](club) if name in _UNWRITES else {name: None}
+
+
+_STEPS = st.lists(
+    st.tuples(st.sampled_from(sorted(_WRITES)), st.booleans(), st.booleans()),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(steps=_STEPS)
+def test_whole_rows_have_every_component_whoever_fills_or_empties_its_table(
+    store: AnyStore, opener: Callable[[], AnyStore], steps: list[tuple[str, bool, bool]]
+) -> None:
+    """Any order of writes that fill a component's table and empty it again, by this store or
+    by another process's, each followed by the whole reads: each read has exactly the
+    components the run has then, and its edges (each example ends with every table it
+    touched empty again, as the next one begins)."""
+    other = opener()
+    try:
+        other.declare(RUNS)
+        eid = _run(store)
+        club = store.apply({"jog": {"who": "Club"}}, ADA).entities[0]
+        has: set[str] = set()
+        for name, adds, by_other in steps:
+            writer = other if by_other else store
+            writer.apply({"entity": {"eid": eid}, **_change(name, adds, club)}, ADA)
+            has = has | {name} if adds else has - {name}
+            row = _reads(store, eid)
+            assert {"alias", "recipe", "starred", "comment", "edges"} & row.keys() == has
+            if "comment" in has:
+                assert row["comment"] == {"target": {"eid": club}}
+            if "edges" in has:
+                assert row["edges"] == [{"type": "member", "child": {"eid": club}}]
+        undone: dict[str, Any] = {"entity": {"eid": eid}}
+        for n in has:
+            undone.update(_change(n, False, club))
+        store.apply(undone, ADA)
+        assert not {"alias", "recipe", "starred", "comment", "edges"} & _reads(store, eid).keys()
+    finally:
+        other.close()

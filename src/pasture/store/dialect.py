@@ -63,10 +63,13 @@ class Dialect:
     # the generic plan starts where a fresh one would: the search, or an equality's index
     generic_plans: bool = False
     keeps_nul: bool = True  # whether text may hold a NUL character
-    # whether a whole row asks first which component tables are empty, to read it without
-    # them: SQLite looks each one up for every row; on PostgreSQL an empty table costs a
-    # row nothing to join, and asking costs a round trip
+    # How a whole row leaves out the component tables that are empty, which it would look
+    # each one up in for every row it finds: SQLite asks first which are, in the read's own
+    # snapshot (`probes_empty`); on PostgreSQL, where a question of its own costs a round
+    # trip, the read leaves out those found empty last time and its own statement says
+    # which are empty now (`checks_empty`), read again only when one it left out is not.
     probes_empty: bool = True
+    checks_empty: bool = False
     edge_seq: str = "rowid"  # the column of `edge` that keeps the order edges were added in
 
     def placeholders(self, sql: str) -> str:
@@ -147,11 +150,13 @@ class PostgresDialect(Dialect):
 
     def fts(self, words: Sequence[str], doc: str | None) -> tuple[str, list[str], list[Any], str]:
         # each word or quoted phrase a phrase query, all of them required; the query is
-        # made once in a one-row subquery so ranking needs no second copy of it
+        # made once in a one-row subquery so ranking needs no second copy of it (OFFSET 0
+        # keeps the planner from folding it into the rows, which would make it again for
+        # every row its index finds and every row it ranks)
         query = " && ".join(f"phraseto_tsquery('{FTS_CONFIG}', ?)" for _ in words)
         doc = doc or "fts"
         return (
-            f"(SELECT {query} AS q) fq JOIN c_doc {doc} ON {doc}._fts @@ fq.q "
+            f"(SELECT {query} AS q OFFSET 0) fq JOIN c_doc {doc} ON {doc}._fts @@ fq.q "
             f"JOIN entity e ON e._e = {doc}._e",
             [],
             [w.replace("\x00", " ") for w in words],
@@ -187,6 +192,7 @@ POSTGRES = PostgresDialect(
     fts_kind=True,
     generic_plans=True,
     probes_empty=False,
+    checks_empty=True,
     keeps_nul=False,
     edge_seq="seq",  # PostgreSQL has no rowid
 )

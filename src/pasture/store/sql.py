@@ -89,6 +89,12 @@ class Compiled:
     optional: tuple[str, ...] = ()
     probe: str = ""
     variants: dict[frozenset[str], Compiled] = field(default_factory=dict)
+    # Or (`Dialect.checks_empty`) each row ends, from `checks_at` on, with whether each of
+    # the `checks` components' tables has any row, then whether the app keeps any edge, all
+    # read by the statement itself: it left out `absent`, which it was to find empty.
+    checks: tuple[str, ...] = ()
+    checks_at: int = 0
+    absent: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -346,9 +352,12 @@ def _compile(
         _no_bylines(st)
     optional: list[str] = []  # joined only to be brought whole (see `Compiled.optional`)
     skipped: set[str] = set()
+    checks: list[str] = []  # whose emptiness the rows say (see `Compiled.checks`)
     if every:
         for name in vocabulary.components:
             if name not in st.required and name not in STAMPS and not (words and name == "doc"):
+                if dialect.checks_empty and aggregate is None:
+                    checks.append(name)
                 if name in absent:
                     skipped.add(name)  # its table is empty: no row has it to bring
                     continue
@@ -438,13 +447,16 @@ def _compile(
             len(select),
             known_kind,
             window,
-            tail=len(tail),
+            tail=len(tail) + (len(checks) + 1 if checks else 0),
             kinds=order_of_kinds if told else None,
         )
         keys_from = tuple(range(len(select) + len(extra), len(select) + len(extra) + len(tail)))
     select.extend(extra)
     keys_at = len(select)
     select.extend(tail)
+    checks_at = len(select)
+    if checks:
+        select.extend(f"EXISTS (SELECT 1 FROM {name})" for name in [*map(table, checks), "edge"])
     head = f"SELECT {', '.join(select)}"
     sql = f"{head} FROM {' '.join(sources + st.name_joins)}"
     spec = format_sort(sort)
@@ -496,6 +508,9 @@ def _compile(
         compiled.probe = "SELECT " + ", ".join(
             f"EXISTS (SELECT 1 FROM {name})" for name in [*map(table, optional), "edge"]
         )
+    if checks:
+        compiled.checks, compiled.checks_at = tuple(checks), checks_at
+        compiled.absent = frozenset(skipped)
     return compiled
 
 

@@ -170,6 +170,8 @@ class SqlStore(ABC, Generic[C]):
         self._lock = threading.RLock()
         self._faults = Faults(self._fault)
         self._compiled: OrderedDict[str, Compiled] = OrderedDict()
+        # the components a whole read found empty last (`_checked_read`), to leave out next
+        self._found_empty: frozenset[str] = frozenset()
         self._inserts: dict[tuple[str, tuple[str, ...]], str] = {}
         # what a write takes from the vocabulary (see `_kinds`)
         self._rank: dict[str, int] = {}
@@ -298,6 +300,9 @@ class SqlStore(ABC, Generic[C]):
             edged: bool | None = None  # whether the app keeps any edge, where it was asked
             if (compiled.refs or compiled.probe) and held is None:
                 compiled, found, names, edged = self._snapshot_read(conn, compiled, filter, table)
+            elif compiled.checks:
+                compiled, found, edged = self._checked_read(conn, compiled, filter, table)
+                names = self._names(conn, found, compiled.refs) if compiled.refs else _NONE
             else:
                 if compiled.probe:
                     compiled, edged = self._without_empty(conn, compiled, filter, table)
@@ -314,7 +319,7 @@ class SqlStore(ABC, Generic[C]):
                     place = (compiled.order, keys[:-1], int(keys[-1]))
             answer = compiled.build(found, names)
             if compiled.edges and isinstance(answer, list) and answer and edged is not False:
-                self._edges(conn, answer)
+                self._edges(conn, answer, asked=edged is True)
         if compiled.page is not None and isinstance(answer, list):
             return Rows(answer, more=more, place=place)
         return answer
@@ -478,8 +483,34 @@ class SqlStore(ABC, Generic[C]):
         the app keeps any edge (asked in the same breath)."""
         *found, edged = conn.execute(compiled.probe).fetchone()
         absent = frozenset(c for c, has in zip(compiled.optional, found, strict=True) if not has)
+        return self._variant(compiled, filter, table, absent), bool(edged)
+
+    def _checked_read(
+        self, conn: Executes, compiled: Compiled, filter: str, table: str | None
+    ) -> tuple[Compiled, list[tuple[Any, ...]], bool]:
+        """The rows of a whole read that leaves out the component tables the last one found
+        empty, as its own statement says which are empty now (`Compiled.checks`): read
+        again, without only those still empty, when one it left out has rows now. The
+        filter as read, its rows, and whether the app keeps any edge."""
+        read = self._variant(compiled, filter, table, self._found_empty & set(compiled.checks))
+        while True:
+            found = conn.execute(read.sql, read.params).fetchall()
+            if not found:  # (a table left out could only have added to rows found)
+                return read, found, False
+            *has, edged = found[0][read.checks_at :]
+            empty = frozenset(c for c, kept in zip(read.checks, has, strict=True) if not kept)
+            # a guess for the next read, which checks it again: another thread's may land
+            self._found_empty = (self._found_empty - set(read.checks)) | empty
+            if read.absent <= empty:
+                return read, found, bool(edged)
+            read = self._variant(compiled, filter, table, read.absent & empty)
+
+    def _variant(
+        self, compiled: Compiled, filter: str, table: str | None, absent: frozenset[str]
+    ) -> Compiled:
+        """The whole read `compiled` without the components `absent`, compiled once each."""
         if not absent:
-            return compiled, bool(edged)
+            return compiled
         variant = compiled.variants.get(absent)
         if variant is None:
             try:
@@ -493,10 +524,10 @@ class SqlStore(ABC, Generic[C]):
                     absent=absent,
                 )
             except Refused:  # pragma: no cover - compiled once already; the whole read serves
-                return compiled, bool(edged)
+                return compiled
             if len(compiled.variants) < _CACHE:
                 compiled.variants[absent] = variant
-        return variant, bool(edged)
+        return variant
 
     def _names(
         self, conn: Executes, found: list[tuple[Any, ...]], refs: tuple[int, ...]
@@ -515,9 +546,10 @@ class SqlStore(ABC, Generic[C]):
             names.update(conn.execute(sql, params).fetchall())
         return names
 
-    def _edges(self, conn: Executes, rows: list[Row]) -> None:
-        """Each row's edges, `[{type, child: {eid, name?}}]`, where it has any."""
-        if conn.execute("SELECT 1 FROM edge LIMIT 1").fetchone() is None:
+    def _edges(self, conn: Executes, rows: list[Row], *, asked: bool = False) -> None:
+        """Each row's edges, `[{type, child: {eid, name?}}]`, where it has any (`asked`: the
+        read knows the app keeps some)."""
+        if not asked and conn.execute("SELECT 1 FROM edge LIMIT 1").fetchone() is None:
             return  # an app that keeps no edges: none to look for row by row
         by_eid = {r["entity"]["eid"]: r for r in rows}
         d = self.dialect
