@@ -1,11 +1,16 @@
 """Reading rows back (pasture.store.rows): references as `{eid, name}`, what a walk brings,
 a column nothing wrote as null, and an aggregate's one object — on every backend."""
 
+from typing import Any
+
+import pytest
 from club_store import ADA_REF, BOB_REF, agg, q, whos
 from club_store import club as club  # the fixture
 from store_fixtures import ADA, BOB, AnyStore
 
-from pasture.store.rows import tally_key
+from pasture.errors import Refused
+from pasture.store.base import Answer
+from pasture.store.rows import built, tally_key
 
 
 def test_id_and_created_by_read_back_a_name(club: AnyStore) -> None:
@@ -152,3 +157,35 @@ def test_a_tally_key_is_text_as_json_writes_it() -> None:
         "false",
     ]
     assert tally_key(1, as_bool=True) == "true"
+
+
+def test_many_rows_are_built_with_the_collector_paused_and_it_runs_again_after(
+    club: AnyStore,
+) -> None:
+    """A page of many rows is built with the cyclic collector paused (its rows are in no
+    cycle), and the collector runs again once it is built, or refused; a collector paused
+    by something else stays paused."""
+    import gc
+
+    club.apply([{"jog": {"who": f"r{i}", "miles": i}} for i in range(150)], ADA)
+    seen: list[bool] = []
+
+    def build(rows: list[tuple[Any, ...]], names: dict[str, Any]) -> Answer:
+        seen.append(gc.isenabled())
+        if not rows:
+            raise Refused("nothing")
+        return [{"n": len(rows)}]
+
+    many, few = [(i,) for i in range(100)], [(1,)]
+    assert built(build, many, {}) == [{"n": 100}] and gc.isenabled()
+    assert built(build, few, {}) == [{"n": 1}] and gc.isenabled()
+    with pytest.raises(Refused):
+        built(build, [], {})
+    assert gc.isenabled() and seen == [False, True, True]
+    gc.disable()
+    try:
+        built(build, many, {})
+        assert not gc.isenabled() and seen[-1] is False
+    finally:
+        gc.enable()
+    assert len(club.query(".jog.miles>=0", ADA)) >= 150 and gc.isenabled()

@@ -8,6 +8,7 @@ is selected; this decides what each selected value becomes.
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -20,6 +21,23 @@ from pasture.store.vocab import Component, Vocabulary
 # SQL rows and the names of the entities they refer to -> the store's rows (or an aggregate's
 # one object)
 Build = Callable[[list[tuple[Any, ...]], dict[str, Any]], Answer]
+
+# an answer of at least this many rows is built with the cyclic collector paused (`built`)
+_MANY = 64
+
+
+def built(build: Build, rows: list[tuple[Any, ...]], names: dict[str, Any]) -> Answer:
+    """`build(rows, names)`, with Python's cyclic garbage collector paused while it runs when
+    the rows are many. A page of whole rows is thousands of new dicts, none of them in a
+    cycle, and the collector would walk them again and again as they are made: a third
+    of the time such a page takes. Left alone when something else paused the collector."""
+    if len(rows) < _MANY or not gc.isenabled():
+        return build(rows, names)
+    gc.disable()
+    try:
+        return build(rows, names)
+    finally:
+        gc.enable()
 
 
 class Selecting(Protocol):

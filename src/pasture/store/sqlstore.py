@@ -50,6 +50,7 @@ from pasture.store import journal as j
 from pasture.store.base import Answer, Applied, Bundle, Row, Told
 from pasture.store.dialect import Dialect, q, table
 from pasture.store.pages import Rows, max_rows
+from pasture.store.rows import built
 from pasture.store.sql import Compiled, compile_filter
 from pasture.store.tables import (
     ENTITY_COLUMNS,
@@ -317,7 +318,7 @@ class SqlStore(ABC, Generic[C]):
                     last = found[-1]
                     keys = [last[i] for i in compiled.keys_from]
                     place = (compiled.order, keys[:-1], int(keys[-1]))
-            answer = compiled.build(found, names)
+            answer = built(compiled.build, found, names)
             if compiled.edges and isinstance(answer, list) and answer and edged is not False:
                 self._edges(conn, answer, asked=edged is True)
         if compiled.page is not None and isinstance(answer, list):
