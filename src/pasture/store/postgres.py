@@ -46,7 +46,7 @@ from pasture.store import bundles as b
 from pasture.store import pool
 from pasture.store.base import Bundle
 from pasture.store.dialect import FTS_CONFIG, POSTGRES, q
-from pasture.store.sqlstore import DOC_KIND, Executes, SqlStore
+from pasture.store.sqlstore import DOC_KIND, Executes, Inserts, SqlStore
 from pasture.store.tables import POSTGRES_WRITES, UNINDEXED, base_tables
 from pasture.store.times import Clock, utc_now
 from pasture.store.vocab import Vocabulary
@@ -59,6 +59,8 @@ if TYPE_CHECKING:
 
 SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _COPY_FROM = 50  # new rows of one table from which COPY beats INSERTs
+_TOGETHER = 20  # new rows of a write at most that go in one statement (`_insert_all`)
+_SHAPES = 512  # such statements kept, one for each set of tables and row counts
 # what a write reads first, under its lock: the vocabulary's version, the last entity's
 # integer, and the caller's entity, person row and name
 _HEAD = (
@@ -90,6 +92,8 @@ class PostgresStore(SqlStore["Cursor"]):
         self.app_schema = schema
         self._pool: pool.Connections | None = self._open()
         self._version = ""  # of the vocabulary, as kept beside it (`_load`)
+        # one statement of a write's new rows, by its tables, their columns and row counts
+        self._together: dict[tuple[tuple[str, tuple[str, ...], int], ...], str] = {}
         self._vocab = Vocabulary.from_json(None)
         try:
             with self._lock, self._writing() as cur:
@@ -194,6 +198,28 @@ class PostgresStore(SqlStore["Cursor"]):
 
     def _keepable(self, checked: list[b.Checked]) -> None:
         _check_keepable(checked)
+
+    def _insert_all(self, cur: Cursor, inserts: Inserts) -> None:
+        """A few new rows of several tables in a pipelined write: one statement, each table's
+        INSERT a data-modifying WITH of it (psycopg's work for each statement it sends cost
+        more than the server's for the rows: about 0.12 ms of a one-bundle write)."""
+        rows = sum(len(found) for _, _, found in inserts)
+        if len(inserts) < 2 or rows > _TOGETHER or not cur.connection.pgconn.pipeline_status:
+            super()._insert_all(cur, inserts)
+            return
+        shape = tuple((name, columns, len(found)) for name, columns, found in inserts)
+        sql = self._together.get(shape)
+        if sql is None:
+            each = [
+                f"INSERT INTO {name}({', '.join(columns)}) VALUES "
+                + ", ".join("(" + ", ".join("%s" for _ in columns) + ")" for _ in range(n))
+                for name, columns, n in shape
+            ]
+            sql = "WITH " + ", ".join(f"i{at} AS ({one})" for at, one in enumerate(each[:-1]))
+            sql += " " + each[-1]
+            if len(self._together) < _SHAPES:
+                self._together[shape] = sql
+        cur.execute(sql, [value for _, _, found in inserts for row in found for value in row])
 
     def _insert(
         self, cur: Cursor, name: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]]

@@ -74,6 +74,8 @@ from pasture.values import server_zone
 from pasture.values import stamp as stamp_of
 
 _CACHE = 512  # compiled filters (and INSERT texts) kept per store
+# New rows of tables, each (table, its columns, the rows), to be written together
+Inserts = list[tuple[str, tuple[str, ...], list[tuple[Any, ...]]]]
 _ALONE = 64  # entities a write's journal lines are kept for by `_components_alone` at most
 _NONE: dict[str, Any] = {}  # no names to hand a row builder (never written to)
 # every doc row's carried kind made its entity's again (where doc rows carry it)
@@ -415,6 +417,11 @@ class SqlStore(ABC, Generic[C]):
         """A write is done (it commits unless it raises): its largest `_e` and the entities
         it touched."""
 
+    def _insert_all(self, cur: C, inserts: Inserts) -> None:
+        """New rows of several tables, none of them read by another's INSERT."""
+        for name, columns, rows in inserts:
+            self._insert(cur, name, columns, rows)
+
     def _insert(
         self, cur: C, name: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]]
     ) -> None:
@@ -634,8 +641,11 @@ class SqlStore(ABC, Generic[C]):
                 check_guards(step, functools.partial(self._current, cur))
             self._not_a_kept_name(cur, step)
         b.complete(plan, vocab, lookup)  # defaults given, required columns there
+        # the new rows of every table, written together once they are all known: none of
+        # them is read before the write ends (a backend may send them as one statement)
+        inserts: Inserts = []
         if self.history is not None:
-            self._journal(cur, plan, caller, stamp)
+            self._journal(cur, plan, caller, stamp, inserts)
         entities: list[tuple[Any, ...]] = []
         fresh: dict[tuple[str, tuple[str, ...]], list[tuple[Any, ...]]] = defaultdict(list)
         grouped: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
@@ -682,9 +692,10 @@ class SqlStore(ABC, Generic[C]):
             top += 1
             entities.append((top, eid, "created", None, stamp, by, stamp, by))
         if entities:
-            self._insert(cur, "entity", ENTITY_COLUMNS, entities)
+            inserts.append(("entity", ENTITY_COLUMNS, entities))
         for (comp, names), rows in fresh.items():
-            self._insert(cur, table(comp), (*w.carry(comp), *map(q, names)), rows)
+            inserts.append((table(comp), (*w.carry(comp), *map(q, names)), rows))
+        self._insert_all(cur, inserts)
         for sql, params in grouped.items():
             run(cur, sql, params)
         if patched:
@@ -768,8 +779,11 @@ class SqlStore(ABC, Generic[C]):
 
     # -- the journal (`journal.py`) -----------------------------------------------------
 
-    def _journal(self, cur: C, plan: b.Plan, caller: Caller, stamp: str) -> None:
-        """Keep, beside the write about to be made, what it changes as it was before."""
+    def _journal(
+        self, cur: C, plan: b.Plan, caller: Caller, stamp: str, inserts: Inserts | None = None
+    ) -> None:
+        """Keep, beside the write about to be made, what it changes as it was before (its
+        lines put among `inserts`, where given, to be written with the write's new rows)."""
         mark = calls.current() or calls.CallMark(calls.new_id(), caller.eid, caller.door)
         if not plan.bare and self._components_alone(cur, plan.steps, mark, stamp):
             self._swept_now(cur)
@@ -798,7 +812,7 @@ class SqlStore(ABC, Generic[C]):
                 lines.setdefault(step.eid, None)  # made by this write: not there before
         for eid in plan.bare:
             lines.setdefault(eid, None)
-        self._keep_lines(cur, lines, mark, stamp)
+        self._keep_lines(cur, lines, mark, stamp, inserts)
 
     def _components_alone(
         self, cur: C, steps: Sequence[b.Step], mark: calls.CallMark, stamp: str
@@ -859,10 +873,17 @@ class SqlStore(ABC, Generic[C]):
         return True
 
     def _keep_lines(
-        self, cur: C, lines: Mapping[str, str | None], mark: calls.CallMark, stamp: str
+        self,
+        cur: C,
+        lines: Mapping[str, str | None],
+        mark: calls.CallMark,
+        stamp: str,
+        inserts: Inserts | None = None,
     ) -> None:
         rows = [(mark.id, stamp, mark.by, mark.door, eid, before) for eid, before in lines.items()]
-        if rows:
+        if rows and inserts is not None:
+            inserts.append(("pasture_journal", JOURNAL_COLUMNS, rows))
+        elif rows:
             self._insert(cur, "pasture_journal", JOURNAL_COLUMNS, rows)
         self._swept_now(cur)
 
@@ -1117,4 +1138,4 @@ def run(cur: Cursor, sql: str, params: list[tuple[Any, ...]]) -> None:
         cur.executemany(sql, params)
 
 
-__all__ = ["DOC_KIND", "Cursor", "Executes", "SqlStore", "Transaction", "run"]
+__all__ = ["DOC_KIND", "Cursor", "Executes", "Inserts", "SqlStore", "Transaction", "run"]
