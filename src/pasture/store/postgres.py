@@ -210,11 +210,10 @@ class PostgresStore(SqlStore["Cursor"]):
         shape = tuple((name, columns, len(found)) for name, columns, found in inserts)
         sql = self._together.get(shape)
         if sql is None:
-            each = [
-                f"INSERT INTO {name}({', '.join(columns)}) VALUES "
-                + ", ".join("(" + ", ".join("%s" for _ in columns) + ")" for _ in range(n))
-                for name, columns, n in shape
-            ]
+            each = []
+            for name, columns, n in shape:
+                one = self.writes.insert(name, columns)  # `… VALUES (%s, …)`: one row's
+                each.append(one + f", {one[one.rindex('(') :]}" * (n - 1))
             sql = "WITH " + ", ".join(f"i{at} AS ({one})" for at, one in enumerate(each[:-1]))
             sql += " " + each[-1]
             if len(self._together) < _SHAPES:

@@ -779,11 +779,9 @@ class SqlStore(ABC, Generic[C]):
 
     # -- the journal (`journal.py`) -----------------------------------------------------
 
-    def _journal(
-        self, cur: C, plan: b.Plan, caller: Caller, stamp: str, inserts: Inserts | None = None
-    ) -> None:
+    def _journal(self, cur: C, plan: b.Plan, caller: Caller, stamp: str, inserts: Inserts) -> None:
         """Keep, beside the write about to be made, what it changes as it was before (its
-        lines put among `inserts`, where given, to be written with the write's new rows)."""
+        lines put among `inserts`, to be written with the write's new rows)."""
         mark = calls.current() or calls.CallMark(calls.new_id(), caller.eid, caller.door)
         if not plan.bare and self._components_alone(cur, plan.steps, mark, stamp):
             self._swept_now(cur)
